@@ -1,0 +1,139 @@
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from core.models import EmbeddingRecord, TimeStampedModel
+
+
+class Agent(TimeStampedModel):
+    """A tenant: one deployed assistant. Every other row belongs to exactly one agent."""
+
+    external_id = models.CharField(max_length=200, unique=True)
+    name = models.CharField(max_length=200, blank=True)
+    rag_enabled = models.BooleanField(default=True, help_text="Agents may search facts (API, tools, chat proxy).")
+    always_in_context_enabled = models.BooleanField(
+        default=True, help_text="Agents receive the always-in-context block (blobs plus recent reflections)."
+    )
+    # Per-agent overrides; empty means the deployment's setting of the same name applies.
+    formation_msg_interval = models.PositiveIntegerField(null=True, blank=True)
+    formation_token_interval = models.PositiveIntegerField(null=True, blank=True)
+    cold_after_minutes = models.PositiveIntegerField(null=True, blank=True)
+    min_messages_for_formation = models.PositiveIntegerField(null=True, blank=True)
+    consolidation_threshold_agent = models.PositiveIntegerField(null=True, blank=True)
+    consolidation_threshold_user = models.PositiveIntegerField(null=True, blank=True)
+    consolidation_threshold_session = models.PositiveIntegerField(null=True, blank=True)
+    blob_word_limit_agent = models.PositiveIntegerField(null=True, blank=True)
+    blob_word_limit_user = models.PositiveIntegerField(null=True, blank=True)
+    blob_word_limit_session = models.PositiveIntegerField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return self.name or self.external_id
+
+
+class AgentAPIKey(models.Model):
+    """A secret an agent authenticates with. Only a SHA-256 digest is stored; the key is shown once at creation."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=16, db_index=True, help_text="First characters, to recognise a key.")
+    key_digest = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "API key"
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.name or self.agent})"
+
+
+class EndUser(TimeStampedModel):
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="users")
+    external_id = models.CharField(max_length=200)
+    metadata = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        verbose_name = "end user"
+        constraints = [models.UniqueConstraint(fields=["agent", "external_id"], name="enduser_unique_per_agent")]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class Session(models.Model):
+    class FormationStatus(models.TextChoices):
+        IDLE = "idle", "idle"
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "running"
+        FAILED = "failed", "failed"
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="sessions")
+    user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="sessions")
+    external_id = models.CharField(max_length=200)
+    started_at = models.DateTimeField(default=timezone.now)
+    last_activity_at = models.DateTimeField(default=timezone.now)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    message_count = models.PositiveIntegerField(default=0)
+    token_count = models.PositiveBigIntegerField(default=0)
+    # Formation works on messages with id > formed_through_message_id and moves the cursor only on commit.
+    formed_through_message_id = models.BigIntegerField(null=True, blank=True)
+    formation_status = models.CharField(max_length=10, choices=FormationStatus.choices, default=FormationStatus.IDLE)
+    last_formed_at = models.DateTimeField(null=True, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["agent", "external_id"], name="session_unique_per_agent")]
+        indexes = [
+            models.Index(fields=["user", "-last_activity_at"], name="session_user_activity"),
+            models.Index(fields=["formation_status", "last_activity_at"], name="session_formation_due"),
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class Message(models.Model):
+    class Role(models.TextChoices):
+        USER = "user", "user"
+        ASSISTANT = "assistant", "assistant"
+        TOOL = "tool", "tool"
+        SYSTEM = "system", "system"
+        OTHER = "other", "other"
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages")
+    role = models.CharField(max_length=10, choices=Role.choices)
+    content = models.TextField()
+    token_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now, help_text="When it was said; an import may set it.")
+    stored_at = models.DateTimeField(auto_now_add=True)
+    # NULL, not "", for "no key": the per-session unique constraint must ignore messages without one.
+    idempotency_key = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001
+    metadata = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["session", "idempotency_key"],
+                condition=Q(idempotency_key__isnull=False),
+                name="message_idempotency_key_unique_per_session",
+            )
+        ]
+        indexes = [models.Index(fields=["session", "id"], name="message_session_cursor")]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.content[:60]}"
+
+
+class MessageEmbedding(EmbeddingRecord):
+    """A message's vector in one embedding space, for turn-level retrieval. agent/user/session copy the message's
+    (immutable) owners so that vector search filters on this table alone and can use its index."""
+
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="embeddings")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+", db_index=False)
+    user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="+", db_index=False)
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="+", db_index=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["message", "space"], name="message_embedding_unique")]
+        indexes = [models.Index(fields=["space", "user"], name="message_embedding_space_user")]

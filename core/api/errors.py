@@ -1,0 +1,80 @@
+"""The one error shape of the API: {"error": {"code", "message", "fields"}} for every 4xx and 5xx."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, JsonResponse
+from django.views import defaults
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+from core.exceptions import ApplicationError
+
+
+def error_body(*, code: str, message: str, fields: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "fields": fields or {}}}
+
+
+def _flatten_field_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]:
+    """DRF nests errors by field, list index and child field; flatten to dotted paths like `messages.3.role`."""
+    if isinstance(detail, dict):
+        flat: dict[str, list[str]] = {}
+        for key, value in detail.items():
+            name = "" if key == "non_field_errors" and not prefix else str(key)
+            path = f"{prefix}.{name}" if prefix and name else (prefix or name)
+            flat.update(_flatten_field_errors(value, path))
+        return flat
+    if isinstance(detail, list):
+        if all(not isinstance(item, (dict, list)) for item in detail):
+            return {prefix or "non_field_errors": [str(item) for item in detail]}
+        flat = {}
+        for index, item in enumerate(detail):
+            flat.update(_flatten_field_errors(item, f"{prefix}.{index}" if prefix else str(index)))
+        return flat
+    return {prefix or "non_field_errors": [str(detail)]}
+
+
+def api_exception_handler(exc: Exception, context: dict) -> Response | None:
+    if isinstance(exc, ApplicationError):
+        return Response(error_body(code=exc.code, message=exc.message, fields=exc.fields), status=exc.status_code)
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied()
+
+    response = exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.ValidationError):
+        fields = _flatten_field_errors(exc.detail)
+        named = ", ".join(name for name in fields if name != "non_field_errors")
+        message = f"Invalid input: {named}." if named else "; ".join(fields.get("non_field_errors", ["Invalid input."]))
+        response.data = error_body(code="invalid", message=message, fields=fields)
+    else:
+        detail = exc.detail if isinstance(exc, exceptions.APIException) else str(exc)
+        code = getattr(exc, "default_code", "error")
+        response.data = error_body(code=str(code), message=str(detail))
+    return response
+
+
+def _is_api_request(request) -> bool:
+    return request.path.startswith(("/api/", "/v1/"))
+
+
+def not_found_handler(request, exception=None):
+    """JSON in the one error shape for API paths; Django's page for the admin and operator pages."""
+    if _is_api_request(request):
+        return JsonResponse(error_body(code="not_found", message="Not found."), status=status.HTTP_404_NOT_FOUND)
+    return defaults.page_not_found(request, exception)
+
+
+def server_error_handler(request):
+    if _is_api_request(request):
+        return JsonResponse(
+            error_body(code="server_error", message="Internal server error."),
+            status=status.HTTP_500_INTERNAL_SERVER_ERROR,
+        )
+    return defaults.server_error(request)

@@ -1,0 +1,92 @@
+"""Embedding spaces: which model's vectors reads use, and the per-space vector indexes.
+
+Reads and writes go to the *active* space and embed with that space's own model, so a process whose settings
+already name a new model keeps serving the old space until `reembed` switches it."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from django.apps import apps
+from django.db import connection, transaction
+from django.db.models import Func
+from django.db.models.functions import Cast
+from django.utils import timezone
+from pgvector.django import VectorField
+
+from core.embeddings.providers import EmbeddingProvider, build_embedding_provider, get_embedding_provider
+from core.models import EmbeddingRecord, EmbeddingSpace
+
+_ACTIVE_SPACE_LOCK_KEY = 7_340_001
+
+
+def embedding_record_models() -> list[type[EmbeddingRecord]]:
+    return [model for model in apps.get_models() if issubclass(model, EmbeddingRecord)]
+
+
+def embedding_space_index_name(*, table: str, space: EmbeddingSpace) -> str:
+    return f"{table}_s{space.pk}_hnsw"[:63]
+
+
+def embedding_space_ensure_indexes(*, space: EmbeddingSpace) -> None:
+    """One partial HNSW index per embedding table and space, on the cast the queries use (see embedding_expression).
+    Empty tables index instantly; the reembed command builds the index of a filled space itself."""
+    with connection.cursor() as cursor:
+        for model in embedding_record_models():
+            table = model._meta.db_table
+            index = embedding_space_index_name(table=table, space=space)
+            cursor.execute(
+                f"CREATE INDEX IF NOT EXISTS {index} ON {table} USING hnsw "
+                f"((embedding::vector({int(space.dimensions)})) vector_cosine_ops) WHERE space_id = {int(space.pk)}"
+            )
+
+
+def embedding_space_drop_indexes(*, space: EmbeddingSpace) -> None:
+    with connection.cursor() as cursor:
+        for model in embedding_record_models():
+            table = model._meta.db_table
+            cursor.execute(f"DROP INDEX IF EXISTS {embedding_space_index_name(table=table, space=space)}")
+
+
+def embedding_space_get_or_create(*, provider: EmbeddingProvider) -> EmbeddingSpace:
+    space, _ = EmbeddingSpace.objects.get_or_create(
+        name=provider.space_name,
+        defaults={"provider": provider.provider, "model": provider.model, "dimensions": provider.dimensions},
+    )
+    return space
+
+
+def embedding_space_active() -> EmbeddingSpace:
+    """The active space; on a fresh database, the configured provider's space, created and indexed."""
+    space = EmbeddingSpace.objects.filter(status=EmbeddingSpace.Status.ACTIVE).first()
+    if space is not None:
+        return space
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_ACTIVE_SPACE_LOCK_KEY])
+        space = EmbeddingSpace.objects.filter(status=EmbeddingSpace.Status.ACTIVE).first()
+        if space is None:
+            space = embedding_space_get_or_create(provider=get_embedding_provider())
+            space.status = EmbeddingSpace.Status.ACTIVE
+            space.activated_at = timezone.now()
+            space.save(update_fields=["status", "activated_at"])
+            embedding_space_ensure_indexes(space=space)
+    return space
+
+
+@lru_cache(maxsize=4)
+def _provider_for(provider: str, model: str, dimensions: int) -> EmbeddingProvider:
+    configured = get_embedding_provider()
+    if (configured.provider, configured.model, configured.dimensions) == (provider, model, dimensions):
+        return configured
+    return build_embedding_provider(provider=provider, model=model, dimensions=dimensions)
+
+
+def embedding_provider_for_space(*, space: EmbeddingSpace) -> EmbeddingProvider:
+    return _provider_for(space.provider, space.model, space.dimensions)
+
+
+def embedding_expression(*, space: EmbeddingSpace) -> Func:
+    """`embedding::vector(<dims>)`: the exact expression the space's partial HNSW index is built on, so that
+    ORDER BY this <=> query can use the index."""
+    return Cast("embedding", VectorField(dimensions=space.dimensions))

@@ -1,0 +1,34 @@
+"""Domain errors. Services raise these; the API error handler renders them in the one error format."""
+
+from __future__ import annotations
+
+
+class ApplicationError(Exception):
+    status_code = 400
+    code = "invalid"
+
+    def __init__(self, message: str, *, fields: dict[str, list[str]] | None = None, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fields = fields or {}
+        if code:
+            self.code = code
+
+
+class NotFoundError(ApplicationError):
+    status_code = 404
+    code = "not_found"
+
+
+class ConflictError(ApplicationError):
+    status_code = 409
+    code = "conflict"
+
+
+class ProviderError(Exception):
+    """An embedding or LLM provider failed (network, timeout, 5xx, wrong shape). Tasks retry these."""
+
+
+class EmbeddingSpaceMismatch(ApplicationError):
+    status_code = 503
+    code = "embedding_space_mismatch"

@@ -1,0 +1,116 @@
+"""LLM providers behind one small interface, chosen by settings (LLM_PROVIDER).
+
+A request carries both the rendered prompt (for a real model) and the structured inputs it was rendered from (for
+the deterministic offline provider and for test fakes). Providers return raw text; parsing, validation, retries of
+malformed output and the call records live in core.llm.client, the same for every provider."""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Literal
+
+from django.conf import settings
+
+from core.exceptions import ProviderError
+
+Speed = Literal["fast", "slow"]
+
+
+@dataclass(frozen=True)
+class LLMRequest:
+    purpose: str
+    messages: list[dict[str, str]]
+    inputs: dict[str, Any] = field(default_factory=dict)
+    speed: Speed = "fast"
+    json_reply: bool = True
+
+
+@dataclass(frozen=True)
+class LLMReply:
+    text: str
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_ms: int
+
+
+class LLMProvider(ABC):
+    name: str
+
+    @abstractmethod
+    def complete(self, request: LLMRequest) -> LLMReply:
+        """Raise ProviderError on network errors, timeouts and 5xx; return whatever text the model produced."""
+
+
+class OpenAICompatibleLLM(LLMProvider):
+    name = "openai"
+
+    def __init__(self, *, base_url: str, api_key: str, fast_model: str, slow_model: str, timeout: float) -> None:
+        import openai
+
+        # Retries are ours (Celery with backoff and jitter), so the SDK's own are off: one attempt, one record.
+        self._client = openai.OpenAI(
+            base_url=base_url or None, api_key=api_key or "not-needed", timeout=timeout, max_retries=0
+        )
+        self.models = {"fast": fast_model, "slow": slow_model}
+
+    def complete(self, request: LLMRequest) -> LLMReply:
+        import openai
+
+        model = self.models[request.speed]
+        started = time.monotonic()
+        extra: dict[str, Any] = {"response_format": {"type": "json_object"}} if request.json_reply else {}
+        try:
+            completion = self._client.chat.completions.create(
+                model=model, messages=request.messages, temperature=0, **extra
+            )
+        except openai.OpenAIError as error:
+            raise ProviderError(f"{type(error).__name__}: {error}") from error
+        latency_ms = int((time.monotonic() - started) * 1000)
+        if not completion.choices:
+            raise ProviderError("the LLM returned no choices")
+        usage = completion.usage
+        return LLMReply(
+            text=completion.choices[0].message.content or "",
+            model=completion.model or model,
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+            latency_ms=latency_ms,
+        )
+
+
+def build_llm_provider(name: str) -> LLMProvider:
+    if name == "openai":
+        return OpenAICompatibleLLM(
+            base_url=settings.LLM_BASE_URL,
+            api_key=settings.LLM_API_KEY,
+            fast_model=settings.LLM_FAST_MODEL,
+            slow_model=settings.LLM_SLOW_MODEL,
+            timeout=settings.LLM_TIMEOUT_SECONDS,
+        )
+    if name == "offline":
+        from core.llm.offline import OfflineLLM
+
+        return OfflineLLM()
+    raise ValueError(f"unknown LLM_PROVIDER {name!r}: use 'openai' or 'offline'")
+
+
+@lru_cache(maxsize=2)
+def _cached_llm_provider(name: str) -> LLMProvider:
+    return build_llm_provider(name)
+
+
+_override: LLMProvider | None = None
+
+
+def get_llm_provider() -> LLMProvider:
+    return _override or _cached_llm_provider(settings.LLM_PROVIDER)
+
+
+def set_llm_provider_override(provider: LLMProvider | None) -> None:
+    """The seam tests use to put a scripted fake in place of the LLM (in-process workers included)."""
+    global _override
+    _override = provider

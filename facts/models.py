@@ -1,0 +1,109 @@
+import uuid
+
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from django.db.models import Q
+
+from conversations.models import Agent, EndUser, Message, Session
+from core.models import EmbeddingRecord
+
+# The text-search configuration is explicit so the generated column is immutable and queries match the index.
+TEXT_SEARCH_CONFIG = "english"
+
+
+class FactScope(models.TextChoices):
+    USER = "user", "user"
+    AGENT = "agent", "agent"
+
+
+class Fact(models.Model):
+    """One version of an atomic, objective statement. A change never overwrites: the old version is closed
+    (valid_to, superseded_by, closed_reason) and a new row carries the same lineage with version + 1.
+    A fact is visible to every conversation of its agent when `agent` is in its scopes, otherwise only to its user."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="facts")
+    user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="facts", null=True, blank=True)
+    scopes = ArrayField(models.CharField(max_length=10, choices=FactScope.choices), size=2)
+    content = models.TextField()
+    content_hash = models.CharField(max_length=64, help_text="SHA-256 of the normalised content.")
+    search_vector = models.GeneratedField(
+        expression=SearchVector("content", config=TEXT_SEARCH_CONFIG),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+    lineage = models.UUIDField(default=uuid.uuid4, db_index=True, help_text="Shared by all versions of a fact.")
+    version = models.PositiveIntegerField(default=1)
+    formed_at = models.DateTimeField(help_text="When this version was written.")
+    valid_from = models.DateTimeField()
+    valid_to = models.DateTimeField(null=True, blank=True, help_text="Empty while this version is current.")
+    superseded_by = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="supersedes"
+    )
+    change_reason = models.CharField(max_length=300, blank=True, help_text="Why this version was written.")
+    closed_reason = models.CharField(max_length=300, blank=True, help_text="Why this version was closed.")
+    source_session = models.ForeignKey(Session, on_delete=models.SET_NULL, null=True, blank=True, related_name="facts")
+    source_messages = models.ManyToManyField(Message, blank=True, related_name="facts")
+    closed_by_messages = models.ManyToManyField(Message, blank=True, related_name="closed_facts")
+    tags = ArrayField(models.CharField(max_length=100), default=list, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    access_count = models.PositiveIntegerField(default=0)
+    last_accessed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(scopes__contained_by=[FactScope.USER, FactScope.AGENT]) & Q(scopes__len__gte=1),
+                name="fact_scopes_valid",
+            ),
+            # The user is the fact's owner exactly when the fact is user-scoped.
+            models.CheckConstraint(
+                condition=(Q(scopes__contains=[FactScope.USER]) & Q(user__isnull=False))
+                | (~Q(scopes__contains=[FactScope.USER]) & Q(user__isnull=True)),
+                name="fact_user_scope_has_user",
+            ),
+            models.UniqueConstraint(
+                fields=["agent", "user", "content_hash"],
+                condition=Q(valid_to__isnull=True),
+                nulls_distinct=False,
+                name="fact_current_content_unique_per_scope",
+            ),
+            models.UniqueConstraint(fields=["lineage", "version"], name="fact_lineage_version_unique"),
+        ]
+        indexes = [
+            GinIndex(fields=["search_vector"], name="fact_search_vector_gin"),
+            GinIndex(fields=["tags"], name="fact_tags_gin"),
+            models.Index(
+                fields=["agent", "user", "-formed_at"], condition=Q(valid_to__isnull=True), name="fact_current_scope"
+            ),
+            models.Index(fields=["agent", "user", "valid_from"], name="fact_scope_history"),
+        ]
+
+    def __str__(self) -> str:
+        return self.content[:80]
+
+    @property
+    def is_current(self) -> bool:
+        return self.valid_to is None
+
+    @property
+    def restricted_to_user_id(self) -> int | None:
+        """The only user who may retrieve this fact, or None when it is visible in every conversation."""
+        return None if FactScope.AGENT in self.scopes else self.user_id
+
+
+class FactEmbedding(EmbeddingRecord):
+    """A fact version's vector in one embedding space. `agent` and `restricted_to_user` copy the fact's visibility
+    (immutable per version: the user for a user-only fact, empty for one visible agent-wide) so that a filtered
+    vector scan, HNSW or exact, applies the caller's scope on this table alone."""
+
+    fact = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="embeddings")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+", db_index=False)
+    restricted_to_user = models.ForeignKey(
+        EndUser, on_delete=models.CASCADE, related_name="+", null=True, db_index=False
+    )
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["fact", "space"], name="fact_embedding_unique")]
+        indexes = [models.Index(fields=["space", "agent", "restricted_to_user"], name="fact_embedding_scope")]

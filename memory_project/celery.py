@@ -1,0 +1,19 @@
+"""The Celery app. Configuration comes from Django settings (CELERY_*); the beat schedule is defined here in code
+and django-celery-beat's DatabaseScheduler registers it idempotently at beat start-up (entries are matched by name),
+so operators see and can pause the jobs in the admin."""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_project.settings.local")
+
+app = Celery("memory_project")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()
+
+from core.worker_heartbeat import WorkerHeartbeatStep  # noqa: E402
+
+app.steps["worker"].add(WorkerHeartbeatStep)
+
+app.conf.beat_schedule = {}

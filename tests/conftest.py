@@ -1,0 +1,89 @@
+"""Shared fixtures. The database and Redis are the real servers `make test` starts; only the LLM is replaced."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from django.conf import settings
+from django.core.cache import cache
+
+from conversations.models import Agent, EndUser, Session
+
+REPO_DIR = Path(__file__).resolve().parent.parent
+
+
+def database_url_of_test_database() -> str:
+    db = settings.DATABASES["default"]
+    credentials = quote(db["USER"], safe="") + (f":{quote(db['PASSWORD'], safe='')}" if db.get("PASSWORD") else "")
+    host = quote(db["HOST"] or "localhost", safe="") + (f":{db['PORT']}" if db.get("PORT") else "")
+    return f"postgres://{credentials}@{host}/{db['NAME']}"
+
+
+@pytest.fixture(autouse=True)
+def _clear_cache() -> Iterator[None]:
+    cache.clear()
+    yield
+
+
+@pytest.fixture
+def agent(db) -> Agent:
+    return Agent.objects.create(external_id=f"agent-{uuid.uuid4().hex[:8]}", name="Test agent")
+
+
+@pytest.fixture
+def end_user(agent: Agent) -> EndUser:
+    return EndUser.objects.create(agent=agent, external_id="user-1")
+
+
+@pytest.fixture
+def session(agent: Agent, end_user: EndUser) -> Session:
+    return Session.objects.create(agent=agent, user=end_user, external_id="session-1")
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[subprocess.Popen]:
+    """A real Celery worker process on the test database and the test Redis. Tests that use it must commit their
+    data (django_db(transaction=True)) so that the worker sees it."""
+    from memory_project.celery import app
+
+    name = f"test-worker-{uuid.uuid4().hex[:6]}@localhost"
+    env = os.environ | {"DATABASE_URL": database_url_of_test_database()}
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "memory_project",
+            "worker",
+            "--pool",
+            "solo",
+            "-l",
+            "warning",
+            "-n",
+            name,
+        ],
+        env=env,
+        cwd=REPO_DIR,
+        stdin=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 90
+    while not app.control.ping(destination=[name], timeout=1.0):
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError("the test Celery worker did not start")
+    yield process
+    process.terminate()
+    try:
+        process.wait(30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

@@ -1,0 +1,38 @@
+import pytest
+
+from core.worker_heartbeat import HEARTBEAT_KEY, _redis_client
+
+
+@pytest.mark.django_db(transaction=True)
+def test_health_is_200_with_every_component_up(client, celery_worker_process):
+    response = client.get("/health/")
+
+    body = response.json()
+    assert response.status_code == 200, body
+    assert body["status"] == "up" and body["down"] == []
+    assert set(body["components"]) == {"database", "pgvector", "redis", "worker", "embeddings"}
+    assert body["components"]["pgvector"]["version"].startswith("0.8")
+    assert body["components"]["embeddings"]["space"] == "local:all-MiniLM-L6-v2:384"
+
+
+@pytest.mark.django_db
+def test_health_is_503_naming_the_worker_when_no_heartbeat_is_recent(client, settings):
+    _redis_client().set(HEARTBEAT_KEY, "1000.0 stale-worker@host")
+
+    response = client.get("/health/")
+
+    assert response.status_code == 503
+    body = response.json()
+    assert body["down"] == ["worker"]
+    assert body["components"]["worker"]["worker"] == "stale-worker@host"
+
+
+@pytest.mark.django_db
+def test_health_names_redis_when_it_is_unreachable(client, settings):
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"
+
+    response = client.get("/health/")
+
+    assert response.status_code == 503
+    assert {"redis", "worker"} <= set(response.json()["down"])
+    assert "database" not in response.json()["down"]

@@ -1,0 +1,72 @@
+"""Starts the whole stack the way `make run` does, on free ports and a temporary data folder."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import psutil
+import pytest
+
+from memory_project.devstack import free_port
+from tests.conftest import REPO_DIR
+
+pytestmark = pytest.mark.stack
+
+
+def _get_json(url: str) -> tuple[int, dict]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+def _processes_using(path: str) -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        if any(path in part for part in process.info["cmdline"] or []):
+            found.append(process)
+    return found
+
+
+def test_make_run_stack_comes_up_healthy_and_stops_cleanly(tmp_path):
+    port = free_port()
+    env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
+    env |= {"DJANGO_SUPERUSER_USERNAME": "operator", "DJANGO_SUPERUSER_PASSWORD": "a-long-test-password"}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    stack = subprocess.Popen(
+        [sys.executable, "-m", "memory_project.devstack", "--data-dir", str(tmp_path), "run", "--port", str(port)],
+        cwd=REPO_DIR,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 240
+        status, body = 0, {}
+        while time.monotonic() < deadline and stack.poll() is None:
+            try:
+                status, body = _get_json(f"http://127.0.0.1:{port}/health/")
+            except (urllib.error.URLError, OSError):
+                status = 0
+            if status == 200:
+                break
+            time.sleep(1)
+        assert status == 200, body
+        assert all(component["status"] == "up" for component in body["components"].values())
+        assert set(body["components"]) == {"database", "pgvector", "redis", "worker", "embeddings"}
+        assert (tmp_path / "postgres" / "PG_VERSION").exists()
+    finally:
+        stack.send_signal(signal.SIGINT)
+        output, _ = stack.communicate(timeout=90)
+    assert stack.returncode == 0, output
+    assert "admin" in output and f"http://127.0.0.1:{port}/health/" in output
+    time.sleep(1)
+    assert _processes_using(str(tmp_path)) == [], "a server outlived the stack"

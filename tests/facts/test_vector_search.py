@@ -1,0 +1,56 @@
+import numpy as np
+import pytest
+from django.db import connection
+
+from conversations.models import EndUser
+from core.embeddings.spaces import embedding_space_active
+from facts.models import Fact, FactEmbedding
+from facts.selectors import fact_embeddings_nearest
+from facts.services import fact_create, fact_embeddings_write
+
+
+@pytest.mark.django_db
+def test_nearest_fact_by_cosine_with_real_embeddings(agent, end_user):
+    other_user = EndUser.objects.create(agent=agent, external_id="someone-else")
+    fact_create(agent=agent, user=end_user, scopes=["user"], content="Gene's birthday is March 15th")
+    fact_create(agent=agent, user=end_user, scopes=["user"], content="Gene works as a nurse in Lisbon")
+    fact_create(agent=agent, user=None, scopes=["agent"], content="The support line opens at 9am on weekdays")
+    fact_create(agent=agent, user=other_user, scopes=["user"], content="Gene's birthday party is on Friday")
+
+    hits = list(fact_embeddings_nearest(agent=agent, user=end_user, query="When was Gene born?", limit=3))
+
+    assert hits[0].fact.content == "Gene's birthday is March 15th"
+    assert [hit.distance for hit in hits] == sorted(hit.distance for hit in hits)
+    assert all(hit.fact.user_id in (end_user.pk, None) for hit in hits)
+    assert FactEmbedding.objects.get(fact=hits[0].fact).space.model == "all-MiniLM-L6-v2"
+
+
+@pytest.mark.django_db
+def test_agent_wide_nearest_search_uses_the_hnsw_index(agent):
+    space = embedding_space_active()
+    rng = np.random.default_rng(7)
+    facts = Fact.objects.bulk_create(
+        [
+            Fact(
+                agent=agent,
+                scopes=["agent"],
+                content=f"generated fact {i}",
+                content_hash=f"{i:064d}",
+                formed_at="2026-01-01T00:00:00Z",
+                valid_from="2026-01-01T00:00:00Z",
+            )
+            for i in range(3000)
+        ]
+    )
+    vectors = rng.normal(size=(len(facts), 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    fact_embeddings_write(facts=facts, space=space, vectors=list(vectors))
+    fact_create(agent=agent, user=None, scopes=["agent"], content="The office cat is named Miso")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE facts_factembedding; ANALYZE facts_fact")
+
+    queryset = fact_embeddings_nearest(agent=agent, query="What is the cat called?", limit=5)
+    plan = queryset.explain()
+
+    assert f"facts_factembedding_s{space.pk}_hnsw" in plan, plan
+    assert list(queryset)[0].fact.content == "The office cat is named Miso"
