@@ -2,7 +2,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from core.models import EmbeddingRecord, TimeStampedModel
+from core.models import EmbeddingRecord, JobStatus, TimeStampedModel
 
 
 class Agent(TimeStampedModel):
@@ -137,3 +137,42 @@ class MessageEmbedding(EmbeddingRecord):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["message", "space"], name="message_embedding_unique")]
         indexes = [models.Index(fields=["space", "user"], name="message_embedding_space_user")]
+
+
+class FormationJob(models.Model):
+    """One run of memory formation over a session's messages after its cursor. A failed run keeps its input for
+    replay; the cursor does not move, so a later run covers the same messages."""
+
+    class Trigger(models.TextChoices):
+        INTERVAL = "interval", "message or token interval"
+        COLD = "cold", "session went cold"
+        CLOSED = "closed", "session closed"
+        EXPLICIT = "explicit", "explicit request"
+        SWEEP = "sweep", "sweep of missed work"
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="formation_jobs")
+    trigger = models.CharField(max_length=10, choices=Trigger.choices)
+    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.RUNNING)
+    task_id = models.CharField(max_length=100, blank=True)
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    after_message_id = models.BigIntegerField(null=True, blank=True, help_text="Cursor when the job started.")
+    through_message_id = models.BigIntegerField(null=True, blank=True, help_text="Last message the job covered.")
+    message_count = models.PositiveIntegerField(default=0)
+    facts_added = models.PositiveIntegerField(default=0)
+    facts_updated = models.PositiveIntegerField(default=0)
+    facts_deleted = models.PositiveIntegerField(default=0)
+    facts_unchanged = models.PositiveIntegerField(default=0)
+    reflections_added = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    input = models.JSONField(default=dict, blank=True, help_text="Kept when the job fails, for replay.")
+
+    class Meta:
+        indexes = [models.Index(fields=["session", "-started_at"], name="formationjob_session_recent")]
+
+    def __str__(self) -> str:
+        return f"formation of {self.session} ({self.status})"
+
+    @property
+    def duration_seconds(self) -> float | None:
+        return (self.finished_at - self.started_at).total_seconds() if self.finished_at else None

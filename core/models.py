@@ -48,3 +48,43 @@ class EmbeddingRecord(models.Model):
 
     class Meta:
         abstract = True
+
+
+class LLMCall(models.Model):
+    """One call to an LLM provider: what for, which model, tokens, latency and outcome. Cost and failure rates per
+    agent are read from these rows."""
+
+    class Outcome(models.TextChoices):
+        OK = "ok", "ok"
+        MALFORMED = "malformed", "malformed reply"
+        PROVIDER_ERROR = "provider_error", "provider error"
+
+    agent = models.ForeignKey("conversations.Agent", on_delete=models.CASCADE, null=True, related_name="llm_calls")
+    purpose = models.CharField(max_length=50)
+    provider = models.CharField(max_length=50)
+    model = models.CharField(max_length=200, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    latency_ms = models.PositiveIntegerField(default=0)
+    outcome = models.CharField(max_length=20, choices=Outcome.choices)
+    error = models.TextField(blank=True)
+    attempt = models.PositiveSmallIntegerField(default=1)
+    job_kind = models.CharField(max_length=20, blank=True, help_text="formation or consolidation")
+    job_id = models.BigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        verbose_name = "LLM call"
+        indexes = [
+            models.Index(fields=["agent", "-created_at"], name="llmcall_agent_recent"),
+            models.Index(fields=["job_kind", "job_id"], name="llmcall_job"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.purpose} {self.model} {self.outcome}"
+
+
+class JobStatus(models.TextChoices):
+    RUNNING = "running", "running"
+    SUCCEEDED = "succeeded", "succeeded"
+    FAILED = "failed", "failed"

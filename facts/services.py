@@ -108,3 +108,75 @@ def fact_create(
     vector = embedding if embedding is not None else embedding_provider_for_space(space=space).embed_one(content)
     fact_embeddings_write(facts=[fact], space=space, vectors=[vector])
     return fact
+
+
+def _current_for_update(fact: Fact) -> Fact:
+    current = Fact.objects.select_for_update().get(pk=fact.pk)
+    if current.valid_to is not None:
+        raise ApplicationError(
+            "this fact version is already closed; change its current version.", fields={"id": ["not current"]}
+        )
+    return current
+
+
+@transaction.atomic
+def fact_close(
+    *,
+    fact: Fact,
+    reason: str,
+    closed_by_messages: Sequence[Message] = (),
+    superseded_by: Fact | None = None,
+) -> Fact:
+    """Close the current version (a DELETE): it stays stored and visible in history and `as_of` reads."""
+    current = _current_for_update(fact)
+    current.valid_to = timezone.now()
+    current.closed_reason = reason
+    current.superseded_by = superseded_by
+    current.save(update_fields=["valid_to", "closed_reason", "superseded_by"])
+    if closed_by_messages:
+        current.closed_by_messages.add(*closed_by_messages)
+    return current
+
+
+@transaction.atomic
+def fact_supersede(
+    *,
+    fact: Fact,
+    content: str,
+    reason: str,
+    scopes: Sequence[str] | None = None,
+    user: EndUser | None = None,
+    source_session: Session | None = None,
+    source_messages: Sequence[Message] = (),
+    tags: Sequence[str] | None = None,
+    metadata: dict | None = None,
+    embedding: np.ndarray | None = None,
+) -> Fact:
+    """An UPDATE: close the current version and write its successor (same lineage, version + 1, re-embedded).
+    Scopes, user, tags and metadata carry over unless given."""
+    current = _current_for_update(fact)
+    now = timezone.now()
+    current.valid_to = now
+    current.closed_reason = reason
+    current.save(update_fields=["valid_to", "closed_reason"])
+    if source_messages:
+        current.closed_by_messages.add(*source_messages)
+    scopes = list(scopes) if scopes is not None else current.scopes
+    successor = fact_create(
+        agent=current.agent,
+        user=user if user is not None else current.user,
+        scopes=scopes,
+        content=content,
+        change_reason=reason,
+        source_session=source_session or current.source_session,
+        source_messages=source_messages,
+        tags=tags if tags is not None else current.tags,
+        metadata=metadata if metadata is not None else current.metadata,
+        valid_from=now,
+        embedding=embedding,
+    )
+    Fact.objects.filter(pk=successor.pk).update(lineage=current.lineage, version=current.version + 1)
+    successor.lineage, successor.version = current.lineage, current.version + 1
+    current.superseded_by = successor
+    current.save(update_fields=["superseded_by"])
+    return successor

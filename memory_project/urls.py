@@ -1,5 +1,5 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from core.views import health_view
@@ -9,6 +9,7 @@ urlpatterns = [
     path("health/", health_view, name="health"),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/v1/", include("conversations.api.urls")),
 ]
 
 handler404 = "core.api.errors.not_found_handler"

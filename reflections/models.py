@@ -1,7 +1,9 @@
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from conversations.models import Agent, EndUser, Session
+from core.models import JobStatus
 
 
 class MemoryScope(models.TextChoices):
@@ -100,3 +102,30 @@ class Reflection(models.Model):
 
     def __str__(self) -> str:
         return self.content[:80]
+
+
+class ConsolidationJob(models.Model):
+    """One consolidation of a scope's buffered reflections into its blob."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="consolidation_jobs")
+    user = models.ForeignKey(EndUser, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    scope = models.CharField(max_length=10, choices=MemoryScope.choices)
+    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.RUNNING)
+    task_id = models.CharField(max_length=100, blank=True)
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    reflections_count = models.PositiveIntegerField(default=0)
+    memory = models.ForeignKey(ConsolidatedMemory, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    produced_version = models.PositiveIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["agent", "-started_at"], name="consolidationjob_agent_recent")]
+
+    def __str__(self) -> str:
+        return f"consolidation of {self.scope} ({self.status})"
+
+    @property
+    def duration_seconds(self) -> float | None:
+        return (self.finished_at - self.started_at).total_seconds() if self.finished_at else None

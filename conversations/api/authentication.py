@@ -1,0 +1,78 @@
+"""Who is calling: an agent by its API key, or a staff user by Django session (admin and operator pages), who
+names the agent to act for with the X-Agent-ID header (external id)."""
+
+from __future__ import annotations
+
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from rest_framework import authentication, exceptions, permissions
+from rest_framework.request import Request
+
+from conversations.models import Agent, AgentAPIKey
+from conversations.services.api_keys import api_key_authenticate
+
+AGENT_HEADER = "X-Agent-ID"
+
+
+class AgentAPIKeyAuthentication(authentication.BaseAuthentication):
+    """`Authorization: Bearer <key>` (what OpenAI SDKs send) or `X-API-Key: <key>`."""
+
+    def authenticate(self, request: Request):
+        raw_key = request.headers.get("X-API-Key")
+        if not raw_key:
+            scheme, _, credentials = request.headers.get("Authorization", "").partition(" ")
+            if scheme.lower() != "bearer" or not credentials:
+                return None
+            raw_key = credentials.strip()
+        api_key = api_key_authenticate(raw_key=raw_key)
+        if api_key is None:
+            raise exceptions.AuthenticationFailed("Invalid or revoked API key.")
+        return (AgentAPIKeyUser(api_key), api_key)
+
+    def authenticate_header(self, request: Request) -> str:
+        return 'Bearer realm="api"'
+
+
+class AgentAPIKeyUser:
+    """The request.user of an API-key request: authenticated, never staff, bound to one agent."""
+
+    is_authenticated = True
+    is_active = True
+    is_staff = False
+    is_superuser = False
+    is_anonymous = False
+
+    def __init__(self, api_key: AgentAPIKey) -> None:
+        self.api_key = api_key
+        self.pk = None
+        self.username = f"agent:{api_key.agent.external_id}"
+
+    def __str__(self) -> str:
+        return self.username
+
+
+class IsAgentOrStaff(permissions.BasePermission):
+    message = "An agent API key, or a staff login, is required."
+
+    def has_permission(self, request: Request, view) -> bool:
+        return isinstance(request.auth, AgentAPIKey) or bool(request.user and request.user.is_staff)
+
+
+def request_agent(request: Request) -> Agent:
+    """The agent a request acts for. Every query of an API view is filtered by it."""
+    if isinstance(request.auth, AgentAPIKey):
+        return request.auth.agent
+    external_id = request.headers.get(AGENT_HEADER) or request.query_params.get("agent")
+    if not external_id:
+        raise exceptions.ValidationError({"agent": [f"staff requests name the agent in the {AGENT_HEADER} header."]})
+    agent = Agent.objects.filter(external_id=external_id).first()
+    if agent is None:
+        raise exceptions.NotFound(f"No agent {external_id!r}.")
+    return agent
+
+
+class AgentAPIKeyScheme(OpenApiAuthenticationExtension):
+    target_class = AgentAPIKeyAuthentication
+    name = "AgentAPIKey"
+
+    def get_security_definition(self, auto_schema):
+        return {"type": "http", "scheme": "bearer", "description": "The agent's API key."}

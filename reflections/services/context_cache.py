@@ -1,0 +1,46 @@
+"""Cache keys of the always-in-context block. Invalidation bumps a per-scope generation number in the cache, so a
+change to an agent's blob invalidates every (agent, user, session) block at once without scanning keys."""
+
+from __future__ import annotations
+
+from django.core.cache import cache
+
+_GENERATION_TIMEOUT = None  # generations never expire; a lost one only causes a cache miss
+
+
+def _generation_key(kind: str, pk: int) -> str:
+    return f"context-gen:{kind}:{pk}"
+
+
+def _generation(kind: str, pk: int | None) -> int:
+    if pk is None:
+        return 0
+    return cache.get_or_set(_generation_key(kind, pk), 1, timeout=_GENERATION_TIMEOUT)
+
+
+def context_cache_key(*, agent_id: int, user_id: int | None, session_id: int | None) -> str:
+    """Changes whenever the agent's, the user's or the session's memory changed since it was last computed."""
+    generations = (
+        _generation("agent", agent_id),
+        _generation("user", user_id),
+        _generation("session", session_id),
+    )
+    return f"context:{agent_id}:{user_id}:{session_id}:" + ".".join(map(str, generations))
+
+
+def context_cache_invalidate(*, agent_id: int, user_id: int | None = None, session_id: int | None = None) -> None:
+    """Invalidate the blocks that include the given scope: the narrowest scope given is bumped (an agent-level
+    change passes only agent_id, which invalidates every block of that agent)."""
+    if session_id is not None:
+        kind, pk = "session", session_id
+    elif user_id is not None:
+        kind, pk = "user", user_id
+    else:
+        kind, pk = "agent", agent_id
+    key = _generation_key(kind, pk)
+    if cache.add(key, 2, timeout=_GENERATION_TIMEOUT):
+        return
+    try:
+        cache.incr(key)
+    except ValueError:
+        cache.set(key, 2, timeout=_GENERATION_TIMEOUT)
