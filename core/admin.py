@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from core.models import EmbeddingSpace
+from core.models import EmbeddingSpace, ErasureRecord
 
 
 @admin.register(EmbeddingSpace)
@@ -8,3 +8,26 @@ class EmbeddingSpaceAdmin(admin.ModelAdmin):
     list_display = ["name", "provider", "model", "dimensions", "status", "created_at", "activated_at"]
     list_filter = ["status", "provider"]
     readonly_fields = ["name", "provider", "model", "dimensions", "status", "created_at", "activated_at"]
+
+
+@admin.register(ErasureRecord)
+class ErasureRecordAdmin(admin.ModelAdmin):
+    """An audit trail: read-only, and never deleted from the admin."""
+
+    list_display = ["agent_external_id", "user_external_id_hash", "requested_by", "erased_at"]
+    list_filter = ["agent_external_id"]
+    search_fields = ["user_external_id_hash", "agent_external_id"]
+    readonly_fields = [
+        "agent",
+        "agent_external_id",
+        "user_external_id_hash",
+        "deleted_counts",
+        "requested_by",
+        "erased_at",
+    ]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

@@ -88,3 +88,22 @@ class JobStatus(models.TextChoices):
     RUNNING = "running", "running"
     SUCCEEDED = "succeeded", "succeeded"
     FAILED = "failed", "failed"
+
+
+class ErasureRecord(models.Model):
+    """Audit trail of a user's erasure, without the user's content: which agent, a SHA-256 of the agent's and the
+    user's external ids (answers "was user X erased?" by hashing X again without keeping X), what was deleted and
+    who asked for it."""
+
+    agent = models.ForeignKey("conversations.Agent", on_delete=models.SET_NULL, null=True, related_name="+")
+    agent_external_id = models.CharField(max_length=200)
+    user_external_id_hash = models.CharField(max_length=64, db_index=True)
+    deleted_counts = models.JSONField(default=dict, help_text="Rows deleted, per kind.")
+    requested_by = models.CharField(max_length=200, help_text="Who asked: an admin user, an API key, a command.")
+    erased_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["agent_external_id", "-erased_at"], name="erasure_agent_recent")]
+
+    def __str__(self) -> str:
+        return f"erasure in {self.agent_external_id} at {self.erased_at:%Y-%m-%d %H:%M}"
