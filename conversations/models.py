@@ -79,6 +79,9 @@ class Session(models.Model):
     # Formation works on messages with id > formed_through_message_id and moves the cursor only on commit.
     formed_through_message_id = models.BigIntegerField(null=True, blank=True)
     formation_status = models.CharField(max_length=10, choices=FormationStatus.choices, default=FormationStatus.IDLE)
+    formation_queued_at = models.DateTimeField(
+        null=True, blank=True, help_text="When formation was last queued or claimed; the sweep re-queues lost work."
+    )
     last_formed_at = models.DateTimeField(null=True, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
 

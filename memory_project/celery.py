@@ -16,4 +16,7 @@ from core.worker_heartbeat import WorkerHeartbeatStep  # noqa: E402
 
 app.steps["worker"].add(WorkerHeartbeatStep)
 
-app.conf.beat_schedule = {}
+app.conf.beat_schedule = {
+    "formation-sweep": {"task": "conversations.sweep_formation", "schedule": 60.0},
+    "memory-context-refresh": {"task": "reflections.memory_context_refresh_active", "schedule": 300.0},
+}

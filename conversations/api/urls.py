@@ -1,3 +1,13 @@
+from django.urls import path
+
+from conversations.api import views
+
 app_name = "conversations-api"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("sessions", views.SessionCreateView.as_view(), name="session-create"),
+    path("sessions/<str:session_id>", views.SessionDetailView.as_view(), name="session-detail"),
+    path("sessions/<str:session_id>/messages", views.SessionMessagesView.as_view(), name="session-messages"),
+    path("sessions/<str:session_id>/close", views.SessionCloseView.as_view(), name="session-close"),
+    path("sessions/<str:session_id>/form", views.SessionFormView.as_view(), name="session-form"),
+]

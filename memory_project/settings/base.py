@@ -165,6 +165,12 @@ LLM_FAST_MODEL = env("LLM_FAST_MODEL", default="gpt-4.1-mini")
 LLM_SLOW_MODEL = env("LLM_SLOW_MODEL", default="gpt-4.1")
 LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=60.0)
 
+# --- Fact search ------------------------------------------------------------------------------------------------------
+# Reciprocal rank fusion constant: score = sum of 1 / (k + rank) over the vector and full-text signals.
+MEMORY_RRF_K = env.int("MEMORY_RRF_K", default=60)
+# HNSW candidate list size of agent-wide vector search (recall against latency; raised to the candidates needed).
+MEMORY_SEARCH_HNSW_EF_SEARCH = env.int("MEMORY_SEARCH_HNSW_EF_SEARCH", default=200)
+
 # --- Memory formation and retrieval ---------------------------------------------------------------------------------
 MEMORY_FORMATION_MSG_INTERVAL = env.int("MEMORY_FORMATION_MSG_INTERVAL", default=45)
 MEMORY_FORMATION_TOKEN_INTERVAL = env.int("MEMORY_FORMATION_TOKEN_INTERVAL", default=1000)
@@ -176,6 +182,12 @@ CONSOLIDATION_THRESHOLD_SESSION = env.int("CONSOLIDATION_THRESHOLD_SESSION", def
 BLOB_WORD_LIMIT_AGENT = env.int("BLOB_WORD_LIMIT_AGENT", default=1000)
 BLOB_WORD_LIMIT_USER = env.int("BLOB_WORD_LIMIT_USER", default=400)
 BLOB_WORD_LIMIT_SESSION = env.int("BLOB_WORD_LIMIT_SESSION", default=400)
+MESSAGE_MAX_CHARS = env.int("MESSAGE_MAX_CHARS", default=100_000)
+FORMATION_TOKEN_BUDGET = env.int("FORMATION_TOKEN_BUDGET", default=6000)
+FORMATION_MESSAGE_MAX_CHARS = env.int("FORMATION_MESSAGE_MAX_CHARS", default=2000)
+FORMATION_MAX_RETRIES = env.int("FORMATION_MAX_RETRIES", default=5)
+FACT_CANDIDATE_MIN_SIMILARITY = env.float("FACT_CANDIDATE_MIN_SIMILARITY", default=0.7)
+FACT_DUPLICATE_SIMILARITY = env.float("FACT_DUPLICATE_SIMILARITY", default=0.95)
 FACT_MAX_WORDS = env.int("FACT_MAX_WORDS", default=30)
 REFLECTION_MAX_WORDS = env.int("REFLECTION_MAX_WORDS", default=35)
 
@@ -186,3 +198,18 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
 }
+
+# --- Memory reads: always-in-context block, turn-level retrieval, bundle ------------------------------------------------
+MEMORY_CONTEXT_CACHE_SECONDS = env.int("MEMORY_CONTEXT_CACHE_SECONDS", default=3600)
+# Newest unabsorbed reflections per scope shown in the block, should consolidation fall behind.
+MEMORY_CONTEXT_RECENT_REFLECTIONS = env.int("MEMORY_CONTEXT_RECENT_REFLECTIONS", default=20)
+# The beat job re-caches the block of sessions active within this many minutes.
+MEMORY_CONTEXT_REFRESH_ACTIVE_MINUTES = env.int("MEMORY_CONTEXT_REFRESH_ACTIVE_MINUTES", default=30)
+# Similar-message search widens from the session to all the user's sessions while the session has fewer messages.
+MESSAGE_SEARCH_WIDEN_BELOW_MESSAGES = env.int("MESSAGE_SEARCH_WIDEN_BELOW_MESSAGES", default=50)
+
+# --- Management commands: reembed, cleanup_duplicate_facts ----------------------------------------------------------
+# maintenance_work_mem while reembed builds a new space's HNSW indexes (2GB builds 1M rows ~3.5x faster than 64MB).
+REEMBED_MAINTENANCE_WORK_MEM = env("REEMBED_MAINTENANCE_WORK_MEM", default="512MB")
+# Agents (external ids) whose near-duplicate facts the nightly job closes. Empty: the job does nothing (opt-in).
+CLEANUP_DUPLICATE_FACTS_AGENTS = env.list("CLEANUP_DUPLICATE_FACTS_AGENTS", default=[])

@@ -1,0 +1,129 @@
+from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework import status
+from rest_framework.generics import ListAPIView
+from rest_framework.pagination import CursorPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from conversations.api.authentication import request_agent
+from conversations.api.serializers import (
+    FormationQueuedOutputSerializer,
+    MessageOutputSerializer,
+    MessagesAppendInputSerializer,
+    MessagesAppendOutputSerializer,
+    SessionCreateInputSerializer,
+    SessionOutputSerializer,
+)
+from conversations.models import Message, Session
+from conversations.services.formation_triggers import formation_request
+from conversations.services.ingestion import MessageInput, session_append_messages, session_close, session_get_or_create
+from core.exceptions import NotFoundError
+
+
+def _session_of(request: Request, session_id: str) -> Session:
+    session = (
+        Session.objects.select_related("user", "agent")
+        .filter(agent=request_agent(request), external_id=session_id)
+        .first()
+    )
+    if session is None:
+        raise NotFoundError(f"No session {session_id!r}.", fields={"session": ["not found"]})
+    return session
+
+
+class SessionCreateView(APIView):
+    @extend_schema(
+        request=SessionCreateInputSerializer,
+        responses={200: SessionOutputSerializer, 201: SessionOutputSerializer},
+        summary="Create a session, or fetch it if it exists",
+        examples=[OpenApiExample("new session", value={"user": "user-42", "session": "chat-2026-11-22"})],
+    )
+    def post(self, request: Request) -> Response:
+        data = SessionCreateInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        agent = request_agent(request)
+        existed = Session.objects.filter(agent=agent, external_id=data.validated_data["session"]).exists()
+        session = session_get_or_create(
+            agent=agent,
+            user_external_id=data.validated_data["user"],
+            session_external_id=data.validated_data["session"],
+        )
+        return Response(
+            SessionOutputSerializer(session).data, status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED
+        )
+
+
+class SessionDetailView(APIView):
+    @extend_schema(responses=SessionOutputSerializer, summary="A session and its formation state")
+    def get(self, request: Request, session_id: str) -> Response:
+        return Response(SessionOutputSerializer(_session_of(request, session_id)).data)
+
+
+class MessagePagination(CursorPagination):
+    ordering = "id"
+    page_size = 100
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+class SessionMessagesView(ListAPIView):
+    """GET: the session's messages, oldest first, cursor-paginated. POST: append one or more messages."""
+
+    serializer_class = MessageOutputSerializer
+    pagination_class = MessagePagination
+
+    def get_queryset(self):
+        return Message.objects.filter(session=_session_of(self.request, self.kwargs["session_id"]))
+
+    @extend_schema(
+        request=MessagesAppendInputSerializer,
+        responses={201: MessagesAppendOutputSerializer, 200: MessagesAppendOutputSerializer},
+        summary="Append messages (up to 500); the session is created on first use",
+        description="Returns at once: memory formation runs in the background. A message whose idempotency_key "
+        "the session already holds is returned as stored, not stored again (200 when nothing was new).",
+        examples=[
+            OpenApiExample(
+                "two turns",
+                value={
+                    "user": "user-42",
+                    "messages": [
+                        {"role": "user", "content": "I moved to Lisbon last month.", "idempotency_key": "m-1"},
+                        {"role": "assistant", "content": "How are you finding Lisbon?", "idempotency_key": "m-2"},
+                    ],
+                },
+            )
+        ],
+    )
+    def post(self, request: Request, session_id: str) -> Response:
+        data = MessagesAppendInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        result = session_append_messages(
+            agent=request_agent(request),
+            user_external_id=data.validated_data.get("user"),
+            session_external_id=session_id,
+            messages=[MessageInput(**message) for message in data.validated_data["messages"]],
+        )
+        body = MessagesAppendOutputSerializer(
+            {"session": result.session, "created_count": result.created_count, "messages": result.messages}
+        ).data
+        return Response(body, status=status.HTTP_201_CREATED if result.created_count else status.HTTP_200_OK)
+
+
+class SessionCloseView(APIView):
+    @extend_schema(request=None, responses={202: SessionOutputSerializer}, summary="Close a session; form now")
+    def post(self, request: Request, session_id: str) -> Response:
+        session = session_close(session=_session_of(request, session_id))
+        return Response(SessionOutputSerializer(session).data, status=status.HTTP_202_ACCEPTED)
+
+
+class SessionFormView(APIView):
+    @extend_schema(request=None, responses={202: FormationQueuedOutputSerializer}, summary="Queue formation now")
+    def post(self, request: Request, session_id: str) -> Response:
+        session = _session_of(request, session_id)
+        queued = formation_request(session=session, trigger="explicit")
+        session.refresh_from_db()
+        return Response(
+            FormationQueuedOutputSerializer({"session": session, "queued": queued}).data,
+            status=status.HTTP_202_ACCEPTED,
+        )

@@ -1,0 +1,68 @@
+"""The conversation as the formation prompts see it: messages after the cursor, numbered, each cut to an excerpt
+whose length follows its source's weight, within a token budget."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from conversations.models import Message
+from core.tokens import count_tokens
+
+# Lower weight = shorter excerpt kept. What the user says is what memory is about.
+ROLE_WEIGHTS = {
+    Message.Role.USER: 1.0,
+    Message.Role.TOOL: 0.5,
+    Message.Role.OTHER: 0.5,
+    Message.Role.ASSISTANT: 0.2,
+    Message.Role.SYSTEM: 0.2,
+}
+# Memory the agent was given must not come back as new memory: drop the injected block wherever it was echoed.
+_INJECTED_MEMORY = re.compile(r"<MemoryContext>.*?(</MemoryContext>|$)", re.S)
+
+
+@dataclass(frozen=True)
+class NumberedMessage:
+    number: int
+    message: Message
+    text: str
+
+    def as_input(self) -> dict:
+        return {
+            "number": self.number,
+            "role": self.message.role,
+            "text": self.text,
+            "date": self.message.created_at.strftime("%Y-%m-%d %H:%M"),
+        }
+
+    def as_line(self) -> str:
+        return f"[{self.number}] [{self.message.created_at:%Y-%m-%d}] {self.message.role}: {self.text}"
+
+
+def message_excerpt(*, message: Message) -> str:
+    if message.metadata.get("memory_injected"):
+        return ""
+    text = _INJECTED_MEMORY.sub("", message.content).strip()
+    limit = int(settings.FORMATION_MESSAGE_MAX_CHARS * ROLE_WEIGHTS.get(message.role, 0.5))
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
+
+
+def conversation_window(*, messages: list[Message], token_budget: int) -> list[NumberedMessage]:
+    """The longest prefix of messages whose excerpts fit the budget (at least one message, so formation always
+    advances). Messages with nothing left after filtering are kept in the window but carry no text."""
+    window: list[NumberedMessage] = []
+    used = 0
+    for number, message in enumerate(messages, start=1):
+        text = message_excerpt(message=message)
+        tokens = count_tokens(text) + 8
+        if window and used + tokens > token_budget:
+            break
+        used += tokens
+        window.append(NumberedMessage(number=number, message=message, text=text))
+    return window
+
+
+def conversation_render(*, window: list[NumberedMessage]) -> str:
+    return "\n".join(item.as_line() for item in window if item.text)

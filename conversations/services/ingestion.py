@@ -1,0 +1,137 @@
+"""Ingestion: store messages fast, never wait for memory work. Formation is decided inside the transaction and
+enqueued after commit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from conversations.models import Agent, EndUser, Message, Session
+from conversations.services.formation_triggers import (
+    formation_request,
+    message_embedding_enqueue,
+    session_formation_due_by_interval,
+)
+from core.exceptions import ConflictError
+from core.tokens import count_tokens_batch
+
+MAX_MESSAGES_PER_REQUEST = 500
+
+
+@dataclass(frozen=True)
+class MessageInput:
+    role: str
+    content: str
+    created_at: datetime | None = None
+    idempotency_key: str | None = None
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    session: Session
+    messages: list[Message]
+    created_count: int
+
+
+def end_user_get_or_create(*, agent: Agent, external_id: str) -> EndUser:
+    try:
+        with transaction.atomic():
+            user, _ = EndUser.objects.get_or_create(agent=agent, external_id=external_id)
+    except IntegrityError:  # a concurrent request created it first
+        user = EndUser.objects.get(agent=agent, external_id=external_id)
+    return user
+
+
+def session_get_or_create(*, agent: Agent, user_external_id: str | None, session_external_id: str) -> Session:
+    """The agent's session with that external id, created for the user on first use. A session belongs to one
+    user: naming another user for an existing session is a conflict, not a silent move."""
+    session = Session.objects.select_related("user").filter(agent=agent, external_id=session_external_id).first()
+    if session is not None:
+        if user_external_id is not None and session.user.external_id != user_external_id:
+            raise ConflictError(
+                f"session {session_external_id!r} belongs to another user.", fields={"user": ["does not match"]}
+            )
+        return session
+    if not user_external_id:
+        raise ConflictError(
+            f"session {session_external_id!r} does not exist yet; name its user to create it.",
+            fields={"user": ["required to create a session"]},
+            code="invalid",
+        )
+    user = end_user_get_or_create(agent=agent, external_id=user_external_id)
+    try:
+        with transaction.atomic():
+            return Session.objects.create(agent=agent, user=user, external_id=session_external_id)
+    except IntegrityError:
+        return session_get_or_create(
+            agent=agent, user_external_id=user_external_id, session_external_id=session_external_id
+        )
+
+
+@transaction.atomic
+def session_append_messages(
+    *, agent: Agent, user_external_id: str | None, session_external_id: str, messages: list[MessageInput]
+) -> AppendResult:
+    """Store messages in order. A message whose idempotency key the session already holds is not stored again:
+    the stored one is returned in its place, so a client retry is harmless."""
+    session = session_get_or_create(
+        agent=agent, user_external_id=user_external_id, session_external_id=session_external_id
+    )
+    # The row lock serialises concurrent appends to one session: counters and idempotency checks stay exact.
+    session = Session.objects.select_for_update().select_related("agent", "user").get(pk=session.pk)
+
+    keys = [message.idempotency_key for message in messages if message.idempotency_key]
+    by_key = {m.idempotency_key: m for m in Message.objects.filter(session=session, idempotency_key__in=keys)}
+    seen_keys = set(by_key)
+    new_inputs: list[MessageInput] = []
+    for message in messages:
+        if message.idempotency_key:
+            if message.idempotency_key in seen_keys:
+                continue  # already stored, or repeated within this batch
+            seen_keys.add(message.idempotency_key)
+        new_inputs.append(message)
+
+    now = timezone.now()
+    token_counts = count_tokens_batch([message.content for message in new_inputs])
+    created = Message.objects.bulk_create(
+        [
+            Message(
+                session=session,
+                role=message.role,
+                content=message.content,
+                token_count=tokens,
+                created_at=message.created_at or now,
+                idempotency_key=message.idempotency_key or None,
+                metadata=message.metadata or {},
+            )
+            for message, tokens in zip(new_inputs, token_counts, strict=True)
+        ]
+    )
+    by_key.update({message.idempotency_key: message for message in created if message.idempotency_key})
+    unkeyed = iter([message for message in created if not message.idempotency_key])
+    ordered = [by_key[m.idempotency_key] if m.idempotency_key else next(unkeyed) for m in messages]
+
+    if created:
+        session.message_count += len(created)
+        session.token_count += sum(token_counts)
+        session.last_activity_at = now
+        session.closed_at = None
+        session.save(update_fields=["message_count", "token_count", "last_activity_at", "closed_at"])
+        message_embedding_enqueue(message_ids=[message.pk for message in created])
+        if session_formation_due_by_interval(session=session):
+            formation_request(session=session, trigger="interval")
+    return AppendResult(session=session, messages=ordered, created_count=len(created))
+
+
+@transaction.atomic
+def session_close(*, session: Session) -> Session:
+    """Mark the session closed and queue formation of what it has not formed yet."""
+    session = Session.objects.select_for_update().get(pk=session.pk)
+    session.closed_at = timezone.now()
+    session.save(update_fields=["closed_at"])
+    formation_request(session=session, trigger="closed")
+    return session

@@ -1,0 +1,275 @@
+"""Formation step 3: reconcile new facts with what is known, without ever destroying anything.
+
+Planning (no transaction, may call the LLM): embed all new facts in one batch; exact duplicates (hash) and
+near-duplicates (similarity >= FACT_DUPLICATE_SIMILARITY) are NONE and facts with no similar current fact are ADD,
+both without an LLM call; the rest go to one batched LLM call that sees short integer ids, never database ids.
+Applying (inside the formation's final transaction, under a lock per scope): every decision is re-checked against
+the facts as they are now, so two formations racing on one scope never store a duplicate."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from django.conf import settings
+from django.db import connection
+from pgvector.django import CosineDistance
+
+from conversations.models import Agent, EndUser, Message, Session
+from core.embeddings.spaces import embedding_expression, embedding_provider_for_space, embedding_space_active
+from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
+from core.models import EmbeddingSpace
+from facts.extraction import ExtractedFact
+from facts.models import Fact, FactEmbedding, FactScope
+from facts.services import fact_close, fact_content_hash, fact_create, fact_supersede
+
+PROMPT = Path(__file__).parent / "prompts" / "reconcile_facts.txt"
+ACTIONS = ("ADD", "UPDATE", "DELETE", "NONE")
+MAX_CANDIDATES = 5
+
+
+@dataclass
+class FactDecision:
+    new: ExtractedFact
+    owner: EndUser | None
+    vector: np.ndarray
+    action: str
+    reason: str
+    target: Fact | None = None
+    content: str | None = None
+    content_vector: np.ndarray | None = None
+    candidates: list[tuple[Fact, float]] = field(default_factory=list)
+
+
+@dataclass
+class ReconciliationResult:
+    added: list[Fact] = field(default_factory=list)
+    updated: list[Fact] = field(default_factory=list)
+    deleted: list[Fact] = field(default_factory=list)
+    unchanged: int = 0
+
+
+def _similar_current_facts(
+    *, agent: Agent, owner: EndUser | None, vector: np.ndarray, space: EmbeddingSpace, min_similarity: float
+) -> list[tuple[Fact, float]]:
+    """Current facts of the same scope (same agent and owner) at or above min_similarity, most similar first."""
+    rows = (
+        FactEmbedding.objects.filter(space=space, agent=agent, fact__valid_to__isnull=True, fact__user=owner)
+        .select_related("fact")
+        .annotate(distance=CosineDistance(embedding_expression(space=space), vector))
+        .filter(distance__lte=1 - min_similarity)
+        .order_by("distance")[:MAX_CANDIDATES]
+    )
+    return [(row.fact, 1 - row.distance) for row in rows]
+
+
+def _decide(data: object, *, new_count: int, existing_count: int) -> dict[int, dict]:
+    if not isinstance(data, dict) or not isinstance(data.get("decisions"), list):
+        raise OutputInvalid('expected an object {"decisions": [...]}')
+    decisions: dict[int, dict] = {}
+    for index, item in enumerate(data["decisions"]):
+        if not isinstance(item, dict) or item.get("new") not in range(1, new_count + 1):
+            raise OutputInvalid(f"decisions[{index}].new must be a new fact number from 1 to {new_count}")
+        action = str(item.get("action", "")).upper()
+        if action not in ACTIONS:
+            raise OutputInvalid(f"decisions[{index}].action must be one of {', '.join(ACTIONS)}")
+        target = item.get("target")
+        if action in ("UPDATE", "DELETE") and target not in range(1, existing_count + 1):
+            raise OutputInvalid(f"decisions[{index}] ({action}) needs a target existing fact number")
+        if action == "UPDATE" and not (isinstance(item.get("content"), str) and item["content"].strip()):
+            raise OutputInvalid(f"decisions[{index}] (UPDATE) needs the updated statement as content")
+        decisions[item["new"]] = {**item, "action": action}
+    return decisions
+
+
+def facts_reconcile_plan(
+    *, agent: Agent, user: EndUser, extracted: list[ExtractedFact], job_id: int | None
+) -> list[FactDecision]:
+    space = embedding_space_active()
+    provider = embedding_provider_for_space(space=space)
+    unique: dict[tuple[int | None, str], ExtractedFact] = {}
+    for fact in extracted:
+        owner = user if FactScope.USER in fact.scopes else None
+        unique.setdefault((owner.pk if owner else None, fact_content_hash(fact.content)), fact)
+    if not unique:
+        return []
+    new_facts = list(unique.values())
+    vectors = provider.embed([fact.content for fact in new_facts])
+
+    decisions: list[FactDecision] = []
+    for fact, vector in zip(new_facts, vectors, strict=True):
+        owner = user if FactScope.USER in fact.scopes else None
+        decision = FactDecision(new=fact, owner=owner, vector=vector, action="ADD", reason="new")
+        exact = Fact.objects.filter(
+            agent=agent, user=owner, content_hash=fact_content_hash(fact.content), valid_to__isnull=True
+        ).first()
+        if exact is not None:
+            decision.action, decision.reason, decision.target = "NONE", "exact duplicate", exact
+        else:
+            decision.candidates = _similar_current_facts(
+                agent=agent,
+                owner=owner,
+                vector=vector,
+                space=space,
+                min_similarity=settings.FACT_CANDIDATE_MIN_SIMILARITY,
+            )
+            if decision.candidates and decision.candidates[0][1] >= settings.FACT_DUPLICATE_SIMILARITY:
+                decision.action, decision.reason = "NONE", "near duplicate"
+                decision.target = decision.candidates[0][0]
+            elif decision.candidates:
+                decision.action = "PENDING"
+        decisions.append(decision)
+
+    pending = [decision for decision in decisions if decision.action == "PENDING"]
+    if pending:
+        _decide_with_llm(pending=pending, agent=agent, job_id=job_id)
+        updates = [decision for decision in pending if decision.action == "UPDATE"]
+        if updates:
+            for decision, content_vector in zip(
+                updates, provider.embed([decision.content for decision in updates]), strict=True
+            ):
+                decision.content_vector = content_vector
+    return decisions
+
+
+def _decide_with_llm(*, pending: list[FactDecision], agent: Agent, job_id: int | None) -> None:
+    existing: list[Fact] = []
+    for decision in pending:
+        for fact, _ in decision.candidates:
+            if fact not in existing:
+                existing.append(fact)
+    number_of = {fact.pk: number for number, fact in enumerate(existing, start=1)}
+    new_inputs = [
+        {
+            "number": number,
+            "content": decision.new.content,
+            "candidates": [number_of[fact.pk] for fact, _ in decision.candidates],
+        }
+        for number, decision in enumerate(pending, start=1)
+    ]
+    existing_inputs = [{"number": number_of[fact.pk], "content": fact.content} for fact in existing]
+    listing = "EXISTING facts:\n" + "\n".join(f"{e['number']}. {e['content']}" for e in existing_inputs)
+    listing += "\n\nNEW facts (with the existing facts similar to each):\n" + "\n".join(
+        f"{n['number']}. {n['content']}  (similar: {', '.join(map(str, n['candidates']))})" for n in new_inputs
+    )
+    decided = llm_complete_json(
+        purpose="reconcile_facts",
+        messages=prompt_render(path=PROMPT, values={"facts": listing}),
+        inputs={"new_facts": new_inputs, "existing": existing_inputs},
+        validate=lambda data: _decide(data, new_count=len(pending), existing_count=len(existing)),
+        speed="fast",
+        agent_id=agent.pk,
+        job_kind="formation",
+        job_id=job_id,
+    )
+    for number, decision in enumerate(pending, start=1):
+        item = decided.get(number)
+        if item is None:
+            decision.action, decision.reason = "ADD", "no decision returned"
+            continue
+        decision.action = item["action"]
+        decision.reason = str(item.get("reason") or item["action"].lower())[:200]
+        if item.get("target"):
+            decision.target = existing[item["target"] - 1]
+        if decision.action == "UPDATE":
+            decision.content = " ".join(item["content"].split())
+
+
+def _scope_lock(*, agent: Agent, owner: EndUser | None) -> None:
+    key = int.from_bytes(
+        hashlib.sha256(f"facts:{agent.pk}:{owner.pk if owner else 0}".encode()).digest()[:8], "big", signed=True
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+
+
+def _current_version(fact: Fact) -> Fact | None:
+    """The fact's current version: a concurrent formation may have superseded the one planning saw."""
+    latest = Fact.objects.filter(lineage=fact.lineage).order_by("-version").first()
+    return latest if latest is not None and latest.valid_to is None else None
+
+
+def _is_duplicate_now(*, decision: FactDecision, agent: Agent, content: str, vector: np.ndarray) -> bool:
+    if Fact.objects.filter(
+        agent=agent, user=decision.owner, content_hash=fact_content_hash(content), valid_to__isnull=True
+    ).exists():
+        return True
+    similar = _similar_current_facts(
+        agent=agent,
+        owner=decision.owner,
+        vector=vector,
+        space=embedding_space_active(),
+        min_similarity=settings.FACT_DUPLICATE_SIMILARITY,
+    )
+    return bool(similar)
+
+
+def facts_reconcile_apply(
+    *, decisions: list[FactDecision], agent: Agent, session: Session, source_messages_fallback: list[Message]
+) -> ReconciliationResult:
+    """Run inside the formation's transaction. Takes a transaction-scoped advisory lock per scope (in a fixed
+    order, so concurrent formations cannot deadlock) and re-checks each decision against the current facts."""
+    result = ReconciliationResult()
+    owners = {decision.owner.pk if decision.owner else 0: decision.owner for decision in decisions}
+    for owner_pk in sorted(owners):
+        _scope_lock(agent=agent, owner=owners[owner_pk])
+
+    for decision in decisions:
+        sources = decision.new.source_messages or source_messages_fallback
+        target = _current_version(decision.target) if decision.target is not None else None
+        action = decision.action
+        if action in ("UPDATE", "DELETE") and target is None:
+            action = "ADD" if action == "UPDATE" else "NONE"  # the target is gone: its successor decides
+        if action == "ADD":
+            if _is_duplicate_now(decision=decision, agent=agent, content=decision.new.content, vector=decision.vector):
+                result.unchanged += 1
+                continue
+            result.added.append(
+                fact_create(
+                    agent=agent,
+                    user=decision.owner,
+                    scopes=decision.new.scopes,
+                    content=decision.new.content,
+                    change_reason="extracted",
+                    source_session=session,
+                    source_messages=sources,
+                    embedding=decision.vector,
+                )
+            )
+        elif action == "UPDATE":
+            content = decision.content or decision.new.content
+            if fact_content_hash(content) == target.content_hash:
+                result.unchanged += 1
+                continue
+            already_stated = Fact.objects.filter(
+                agent=agent, user=target.user, content_hash=fact_content_hash(content), valid_to__isnull=True
+            ).first()
+            if already_stated is not None:  # another current fact says it already: the target folds into it
+                result.deleted.append(
+                    fact_close(
+                        fact=target,
+                        reason=f"merged: {decision.reason}"[:300],
+                        closed_by_messages=sources,
+                        superseded_by=already_stated,
+                    )
+                )
+                continue
+            result.updated.append(
+                fact_supersede(
+                    fact=target,
+                    content=content,
+                    reason=f"updated: {decision.reason}"[:300],
+                    source_session=session,
+                    source_messages=sources,
+                    embedding=decision.content_vector if decision.content_vector is not None else decision.vector,
+                )
+            )
+        elif action == "DELETE":
+            result.deleted.append(
+                fact_close(fact=target, reason=f"deleted: {decision.reason}"[:300], closed_by_messages=sources)
+            )
+        else:
+            result.unchanged += 1
+    return result

@@ -1,0 +1,229 @@
+"""Formation step 5: when a scope's buffer reaches its threshold, one LLM call merges the current blob and the
+buffered reflections into a new blob within the word limit. The old blob stays as a version, and reflections are
+marked absorbed only in the transaction that stores the new blob: a failed consolidation loses nothing."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.db import transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from conversations.models import Agent, EndUser, Session
+from conversations.selectors.agent_settings import agent_thresholds
+from core.exceptions import ApplicationError
+from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
+from core.models import JobStatus
+from reflections.models import (
+    ConsolidatedMemory,
+    ConsolidatedMemoryVersion,
+    ConsolidationJob,
+    MemoryScope,
+    Reflection,
+)
+from reflections.services.context_cache import context_cache_invalidate
+from reflections.services.reflections import scope_key
+
+logger = logging.getLogger(__name__)
+
+PROMPT = Path(__file__).resolve().parent.parent / "prompts" / "consolidate.txt"
+MAX_REFLECTIONS_PER_RUN = 100
+
+
+@dataclass(frozen=True)
+class ScopeKey:
+    agent_id: int
+    scope: str
+    user_id: int | None
+    session_id: int | None
+
+    def as_task_args(self) -> list:
+        return [self.agent_id, self.scope, self.user_id, self.session_id]
+
+
+def words_cap(*, text: str, limit: int) -> str:
+    """Cut to at most `limit` words, keeping line breaks (blobs are bullet lists)."""
+    kept: list[str] = []
+    remaining = limit
+    for line in text.strip().splitlines():
+        words = line.split()
+        if remaining <= 0:
+            break
+        if len(words) > remaining:
+            line = " ".join(words[:remaining])
+        kept.append(line)
+        remaining -= len(words)
+    return "\n".join(kept)
+
+
+def _invalidate_on_commit(memory: ConsolidatedMemory) -> None:
+    transaction.on_commit(
+        lambda: context_cache_invalidate(agent_id=memory.agent_id, user_id=memory.user_id, session_id=memory.session_id)
+    )
+
+
+@transaction.atomic
+def consolidated_memory_replace(
+    *,
+    agent: Agent,
+    scope: str,
+    user: EndUser | None,
+    session: Session | None,
+    content: str,
+    reason: str,
+    absorbed: Sequence[Reflection] = (),
+    expected_version: int | None = None,
+) -> ConsolidatedMemory:
+    """Make `content` the scope's blob (capped to its word limit); the previous content becomes a past version.
+    With expected_version, refuse if someone changed the blob since it was read (optimistic concurrency)."""
+    if scope not in MemoryScope.values:
+        raise ApplicationError("scope must be agent, user or session.", fields={"scope": ["invalid"]})
+    key = scope_key(scope=scope, user=user, session=session)
+    word_limit = agent_thresholds(agent=agent).blob_word_limit(scope)
+    now = timezone.now()
+    memory = ConsolidatedMemory.objects.select_for_update().filter(agent=agent, scope=scope, **key).first()
+    current_version = memory.version if memory else 0
+    if expected_version is not None and expected_version != current_version:
+        raise ApplicationError(
+            f"the blob changed meanwhile (version {current_version}, expected {expected_version}).",
+            code="conflict",
+            fields={"version": ["stale"]},
+        )
+    content = words_cap(text=content, limit=word_limit)
+    if memory is None:
+        memory = ConsolidatedMemory.objects.create(
+            agent=agent,
+            scope=scope,
+            content=content,
+            word_limit=word_limit,
+            version=1,
+            change_reason=reason,
+            last_consolidated_at=now,
+            **key,
+        )
+    else:
+        ConsolidatedMemoryVersion.objects.create(
+            memory=memory,
+            version=memory.version,
+            content=memory.content,
+            word_limit=memory.word_limit,
+            change_reason=memory.change_reason,
+            created_at=memory.last_consolidated_at or memory.updated_at,
+        )
+        memory.content, memory.word_limit, memory.change_reason = content, word_limit, reason
+        memory.version += 1
+        memory.last_consolidated_at = now
+        memory.save(
+            update_fields=["content", "word_limit", "change_reason", "version", "last_consolidated_at", "updated_at"]
+        )
+    if absorbed:
+        Reflection.objects.filter(pk__in=[r.pk for r in absorbed], absorbed=False).update(
+            absorbed=True, absorbed_at=now, consolidated_into=memory, consolidated_into_version=memory.version
+        )
+    _invalidate_on_commit(memory)
+    return memory
+
+
+def consolidation_due_scopes(*, session: Session) -> list[ScopeKey]:
+    """The scopes touched by this session whose unabsorbed reflections reached the agent's threshold."""
+    thresholds = agent_thresholds(agent=session.agent)
+    due = []
+    for scope in (MemoryScope.AGENT, MemoryScope.USER, MemoryScope.SESSION):
+        key = scope_key(scope=scope, user=session.user, session=session)
+        buffered = Reflection.objects.filter(agent=session.agent, scope=scope, absorbed=False, **key).aggregate(
+            n=Count("id")
+        )["n"]
+        if buffered >= thresholds.consolidation_threshold(scope):
+            due.append(
+                ScopeKey(
+                    agent_id=session.agent_id,
+                    scope=scope,
+                    user_id=key["user"].pk if key["user"] else None,
+                    session_id=key["session"].pk if key["session"] else None,
+                )
+            )
+    return due
+
+
+def _validate(data: object) -> str:
+    if not isinstance(data, dict) or not isinstance(data.get("content"), str) or not data["content"].strip():
+        raise OutputInvalid('expected an object {"content": "<the updated note>"}')
+    return data["content"].strip()
+
+
+def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) -> ConsolidationJob | None:
+    """Consolidate one scope if its buffer is due (or `force`). The LLM runs outside any transaction; the result
+    is stored only if the blob is unchanged since it was read, else the job fails and the reflections stay
+    buffered for the next run."""
+    agent = Agent.objects.get(pk=key.agent_id)
+    user = EndUser.objects.get(pk=key.user_id) if key.user_id else None
+    session = Session.objects.get(pk=key.session_id) if key.session_id else None
+    scope_filter = {"user": user, "session": session}
+    buffered = list(
+        Reflection.objects.filter(agent=agent, scope=key.scope, absorbed=False, **scope_filter).order_by(
+            "created_at", "id"
+        )[:MAX_REFLECTIONS_PER_RUN]
+    )
+    threshold = agent_thresholds(agent=agent).consolidation_threshold(key.scope)
+    if not buffered or (len(buffered) < threshold and not force):
+        return None
+    memory = ConsolidatedMemory.objects.filter(agent=agent, scope=key.scope, **scope_filter).first()
+    read_version = memory.version if memory else 0
+    word_limit = agent_thresholds(agent=agent).blob_word_limit(key.scope)
+    job = ConsolidationJob.objects.create(
+        agent=agent,
+        user=user,
+        session=session,
+        scope=key.scope,
+        task_id=task_id,
+        reflections_count=len(buffered),
+        memory=memory,
+    )
+    current = memory.content if memory else ""
+    try:
+        content = llm_complete_json(
+            purpose="consolidate",
+            messages=prompt_render(
+                path=PROMPT,
+                values={
+                    "scope": key.scope,
+                    "word_limit": str(word_limit),
+                    "current": current or "(empty)",
+                    "reflections": "\n".join(f"- {r.content}" for r in buffered),
+                },
+            ),
+            inputs={
+                "scope": key.scope,
+                "word_limit": word_limit,
+                "current": current,
+                "reflections": [r.content for r in buffered],
+            },
+            validate=_validate,
+            speed="slow",
+            agent_id=agent.pk,
+            job_kind="consolidation",
+            job_id=job.pk,
+        )
+        with transaction.atomic():
+            memory = consolidated_memory_replace(
+                agent=agent,
+                scope=key.scope,
+                user=user,
+                session=session,
+                content=content,
+                reason=f"consolidated {len(buffered)} reflections",
+                absorbed=buffered,
+                expected_version=read_version,
+            )
+            job.status, job.memory, job.produced_version = JobStatus.SUCCEEDED, memory, memory.version
+            job.finished_at = timezone.now()
+            job.save(update_fields=["status", "memory", "produced_version", "finished_at"])
+    except Exception as error:
+        job.status, job.error, job.finished_at = JobStatus.FAILED, f"{type(error).__name__}: {error}", timezone.now()
+        job.save(update_fields=["status", "error", "finished_at"])
+        raise
+    return job

@@ -1,0 +1,158 @@
+"""Formation step 4: reflections for agent, user and session, each level only what the levels above do not say."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+
+from conversations.models import Agent, EndUser, Session
+from conversations.services.conversation_text import NumberedMessage, conversation_render
+from core.exceptions import ApplicationError
+from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
+from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
+from reflections.services.context_cache import context_cache_invalidate
+
+PROMPT = Path(__file__).resolve().parent.parent / "prompts" / "reflect.txt"
+LEVELS = (MemoryScope.AGENT, MemoryScope.USER, MemoryScope.SESSION)
+
+
+@dataclass
+class ReflectionDrafts:
+    agent: list[str] = field(default_factory=list)
+    user: list[str] = field(default_factory=list)
+    session: list[str] = field(default_factory=list)
+
+    def count(self) -> int:
+        return len(self.agent) + len(self.user) + len(self.session)
+
+
+def _normalised(text: str) -> str:
+    return " ".join(text.lower().split()).rstrip(".")
+
+
+def _validate(data: object) -> ReflectionDrafts:
+    if not isinstance(data, dict):
+        raise OutputInvalid('expected an object {"agent": [...], "user": [...], "session": [...]}')
+    drafts = ReflectionDrafts()
+    said: set[str] = set()
+    for level in LEVELS:
+        notes = data.get(level, [])
+        if not isinstance(notes, list) or not all(isinstance(note, str) for note in notes):
+            raise OutputInvalid(f"'{level}' must be a list of strings")
+        for note in notes:
+            note = " ".join(note.split())
+            words = note.split()
+            if not words or _normalised(note) in said:
+                continue  # a lower level repeating a higher one adds nothing
+            if len(words) > settings.REFLECTION_MAX_WORDS:
+                note = " ".join(words[: settings.REFLECTION_MAX_WORDS]).rstrip(",;:") + "…"
+            said.add(_normalised(note))
+            getattr(drafts, level).append(note)
+    return drafts
+
+
+def scope_key(*, scope: str, user: EndUser | None, session: Session | None) -> dict:
+    """The (user, session) a scope is keyed by: agent → neither, user → user, session → both."""
+    return {
+        "user": user if scope in (MemoryScope.USER, MemoryScope.SESSION) else None,
+        "session": session if scope == MemoryScope.SESSION else None,
+    }
+
+
+def memory_text_for_prompt(*, agent: Agent, user: EndUser, session: Session) -> str:
+    """The current memory of the three scopes, as the reflection step must not repeat it."""
+    parts = []
+    for scope in LEVELS:
+        key = scope_key(scope=scope, user=user, session=session)
+        blob = ConsolidatedMemory.objects.filter(agent=agent, scope=scope, **key).values_list("content", flat=True)
+        buffered = Reflection.objects.filter(agent=agent, scope=scope, absorbed=False, **key).order_by("created_at")
+        lines = [*(content for content in blob if content), *(f"- {r.content}" for r in buffered[:50])]
+        parts.append(f"<{scope}>\n" + ("\n".join(lines) or "(empty)") + f"\n</{scope}>")
+    return "\n".join(parts)
+
+
+def reflections_draft(
+    *, window: list[NumberedMessage], session: Session, new_facts: list[str], job_id: int | None
+) -> ReflectionDrafts:
+    conversation = conversation_render(window=window)
+    if not conversation:
+        return ReflectionDrafts()
+    memory = memory_text_for_prompt(agent=session.agent, user=session.user, session=session)
+    facts_text = "\n".join(f"- {fact}" for fact in new_facts) or "(none)"
+    return llm_complete_json(
+        purpose="reflect",
+        messages=prompt_render(
+            path=PROMPT,
+            values={
+                "memory": memory,
+                "facts": facts_text,
+                "conversation": conversation,
+                "max_words": str(settings.REFLECTION_MAX_WORDS),
+            },
+        ),
+        inputs={
+            "messages": [item.as_input() for item in window if item.text],
+            "facts": new_facts,
+            "memory_text": memory,
+        },
+        validate=_validate,
+        speed="slow",
+        agent_id=session.agent_id,
+        job_kind="formation",
+        job_id=job_id,
+    )
+
+
+@transaction.atomic
+def reflection_create(
+    *,
+    agent: Agent,
+    scope: str,
+    content: str,
+    user: EndUser | None = None,
+    session: Session | None = None,
+    source: str = Reflection.Source.FORMATION,
+    source_session: Session | None = None,
+) -> Reflection:
+    content = " ".join(content.split())
+    if not content:
+        raise ApplicationError("content must not be empty.", fields={"content": ["empty"]})
+    if scope not in MemoryScope.values:
+        raise ApplicationError("scope must be agent, user or session.", fields={"scope": ["invalid"]})
+    if scope in (MemoryScope.USER, MemoryScope.SESSION) and user is None:
+        raise ApplicationError(f"a {scope} reflection needs a user.", fields={"user": ["required"]})
+    if scope == MemoryScope.SESSION and session is None:
+        raise ApplicationError("a session reflection needs a session.", fields={"session": ["required"]})
+    key = scope_key(scope=scope, user=user, session=session)
+    reflection = Reflection.objects.create(
+        agent=agent, scope=scope, content=content, source=source, source_session=source_session, **key
+    )
+    transaction.on_commit(
+        lambda: context_cache_invalidate(
+            agent_id=agent.pk,
+            user_id=key["user"].pk if key["user"] else None,
+            session_id=key["session"].pk if key["session"] else None,
+        )
+    )
+    return reflection
+
+
+def reflections_store(*, drafts: ReflectionDrafts, session: Session) -> list[Reflection]:
+    stored = []
+    for scope in LEVELS:
+        for content in getattr(drafts, scope):
+            stored.append(
+                reflection_create(
+                    agent=session.agent,
+                    scope=scope,
+                    content=content,
+                    user=session.user,
+                    session=session,
+                    source=Reflection.Source.FORMATION,
+                    source_session=session,
+                )
+            )
+    return stored

@@ -1,0 +1,32 @@
+import pytest
+
+from conversations.services.formation import session_form_memories
+from conversations.services.ingestion import MessageInput, session_append_messages
+from core.models import LLMCall
+from facts.models import Fact
+from reflections.models import Reflection
+
+
+@pytest.mark.django_db
+def test_offline_formation_of_a_short_conversation(agent):
+    result = session_append_messages(
+        agent=agent, user_external_id="u1", session_external_id="s1",
+        messages=[
+            MessageInput(role="user", content="Hi! My name is Gene Parker and I live in Lisbon."),
+            MessageInput(role="assistant", content="Nice to meet you, Gene."),
+            MessageInput(role="user", content="I work as a nurse. I love hiking in the mountains."),
+            MessageInput(role="user", content="What should I cook tonight?"),
+        ],
+    )
+    outcome = session_form_memories(session_id=result.session.pk, trigger="explicit")
+
+    facts = set(Fact.objects.values_list("content", flat=True))
+    assert "The user's name is Gene Parker." in facts
+    assert "The user lives in Lisbon." in facts
+    assert outcome.job.status == "succeeded"
+    assert Reflection.objects.filter(scope="session").exists()
+    assert LLMCall.objects.filter(purpose="extract_facts", outcome="ok").count() == 1
+    result.session.refresh_from_db()
+    assert result.session.formed_through_message_id == result.messages[-1].pk
+    assert session_form_memories(session_id=result.session.pk, trigger="explicit").job.message_count == 0
+    assert Fact.objects.count() == len(facts)
