@@ -1,5 +1,9 @@
-from celery import shared_task
+from datetime import datetime
 
+from celery import shared_task
+from django.db import OperationalError
+
+from facts.access import facts_access_record
 from facts.services import facts_embed_missing
 
 
@@ -14,3 +18,15 @@ from facts.services import facts_embed_missing
 def facts_embed_missing_task(fact_ids: list[int]) -> int:
     """Embed facts written without a vector (imports, bulk writes). Idempotent: embedded facts are skipped."""
     return facts_embed_missing(fact_ids=fact_ids)
+
+
+@shared_task(
+    name="facts.record_access",
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    retry_jitter=True,
+    max_retries=5,
+)
+def facts_access_record_task(fact_ids: list[int], accessed_at: str) -> int:
+    """Not acks_late: an increment is not idempotent, and a count lost to a dead worker beats one counted twice."""
+    return facts_access_record(fact_ids=fact_ids, accessed_at=datetime.fromisoformat(accessed_at))

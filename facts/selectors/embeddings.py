@@ -1,4 +1,4 @@
-"""Reads of facts."""
+"""Nearest fact embeddings by cosine distance."""
 
 from __future__ import annotations
 

@@ -1,0 +1,342 @@
+"""Hybrid fact search (DESIGN.md §2.4): a vector signal and a full-text signal, both pre-filtered to the caller's
+scope, fused with reciprocal rank fusion, optionally blended with recency and diversified with MMR.
+
+Scope is applied on `facts_factembedding`, whose `agent` and `restricted_to_user` copy each version's visibility, so
+both signals read the same candidates: the agent's facts visible agent-wide plus the user's own. A fact is
+searchable once it has a vector in the active embedding space (fact_create embeds synchronously)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+from django.conf import settings
+from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.db import connection, models, transaction
+from django.db.models import F, Q, QuerySet
+from django.utils import timezone
+from pgvector.django import CosineDistance
+
+from conversations.models import Agent, EndUser
+from core.embeddings.spaces import embedding_expression, embedding_provider_for_space, embedding_space_active
+from core.exceptions import ApplicationError
+from core.models import EmbeddingSpace
+from facts.access import facts_access_record_later
+from facts.models import TEXT_SEARCH_CONFIG, Fact, FactEmbedding, FactScope
+
+TOP_K_MAX = 100
+SMALL_STORE_MAX_FACTS = 5
+RECENCY_DECAY_DAYS = 30.0
+# Each signal ranks this many candidates per requested result (at least MIN_CANDIDATES) before fusion and MMR.
+CANDIDATES_PER_RESULT = 4
+MIN_CANDIDATES = 40
+
+
+class SearchMode(models.TextChoices):
+    HYBRID = "hybrid", "vector and full-text, fused"
+    SEMANTIC = "semantic", "vector only"
+    TEXT = "text", "full-text only"
+
+
+@dataclass(frozen=True)
+class FactHit:
+    """One search result. `score` is the fused relevance (reciprocal rank fusion, scaled so that first place in
+    every signal used scores 1.0), blended with recency when asked; a fallback-to-recent hit scores 0. `similarity`
+    is the cosine similarity to the query whenever the query was embedded; the ranks are 1-based places in each
+    signal's list, None when the fact was not in it."""
+
+    fact: Fact
+    score: float
+    similarity: float | None
+    vector_rank: int | None
+    text_rank: int | None
+    text_score: float | None
+
+
+@dataclass
+class _Candidate:
+    fact_id: int
+    valid_from: datetime
+    similarity: float | None = None
+    vector_rank: int | None = None
+    text_rank: int | None = None
+    text_score: float | None = None
+    score: float = 0.0
+
+
+def _options_validate(
+    *,
+    agent: Agent,
+    user: EndUser | None,
+    query: str,
+    top_k: int,
+    mode: str,
+    min_similarity: float | None,
+    recency_weight: float,
+    mmr_lambda: float | None,
+    scopes: list[str] | None,
+) -> None:
+    errors: dict[str, list[str]] = {}
+    if not query.strip():
+        errors["query"] = ["must not be empty"]
+    if not 1 <= top_k <= TOP_K_MAX:
+        errors["top_k"] = [f"must be between 1 and {TOP_K_MAX}"]
+    if mode not in SearchMode.values:
+        errors["mode"] = [f"must be one of {', '.join(SearchMode.values)}"]
+    if min_similarity is not None and not -1.0 <= min_similarity <= 1.0:
+        errors["min_similarity"] = ["must be between -1 and 1"]
+    if min_similarity is not None and mode == SearchMode.TEXT:
+        errors["min_similarity"] = ["needs the semantic signal: use mode 'hybrid' or 'semantic'"]
+    if not 0.0 <= recency_weight <= 1.0:
+        errors["recency_weight"] = ["must be between 0 and 1"]
+    if mmr_lambda is not None and not 0.0 <= mmr_lambda <= 1.0:
+        errors["mmr_lambda"] = ["must be between 0 and 1"]
+    if scopes is not None and not set(scopes) <= set(FactScope.values):
+        errors["scopes"] = [f"must be a list of {', '.join(FactScope.values)}"]
+    if user is not None and user.agent_id != agent.pk:
+        errors["user"] = ["belongs to another agent"]
+    if errors:
+        raise ApplicationError(f"Invalid search: {', '.join(errors)}.", fields=errors)
+
+
+def _scoped_embeddings(
+    *,
+    space: EmbeddingSpace,
+    agent: Agent,
+    user: EndUser | None,
+    scopes: list[str] | None,
+    tags: list[str] | None,
+    as_of: datetime | None,
+    include_history: bool,
+) -> QuerySet[FactEmbedding]:
+    """The vectors of every fact version the caller may retrieve, with the caller's filters applied."""
+    visible = Q(restricted_to_user__isnull=True)
+    if user is not None:
+        visible |= Q(restricted_to_user=user)
+    queryset = FactEmbedding.objects.filter(visible, space=space, agent=agent)
+    if as_of is not None:
+        queryset = queryset.filter(
+            Q(fact__valid_to__isnull=True) | Q(fact__valid_to__gt=as_of), fact__valid_from__lte=as_of
+        )
+    elif not include_history:
+        queryset = queryset.filter(fact__valid_to__isnull=True)
+    if scopes:
+        queryset = queryset.filter(fact__scopes__overlap=scopes)
+    if tags:
+        queryset = queryset.filter(fact__tags__overlap=tags)
+    return queryset
+
+
+def _nearest(queryset: QuerySet[FactEmbedding], *, distance, limit: int) -> list[tuple[int, float, datetime]]:
+    return list(
+        queryset.annotate(distance=distance)
+        .order_by("distance", "fact_id")
+        .values_list("fact_id", "distance", "fact__valid_from")[:limit]
+    )
+
+
+def _vector_ranking(
+    *,
+    scoped: QuerySet[FactEmbedding],
+    space: EmbeddingSpace,
+    user: EndUser | None,
+    vector: np.ndarray,
+    limit: int,
+    exact: bool,
+) -> list[tuple[int, float, datetime]]:
+    """(fact id, cosine similarity, valid_from), most similar first.
+
+    The user's own rows are few: an exact scan of their (space, agent, restricted_to_user) btree entries. It orders
+    by the uncast column on purpose, which keeps the planner off the HNSW index: forced under a per-user filter, HNSW
+    is slow and misses rows. The agent-wide rows order by the indexed cast expression, so the planner may use the
+    space's HNSW index, with iterative scans to keep the filtered results coming."""
+    exact_distance = CosineDistance("embedding", vector)
+    if exact:
+        rows = _nearest(scoped, distance=exact_distance, limit=limit)
+    else:
+        rows = []
+        if user is not None:
+            rows += _nearest(scoped.filter(restricted_to_user=user), distance=exact_distance, limit=limit)
+        indexed_distance = CosineDistance(embedding_expression(space=space), vector)
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+                "set_config('hnsw.ef_search', %s, true)",
+                [str(max(settings.MEMORY_SEARCH_HNSW_EF_SEARCH, limit))],
+            )
+            rows += _nearest(scoped.filter(restricted_to_user__isnull=True), distance=indexed_distance, limit=limit)
+        # relaxed_order may return the HNSW rows slightly out of order, and the two parts need merging anyway.
+        rows.sort(key=lambda row: (row[1], row[0]))
+    return [(fact_id, 1.0 - distance, valid_from) for fact_id, distance, valid_from in rows[:limit]]
+
+
+def _text_ranking(
+    *, scoped: QuerySet[FactEmbedding], query: str, vector: np.ndarray | None, limit: int
+) -> list[tuple[int, float, float | None, datetime]]:
+    """(fact id, ts_rank_cd, cosine similarity or None, valid_from) of the facts matching the query, best first."""
+    text_query = SearchQuery(query, search_type="websearch", config=TEXT_SEARCH_CONFIG)
+    matches = scoped.filter(fact__search_vector=text_query).annotate(
+        text_score=SearchRank(F("fact__search_vector"), text_query, cover_density=True)
+    )
+    if vector is None:
+        rows = matches.order_by("-text_score", "fact_id").values_list("fact_id", "text_score", "fact__valid_from")
+        return [(fact_id, score, None, valid_from) for fact_id, score, valid_from in rows[:limit]]
+    rows = (
+        matches.annotate(distance=CosineDistance("embedding", vector))
+        .order_by("-text_score", "fact_id")
+        .values_list("fact_id", "text_score", "distance", "fact__valid_from")
+    )
+    return [(fact_id, score, 1.0 - distance, valid_from) for fact_id, score, distance, valid_from in rows[:limit]]
+
+
+def _fuse(
+    *,
+    vector_rows: list[tuple[int, float, datetime]],
+    text_rows: list[tuple[int, float, float | None, datetime]],
+    signal_count: int,
+) -> dict[int, _Candidate]:
+    """Reciprocal rank fusion: score = Σ 1 / (k + rank), scaled by (k + 1) / signal_count so that first place in
+    every signal scores 1.0 and scores stay comparable across modes."""
+    k = settings.MEMORY_RRF_K
+    candidates: dict[int, _Candidate] = {}
+    for rank, (fact_id, similarity, valid_from) in enumerate(vector_rows, start=1):
+        candidates[fact_id] = _Candidate(
+            fact_id=fact_id, valid_from=valid_from, similarity=similarity, vector_rank=rank
+        )
+    for rank, (fact_id, text_score, similarity, valid_from) in enumerate(text_rows, start=1):
+        candidate = candidates.setdefault(fact_id, _Candidate(fact_id=fact_id, valid_from=valid_from))
+        candidate.text_rank, candidate.text_score = rank, text_score
+        if candidate.similarity is None:
+            candidate.similarity = similarity
+    scale = (k + 1) / signal_count
+    for candidate in candidates.values():
+        ranks = [rank for rank in (candidate.vector_rank, candidate.text_rank) if rank is not None]
+        candidate.score = scale * sum(1.0 / (k + rank) for rank in ranks)
+    return candidates
+
+
+def _recency_blend(*, candidates: list[_Candidate], weight: float, now: datetime) -> None:
+    for candidate in candidates:
+        age_days = max((now - candidate.valid_from).total_seconds(), 0.0) / 86400
+        candidate.score = (1.0 - weight) * candidate.score + weight * math.exp(-age_days / RECENCY_DECAY_DAYS)
+
+
+def _mmr_select(
+    *, candidates: list[_Candidate], space: EmbeddingSpace, mmr_lambda: float, top_k: int
+) -> list[_Candidate]:
+    """Maximal marginal relevance: repeatedly take the candidate with the best λ·score − (1−λ)·(its highest cosine
+    similarity to those already taken), so near-duplicates give way to other relevant facts."""
+    vectors = {
+        fact_id: np.asarray(embedding, dtype=np.float32)
+        for fact_id, embedding in FactEmbedding.objects.filter(
+            space=space, fact_id__in=[candidate.fact_id for candidate in candidates]
+        ).values_list("fact_id", "embedding")
+    }
+    for fact_id, vector in vectors.items():
+        vectors[fact_id] = vector / (np.linalg.norm(vector) or 1.0)
+    selected: list[_Candidate] = []
+    remaining = list(candidates)
+    while remaining and len(selected) < top_k:
+        best = max(
+            remaining,
+            key=lambda candidate: (
+                mmr_lambda * candidate.score
+                - (1.0 - mmr_lambda)
+                * max((float(vectors[candidate.fact_id] @ vectors[taken.fact_id]) for taken in selected), default=0.0)
+            ),
+        )
+        selected.append(best)
+        remaining.remove(best)
+    return selected
+
+
+def facts_search(
+    *,
+    agent: Agent,
+    user: EndUser | None,
+    query: str,
+    top_k: int = 10,
+    mode: str = SearchMode.HYBRID,
+    min_similarity: float | None = None,
+    recency_weight: float = 0.0,
+    mmr_lambda: float | None = None,
+    scopes: list[str] | None = None,
+    tags: list[str] | None = None,
+    as_of: datetime | None = None,
+    include_history: bool = False,
+    fallback_to_recent: bool = False,
+) -> list[FactHit]:
+    """The facts the agent may show in a conversation with `user` (its agent-wide facts plus the user's own; only
+    agent-wide ones without a user) that best answer `query`.
+
+    - `min_similarity` drops vector candidates below it; full-text matches stay (a rare name matches by text).
+    - `scopes` and `tags` keep facts with any of the given values.
+    - `as_of` reads the versions valid at that time; otherwise `include_history` adds closed versions to the current.
+    - Small stores: when at most SMALL_STORE_MAX_FACTS facts are in scope, all of them are returned, scored, whatever
+      their similarity. `fallback_to_recent`: when nothing matches, the most recent facts are returned instead.
+    Returned facts have their access count and time updated after commit, by a Celery task."""
+    _options_validate(
+        agent=agent,
+        user=user,
+        query=query,
+        top_k=top_k,
+        mode=mode,
+        min_similarity=min_similarity,
+        recency_weight=recency_weight,
+        mmr_lambda=mmr_lambda,
+        scopes=scopes,
+    )
+    space = embedding_space_active()
+    scoped = _scoped_embeddings(
+        space=space,
+        agent=agent,
+        user=user,
+        scopes=scopes,
+        tags=tags,
+        as_of=as_of,
+        include_history=include_history,
+    )
+    limit = max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
+    small_store = scoped[: SMALL_STORE_MAX_FACTS + 1].count() <= SMALL_STORE_MAX_FACTS
+    use_vector = mode != SearchMode.TEXT
+    use_text = mode != SearchMode.SEMANTIC
+    vector = embedding_provider_for_space(space=space).embed_one(query) if use_vector else None
+
+    vector_rows: list[tuple[int, float, datetime]] = []
+    if vector is not None:
+        vector_rows = _vector_ranking(
+            scoped=scoped, space=space, user=user, vector=vector, limit=limit, exact=small_store
+        )
+        if min_similarity is not None and not small_store:
+            vector_rows = [row for row in vector_rows if row[1] >= min_similarity]
+    text_rows = _text_ranking(scoped=scoped, query=query, vector=vector, limit=limit) if use_text else []
+    candidates = _fuse(vector_rows=vector_rows, text_rows=text_rows, signal_count=int(use_vector) + int(use_text))
+    if small_store or (fallback_to_recent and not candidates):
+        # Facts neither signal ranked: all of a small store, or the most recent ones as a fallback. Score 0.
+        rest = scoped.exclude(fact_id__in=list(candidates)).order_by("-fact__valid_from", "-fact_id")
+        for fact_id, valid_from in rest.values_list("fact_id", "fact__valid_from")[:top_k]:
+            candidates[fact_id] = _Candidate(fact_id=fact_id, valid_from=valid_from)
+
+    ranked = list(candidates.values())
+    if recency_weight:
+        _recency_blend(candidates=ranked, weight=recency_weight, now=as_of or timezone.now())
+    ranked.sort(key=lambda candidate: (-candidate.score, -candidate.valid_from.timestamp(), -candidate.fact_id))
+    if mmr_lambda is not None and len(ranked) > 1:
+        ranked = _mmr_select(candidates=ranked, space=space, mmr_lambda=mmr_lambda, top_k=top_k)
+    ranked = ranked[:top_k]
+
+    facts = Fact.objects.select_related("user").in_bulk([candidate.fact_id for candidate in ranked])
+    facts_access_record_later(fact_ids=list(facts))
+    return [
+        FactHit(
+            fact=facts[candidate.fact_id],
+            score=candidate.score,
+            similarity=candidate.similarity,
+            vector_rank=candidate.vector_rank,
+            text_rank=candidate.text_rank,
+            text_score=candidate.text_score,
+        )
+        for candidate in ranked
+    ]
