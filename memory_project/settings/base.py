@@ -171,12 +171,6 @@ MEMORY_RRF_K = env.int("MEMORY_RRF_K", default=60)
 # HNSW candidate list size of agent-wide vector search (recall against latency; raised to the candidates needed).
 MEMORY_SEARCH_HNSW_EF_SEARCH = env.int("MEMORY_SEARCH_HNSW_EF_SEARCH", default=200)
 
-# --- Fact search ------------------------------------------------------------------------------------------------------
-# Reciprocal rank fusion constant: score = sum of 1 / (k + rank) over the vector and full-text signals.
-MEMORY_RRF_K = env.int("MEMORY_RRF_K", default=60)
-# HNSW candidate list size of agent-wide vector search (recall against latency; raised to the candidates needed).
-MEMORY_SEARCH_HNSW_EF_SEARCH = env.int("MEMORY_SEARCH_HNSW_EF_SEARCH", default=200)
-
 # --- Memory formation and retrieval ---------------------------------------------------------------------------------
 MEMORY_FORMATION_MSG_INTERVAL = env.int("MEMORY_FORMATION_MSG_INTERVAL", default=45)
 MEMORY_FORMATION_TOKEN_INTERVAL = env.int("MEMORY_FORMATION_TOKEN_INTERVAL", default=1000)
