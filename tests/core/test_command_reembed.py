@@ -1,0 +1,250 @@
+"""reembed switches from the local model (384-d) to an OpenAI-compatible endpoint with other dimensions while searches
+and writes keep running. The endpoint is a stub HTTP server on 127.0.0.1 that embeds by hashed bag of words."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from io import StringIO
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+from django.db import connection, connections
+
+from conversations.models import Message, MessageEmbedding, Session
+from conversations.services.message_embeddings import messages_embed_missing
+from core.embeddings import spaces
+from core.embeddings.spaces import embedding_space_active
+from core.exceptions import ProviderError
+from core.models import EmbeddingSpace
+from facts.models import Fact, FactEmbedding
+from facts.selectors import fact_embeddings_nearest
+from facts.services import fact_create
+
+STUB_MODEL = "bag-of-words"
+STUB_DIMENSIONS = 96
+MARKER = "The office cat is named Miso"
+QUERY = "What is the office cat named?"
+TOPICS = ["gardening", "invoices", "bicycles", "volcanoes", "chess", "pottery", "sailing", "astronomy", "baking"]
+
+
+def bag_of_words_vector(text: str, dimensions: int) -> np.ndarray:
+    vector = np.zeros(dimensions, dtype=np.float32)
+    for word in re.findall(r"[a-z]+", text.lower()):
+        vector[int(hashlib.sha1(word.encode()).hexdigest(), 16) % dimensions] += 1.0
+    return vector / (np.linalg.norm(vector) or 1.0)
+
+
+class EmbeddingStub:
+    """OpenAI-compatible POST /v1/embeddings. `fail_after` makes it answer 500 once that many requests were served,
+    standing in for a crash of the provider half-way through."""
+
+    def __init__(self) -> None:
+        self.texts_embedded = 0
+        self.requests = 0
+        self.fail_after: int | None = None
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if stub.fail_after is not None and stub.requests >= stub.fail_after:
+                    self.send_response(500)
+                    self.end_headers()
+                    return
+                stub.requests += 1
+                time.sleep(0.02)
+                inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                stub.texts_embedded += len(inputs)
+                data = []
+                for index, text in enumerate(inputs):
+                    vector = bag_of_words_vector(text, body["dimensions"])
+                    encoded = (
+                        base64.b64encode(vector.astype("<f4").tobytes()).decode()
+                        if body.get("encoding_format") == "base64"
+                        else vector.tolist()
+                    )
+                    data.append({"object": "embedding", "index": index, "embedding": encoded})
+                payload = json.dumps(
+                    {
+                        "object": "list",
+                        "data": data,
+                        "model": body["model"],
+                        "usage": {"prompt_tokens": 0, "total_tokens": 0},
+                    }
+                ).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+
+@pytest.fixture
+def embedding_stub(settings) -> Iterator[EmbeddingStub]:
+    stub = EmbeddingStub()
+    stub.thread.start()
+    settings.EMBEDDING_BASE_URL = stub.base_url
+    settings.EMBEDDING_API_KEY = "test-key"
+    spaces._provider_for.cache_clear()
+    yield stub
+    stub.server.shutdown()
+    stub.server.server_close()
+    spaces._provider_for.cache_clear()
+
+
+def _stored_memory(agent, user) -> Session:
+    fact_create(agent=agent, user=None, scopes=["agent"], content=MARKER)
+    for i in range(40):
+        topic = TOPICS[i % len(TOPICS)]
+        fact_create(agent=agent, user=user, scopes=["user"], content=f"Note {i} about {topic} and {topic} supplies")
+    session = Session.objects.create(agent=agent, user=user, external_id="s-reembed")
+    messages = Message.objects.bulk_create(
+        [Message(session=session, role="user", content=f"Message {i} about {TOPICS[i % 9]}") for i in range(12)]
+    )
+    messages_embed_missing(message_ids=[m.pk for m in messages[:10]])  # two are never embedded
+    return session
+
+
+def _reembed(*extra: str) -> str:
+    out = StringIO()
+    call_command(
+        "reembed",
+        "--provider",
+        "openai",
+        "--model",
+        STUB_MODEL,
+        "--dimensions",
+        str(STUB_DIMENSIONS),
+        "--batch-size",
+        "8",
+        *extra,
+        stdout=out,
+    )
+    return out.getvalue()
+
+
+def _hnsw_indexes() -> dict[str, bool]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.relname, i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "WHERE c.relname LIKE '%%_hnsw'"
+        )
+        return dict(cursor.fetchall())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_reembed_to_other_dimensions_while_searches_and_writes_run(agent, end_user, embedding_stub):
+    _stored_memory(agent, end_user)
+    old_space = embedding_space_active()
+    stop = threading.Event()
+    failures: list[str] = []
+    spaces_searched: set[str] = set()
+    searches = 0
+    written: list[int] = []
+
+    def search_loop() -> None:
+        nonlocal searches
+        try:
+            while not stop.is_set():
+                try:
+                    hits = list(fact_embeddings_nearest(agent=agent, user=end_user, query=QUERY, limit=3))
+                    spaces_searched.add(hits[0].space.name if hits else "")
+                    if not hits or hits[0].fact.content != MARKER:
+                        failures.append(f"wrong results: {[hit.fact.content for hit in hits]}")
+                except Exception as error:  # any error is a failed search
+                    failures.append(repr(error))
+                searches += 1
+        finally:
+            connections.close_all()
+
+    def write_loop() -> None:
+        try:
+            i = 0
+            while not stop.is_set():
+                written.append(
+                    fact_create(agent=agent, user=None, scopes=["agent"], content=f"Written meanwhile {i}").pk
+                )
+                i += 1
+                time.sleep(0.05)
+        finally:
+            connections.close_all()
+
+    assert "would embed 41 facts" in _reembed("--dry-run")
+    threads = [threading.Thread(target=search_loop), threading.Thread(target=write_loop)]
+    for thread in threads:
+        thread.start()
+    try:
+        time.sleep(0.5)
+        output = _reembed("--retire-grace-seconds", "1")
+        time.sleep(0.5)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(30)
+
+    new_space = embedding_space_active()
+    assert failures == []
+    assert searches > 20
+    assert spaces_searched == {old_space.name, new_space.name}
+    assert (new_space.provider, new_space.model, new_space.dimensions) == ("openai", STUB_MODEL, STUB_DIMENSIONS)
+    old_space.refresh_from_db()
+    assert old_space.status == EmbeddingSpace.Status.RETIRED
+    # Every fact, including those written during the switch, is in the new space and nowhere else.
+    assert len(written) > 5
+    assert FactEmbedding.objects.filter(space=new_space).count() == Fact.objects.count()
+    assert not FactEmbedding.objects.exclude(space=new_space).exists()
+    # The ten embedded messages moved; the two never embedded stay unembedded.
+    assert MessageEmbedding.objects.filter(space=new_space).count() == 10
+    assert MessageEmbedding.objects.count() == 10
+    indexes = _hnsw_indexes()
+    assert indexes[f"facts_factembedding_s{new_space.pk}_hnsw"] is True
+    assert indexes[f"conversations_messageembedding_s{new_space.pk}_hnsw"] is True
+    assert not any(f"_s{old_space.pk}_hnsw" in name for name in indexes)
+    vector = FactEmbedding.objects.get(space=new_space, fact__content=MARKER).embedding
+    assert np.allclose(vector, bag_of_words_vector(MARKER, STUB_DIMENSIONS), atol=1e-6)
+    assert re.search(r"facts: 8/\d+ \(\d+/s, ETA \d+s\)", output), output
+    assert f"{new_space.name} is active" in output
+
+
+@pytest.mark.django_db(transaction=True)
+def test_reembed_resumes_after_a_crash_embedding_only_what_the_new_space_lacks(agent, end_user, embedding_stub):
+    _stored_memory(agent, end_user)
+    old_space = embedding_space_active()
+    embedding_stub.fail_after = 3
+
+    with pytest.raises(ProviderError):
+        _reembed()
+
+    building = EmbeddingSpace.objects.get(status=EmbeddingSpace.Status.BUILDING)
+    assert FactEmbedding.objects.filter(space=building).count() == 24
+    assert embedding_space_active() == old_space
+    embedding_stub.fail_after = None
+    texts_before = embedding_stub.texts_embedded
+    assert "would embed 17 facts" in _reembed("--dry-run")
+
+    _reembed("--retire-grace-seconds", "0")
+
+    assert embedding_space_active() == building
+    assert embedding_stub.texts_embedded - texts_before == 17 + 10
+    assert FactEmbedding.objects.filter(space=building).count() == 41
+    _reembed("--retire-grace-seconds", "0")  # the active space again: nothing to embed
+    assert embedding_stub.texts_embedded - texts_before == 17 + 10
+    assert embedding_space_active() == building
