@@ -213,7 +213,3 @@ MESSAGE_SEARCH_WIDEN_BELOW_MESSAGES = env.int("MESSAGE_SEARCH_WIDEN_BELOW_MESSAG
 REEMBED_MAINTENANCE_WORK_MEM = env("REEMBED_MAINTENANCE_WORK_MEM", default="512MB")
 # Agents (external ids) whose near-duplicate facts the nightly job closes. Empty: the job does nothing (opt-in).
 CLEANUP_DUPLICATE_FACTS_AGENTS = env.list("CLEANUP_DUPLICATE_FACTS_AGENTS", default=[])
-
-# --- Management commands: reembed, cleanup_duplicate_facts ----------------------------------------------------------
-# maintenance_work_mem while reembed builds a new space's HNSW indexes (2GB builds 1M rows ~3.5x faster than 64MB).
-REEMBED_MAINTENANCE_WORK_MEM = env("REEMBED_MAINTENANCE_WORK_MEM", default="512MB")
