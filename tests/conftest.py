@@ -87,3 +87,15 @@ def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[subpro
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+@pytest.fixture
+def scripted_llm():
+    """A scripted LLM in place of the configured provider, for code running in this process."""
+    from core.llm.providers import set_llm_provider_override
+    from tests.fakes import ScriptedLLM
+
+    fake = ScriptedLLM()
+    set_llm_provider_override(fake)
+    yield fake
+    set_llm_provider_override(None)
