@@ -10,6 +10,7 @@ urlpatterns = [
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/v1/", include("conversations.api.urls")),
+    path("api/v1/", include("reflections.api.urls")),
 ]
 
 handler404 = "core.api.errors.not_found_handler"

@@ -1,0 +1,33 @@
+"""Which end user and session a memory read is about, from the external ids an agent passes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from conversations.models import Agent, EndUser, Session
+from core.exceptions import ApplicationError
+
+
+@dataclass(frozen=True)
+class MemoryScopeTarget:
+    user: EndUser | None
+    session: Session | None
+
+
+def memory_scope_resolve(
+    *, agent: Agent, user_external_id: str | None, session_external_id: str | None
+) -> MemoryScopeTarget:
+    """Reads never create rows: an id the agent has not used yet simply has no memory (None). A session names its
+    user, so `user` may be left out; naming a different user than the session's is a client error."""
+    user = EndUser.objects.filter(agent=agent, external_id=user_external_id).first() if user_external_id else None
+    session = None
+    if session_external_id:
+        session = Session.objects.select_related("user").filter(agent=agent, external_id=session_external_id).first()
+    if session is not None:
+        if user_external_id and session.user.external_id != user_external_id:
+            raise ApplicationError(
+                f"session {session_external_id!r} belongs to another user than {user_external_id!r}.",
+                fields={"session": ["belongs to another user"]},
+            )
+        user = session.user
+    return MemoryScopeTarget(user=user, session=session)

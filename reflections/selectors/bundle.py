@@ -1,0 +1,320 @@
+"""The memory bundle: everything memory offers for one prompt, cut to the caller's token budget.
+
+Parts, in the order they are given budget (the first ones are what an agent can least do without):
+1. `context`: the always-in-context block (atomic: an XML-like block cut in the middle would mislead the model);
+2. `session_summary`: the session's consolidated blob, only when the context block is not in the bundle (it holds
+   the same text as <SessionMemory>);
+3. `recent_turns`: the session's last turns, newest first, contiguous (a turn that does not fit is shortened and
+   the older ones left out, never a gap in the conversation);
+4. `facts`: hybrid fact search (facts.selectors.facts_search) for the query;
+5. `similar_messages`: past messages similar to the query (turn-level retrieval), excluding the recent turns.
+
+Each part is capped by its own token limit and by what the parts before it left of the budget. Token counts are
+those of core.tokens (WordPiece, which ignores whitespace), so the rendered `text` costs the sum of the parts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from conversations.models import Agent, EndUser, Message, Session
+from conversations.selectors.message_search import messages_search_similar
+from core.tokens import count_tokens
+from facts.selectors import facts_search
+from reflections.models import ConsolidatedMemory, MemoryScope
+from reflections.selectors.context import memory_context_get
+
+BUNDLE_PART_NAMES = ("context", "session_summary", "recent_turns", "facts", "similar_messages")
+DEFAULT_PART_TOKEN_LIMITS = {
+    "context": 2500,
+    "session_summary": 600,
+    "recent_turns": 1500,
+    "facts": 800,
+    "similar_messages": 600,
+}
+# Below this many tokens of room, a shortened item says too little to be worth its place.
+MIN_SHORTENED_ITEM_TOKENS = 16
+SIMILAR_MESSAGE_MAX_TOKENS = 150
+ELLIPSIS = " …"
+
+
+class PartStatus:
+    INCLUDED = "included"
+    PARTIAL = "partial"  # some items left out or shortened
+    OVER_BUDGET = "over_budget"  # there was memory, none of it fitted
+    EMPTY = "empty"  # no memory of this kind
+    DISABLED = "disabled"  # switched off for the agent
+    IN_CONTEXT = "in_context"  # already inside the context part
+
+
+@dataclass(frozen=True)
+class BundleLimits:
+    facts_top_k: int = 10
+    similar_messages_top_k: int = 5
+    similar_messages_min_similarity: float | None = 0.3
+    recent_turns: int = 10
+    part_token_limits: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_PART_TOKEN_LIMITS))
+
+    def token_limit(self, part: str) -> int:
+        return self.part_token_limits.get(part, DEFAULT_PART_TOKEN_LIMITS[part])
+
+
+@dataclass
+class BundlePart:
+    name: str
+    status: str
+    token_limit: int
+    tokens: int = 0
+    text: str = ""
+    items: list[dict[str, Any]] = field(default_factory=list)
+    omitted: int = 0
+
+
+@dataclass(frozen=True)
+class MemoryBundle:
+    query: str
+    token_budget: int
+    tokens_used: int
+    text: str
+    parts: dict[str, BundlePart]
+
+
+def text_shorten_to_tokens(*, text: str, max_tokens: int) -> str:
+    """The longest prefix of whole words, plus an ellipsis, within max_tokens; "" if not even one word fits."""
+    if count_tokens(text) <= max_tokens:
+        return text
+    words = text.split(" ")
+    fitting, too_many = 0, len(words)
+    while too_many - fitting > 1:
+        middle = (fitting + too_many) // 2
+        if count_tokens(" ".join(words[:middle]) + ELLIPSIS) <= max_tokens:
+            fitting = middle
+        else:
+            too_many = middle
+    return " ".join(words[:fitting]) + ELLIPSIS if fitting else ""
+
+
+@dataclass(frozen=True)
+class _Line:
+    text: str
+    item: dict[str, Any]
+
+
+def _wrap(tag: str, lines: list[str]) -> str:
+    return "\n".join([f"<{tag}>", *lines, f"</{tag}>"])
+
+
+def _wrapper_tokens(tag: str) -> int:
+    return count_tokens(f"<{tag}>") + count_tokens(f"</{tag}>")
+
+
+def _part_fill(
+    *,
+    part: BundlePart,
+    tag: str,
+    lines: list[_Line],
+    allowance: int,
+    contiguous: bool,
+    item_content: Callable[[str], str] | None = None,
+) -> None:
+    """Take lines in order while they fit. Contiguous parts stop at the first line that does not fit (shortened to
+    fit when there is room enough); the others skip it and try the next. `item_content` re-derives an item's
+    `content` from its shortened line."""
+    if not lines:
+        part.status = PartStatus.EMPTY
+        return
+    remaining = allowance - _wrapper_tokens(tag)
+    taken: list[_Line] = []
+    shortened = False
+    for line in lines:
+        cost = count_tokens(line.text)
+        if cost <= remaining:
+            taken.append(line)
+            remaining -= cost
+            continue
+        if contiguous:
+            if remaining >= MIN_SHORTENED_ITEM_TOKENS:
+                cut = text_shorten_to_tokens(text=line.text, max_tokens=remaining)
+                if cut and item_content is not None:
+                    taken.append(_Line(cut, {**line.item, "content": item_content(cut), "truncated": True}))
+                    shortened = True
+            break
+    if not taken:
+        part.status, part.omitted = PartStatus.OVER_BUDGET, len(lines)
+        return
+    if contiguous:
+        taken.reverse()  # newest first while choosing, oldest first to read
+    part.text = _wrap(tag, [line.text for line in taken])
+    part.tokens = count_tokens(part.text)
+    part.items = [line.item for line in taken]
+    part.omitted = len(lines) - len(taken)
+    part.status = PartStatus.PARTIAL if part.omitted or shortened else PartStatus.INCLUDED
+
+
+def _turn_line(message: Message) -> _Line:
+    return _Line(
+        f"{message.role}: {message.content}",
+        {
+            "id": message.pk,
+            "role": message.role,
+            "content": message.content,
+            "created_at": message.created_at.isoformat(),
+            "truncated": False,
+        },
+    )
+
+
+def memory_bundle_build(
+    *,
+    agent: Agent,
+    user: EndUser | None,
+    session: Session | None,
+    query: str,
+    token_budget: int,
+    limits: BundleLimits | None = None,
+    min_similarity: float | None = None,
+    recency_weight: float = 0.0,
+) -> MemoryBundle:
+    limits = limits or BundleLimits()
+    parts = {
+        name: BundlePart(name=name, status=PartStatus.EMPTY, token_limit=limits.token_limit(name))
+        for name in BUNDLE_PART_NAMES
+    }
+    remaining = token_budget
+
+    def allowance(name: str) -> int:
+        return min(parts[name].token_limit, remaining)
+
+    context = memory_context_get(agent=agent, user=user, session=session)
+    context_part = parts["context"]
+    if not context.enabled:
+        context_part.status = PartStatus.DISABLED
+    elif context.text and context.token_count <= allowance("context"):
+        context_part.status, context_part.text, context_part.tokens = (
+            PartStatus.INCLUDED,
+            context.text,
+            context.token_count,
+        )
+    elif context.text:
+        context_part.status = PartStatus.OVER_BUDGET
+    remaining -= context_part.tokens
+
+    summary_part = parts["session_summary"]
+    session_blob = ""
+    if session is not None:
+        if context_part.status == PartStatus.INCLUDED and context.blob_of(MemoryScope.SESSION):
+            summary_part.status = PartStatus.IN_CONTEXT
+        else:
+            session_blob = (
+                ConsolidatedMemory.objects.filter(agent=agent, scope=MemoryScope.SESSION, session=session)
+                .values_list("content", flat=True)
+                .first()
+                or ""
+            ).strip()
+    if session_blob:
+        room = allowance("session_summary") - _wrapper_tokens("SessionSummary")
+        summary = (
+            text_shorten_to_tokens(text=session_blob, max_tokens=room) if room >= MIN_SHORTENED_ITEM_TOKENS else ""
+        )
+        if summary:
+            summary_part.text = _wrap("SessionSummary", [summary])
+            summary_part.tokens = count_tokens(summary_part.text)
+            summary_part.status = PartStatus.INCLUDED if summary == session_blob else PartStatus.PARTIAL
+        else:
+            summary_part.status = PartStatus.OVER_BUDGET
+    remaining -= summary_part.tokens
+
+    recent: list[Message] = []
+    if session is not None and limits.recent_turns > 0:
+        recent = list(Message.objects.filter(session=session).order_by("-id")[: limits.recent_turns])
+    _part_fill(
+        part=parts["recent_turns"],
+        tag="RecentTurns",
+        lines=[_turn_line(message) for message in recent],
+        allowance=allowance("recent_turns"),
+        contiguous=True,
+        item_content=lambda line: line.split(": ", 1)[1],
+    )
+    remaining -= parts["recent_turns"].tokens
+
+    if not agent.rag_enabled:
+        parts["facts"].status = PartStatus.DISABLED
+    else:
+        hits = (
+            facts_search(
+                agent=agent,
+                user=user,
+                query=query,
+                top_k=limits.facts_top_k,
+                min_similarity=min_similarity,
+                recency_weight=recency_weight,
+            )
+            if limits.facts_top_k > 0
+            else []
+        )
+        _part_fill(
+            part=parts["facts"],
+            tag="RelevantFacts",
+            lines=[
+                _Line(
+                    f"- {hit.fact.content}",
+                    {
+                        "id": hit.fact.pk,
+                        "content": hit.fact.content,
+                        "scopes": list(hit.fact.scopes),
+                        "score": hit.score,
+                        "similarity": hit.similarity,
+                        "vector_rank": hit.vector_rank,
+                        "text_rank": hit.text_rank,
+                    },
+                )
+                for hit in hits
+            ],
+            allowance=allowance("facts"),
+            contiguous=False,
+        )
+    remaining -= parts["facts"].tokens
+
+    similar = messages_search_similar(
+        agent=agent,
+        user=user,
+        session=session,
+        query=query,
+        top_k=limits.similar_messages_top_k,
+        min_similarity=limits.similar_messages_min_similarity,
+        exclude_message_ids=[message.pk for message in recent],
+    )
+    similar_lines = []
+    for hit in similar:
+        content = text_shorten_to_tokens(text=hit.message.content, max_tokens=SIMILAR_MESSAGE_MAX_TOKENS)
+        similar_lines.append(
+            _Line(
+                f"- [{hit.message.created_at:%Y-%m-%d}] {hit.message.role}: {content}",
+                {
+                    "id": hit.message.pk,
+                    "role": hit.message.role,
+                    "content": content,
+                    "session": hit.session_external_id,
+                    "similarity": hit.similarity,
+                    "created_at": hit.message.created_at.isoformat(),
+                    "truncated": content != hit.message.content,
+                },
+            )
+        )
+    _part_fill(
+        part=parts["similar_messages"],
+        tag="SimilarPastMessages",
+        lines=similar_lines,
+        allowance=allowance("similar_messages"),
+        contiguous=False,
+    )
+
+    text = "\n\n".join(part.text for part in parts.values() if part.text)
+    return MemoryBundle(
+        query=query,
+        token_budget=token_budget,
+        tokens_used=sum(part.tokens for part in parts.values()),
+        text=text,
+        parts=parts,
+    )

@@ -1,0 +1,22 @@
+"""Makes the Python client under clients/python importable in tests, which exercise the API through it."""
+
+from __future__ import annotations
+
+import sys
+
+from conversations.models import Agent
+from conversations.services.api_keys import api_key_create
+from tests.conftest import REPO_DIR
+
+CLIENT_DIR = str(REPO_DIR / "clients" / "python")
+if CLIENT_DIR not in sys.path:
+    sys.path.insert(0, CLIENT_DIR)
+
+from memory_client import MemoryAPIError, MemoryClient  # noqa: E402
+
+__all__ = ["MemoryAPIError", "MemoryClient", "memory_client_for"]
+
+
+def memory_client_for(*, agent: Agent, base_url: str) -> MemoryClient:
+    _, raw_key = api_key_create(agent=agent, name="tests")
+    return MemoryClient(base_url, raw_key, timeout=60)
