@@ -23,7 +23,7 @@ def _flatten_field_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]
     if isinstance(detail, dict):
         flat: dict[str, list[str]] = {}
         for key, value in detail.items():
-            name = "" if key == "non_field_errors" and not prefix else str(key)
+            name = "" if key == "non_field_errors" else str(key)  # a list's own errors belong to the list
             path = f"{prefix}.{name}" if prefix and name else (prefix or name)
             flat.update(_flatten_field_errors(value, path))
         return flat
