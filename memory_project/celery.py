@@ -5,6 +5,7 @@ so operators see and can pause the jobs in the admin."""
 import os
 
 from celery import Celery
+from celery.schedules import crontab
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_project.settings.local")
 
@@ -19,4 +20,9 @@ app.steps["worker"].add(WorkerHeartbeatStep)
 app.conf.beat_schedule = {
     "formation-sweep": {"task": "conversations.sweep_formation", "schedule": 60.0},
     "memory-context-refresh": {"task": "reflections.memory_context_refresh_active", "schedule": 300.0},
+    # Only agents opted in through CLEANUP_DUPLICATE_FACTS_AGENTS; off for everyone else.
+    "cleanup-duplicate-facts-nightly": {
+        "task": "core.cleanup_duplicate_facts_nightly",
+        "schedule": crontab(hour=3, minute=15),
+    },
 }
