@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The admin's browser tests drive Debian's Chromium through Playwright (never `playwright install`: it downloads).
+CHROMIUM := /usr/bin/chromium
 ARGS ?=
 
 .PHONY: run test install lint clean
@@ -16,12 +18,16 @@ test: $(STAMP)
 install: $(STAMP)
 
 # torch is installed on its own first, pinned to the CPU build; requirements then find it satisfied.
-$(STAMP): requirements/base.txt requirements/local.txt
+$(STAMP): requirements/base.txt requirements/local.txt | $(CHROMIUM)
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -r requirements/local.txt
 	touch $(STAMP)
+
+# Order-only prerequisite of the stamp: installed when missing, never reinstalled because of its date.
+$(CHROMIUM):
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
