@@ -11,6 +11,7 @@ urlpatterns = [
     path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/v1/", include("conversations.api.urls")),
     path("api/v1/", include("reflections.api.urls")),
+    path("v1/", include("conversations.api.chat_proxy_urls")),
 ]
 
 handler404 = "core.api.errors.not_found_handler"
