@@ -34,6 +34,11 @@ class ConsolidatedMemory(models.Model):
     change_reason = models.CharField(max_length=300, blank=True)
     last_consolidated_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # Session blobs are the session's rolling summary: the last message it covers decides when it is due again.
+    summarized_through_message_id = models.BigIntegerField(null=True, blank=True)
+    is_rule_based = models.BooleanField(
+        default=False, help_text="Written by rules because the LLM failed; the next LLM summary replaces it."
+    )
 
     class Meta:
         verbose_name = "consolidated memory"

@@ -25,8 +25,10 @@ from core.exceptions import ProviderError
 from core.models import JobStatus
 from facts.extraction import facts_extract
 from facts.reconciliation import facts_reconcile_apply, facts_reconcile_plan
-from reflections.services.consolidation import consolidation_due_scopes
+from reflections.models import MemoryScope
+from reflections.services.consolidation import ScopeKey, consolidation_due_scopes
 from reflections.services.reflections import reflections_draft, reflections_store
+from reflections.services.session_summary import session_summary_due
 
 logger = logging.getLogger(__name__)
 Status = Session.FormationStatus
@@ -151,7 +153,13 @@ def _queue_follow_ups(*, session: Session, more_pending: bool) -> None:
     meanwhile in numbers that make the interval due."""
     from conversations.tasks import scope_consolidate_task
 
-    for key in consolidation_due_scopes(session=session):
+    due = consolidation_due_scopes(session=session)
+    session_key = ScopeKey(
+        agent_id=session.agent_id, scope=MemoryScope.SESSION, user_id=session.user_id, session_id=session.pk
+    )
+    if session_key not in due and session_summary_due(session=session):
+        due.append(session_key)
+    for key in due:
         task_enqueue_safely(scope_consolidate_task, *key.as_task_args())
     session.refresh_from_db(fields=["formation_status", "formed_through_message_id"])
     if more_pending or session_formation_due_by_interval(session=session):

@@ -139,6 +139,11 @@ def _attribute(content: str) -> str:
     return content.lower()
 
 
+def _topics(texts: list[str], count: int = 4) -> list[str]:
+    words = [word for text in texts for word in re.findall(r"[a-z][a-z'-]{2,}", text.lower())]
+    return [word for word, _ in Counter(w for w in words if w not in _STOPWORDS).most_common(count)]
+
+
 class OfflineLLM(LLMProvider):
     name = "offline"
 
@@ -194,8 +199,7 @@ class OfflineLLM(LLMProvider):
         if not user_texts:
             return {"agent": [], "user": [], "session": []}
         memory_text = inputs.get("memory_text", "").lower()
-        words = [w for text in user_texts for w in re.findall(r"[a-z][a-z'-]{2,}", text.lower())]
-        topics = [word for word, _ in Counter(w for w in words if w not in _STOPWORDS).most_common(4)]
+        topics = _topics(user_texts)
         session = [f"This session was about {', '.join(topics)}."] if topics else []
         user: list[str] = []
         average_words = sum(len(text.split()) for text in user_texts) / len(user_texts)
@@ -211,6 +215,9 @@ class OfflineLLM(LLMProvider):
     def _consolidate(self, inputs: dict[str, Any]) -> dict:
         lines = [line.strip() for line in inputs["current"].splitlines() if line.strip()]
         lines += [f"- {reflection.strip()}" for reflection in inputs["reflections"]]
+        topics = _topics([m["text"] for m in inputs.get("messages", []) if m["role"] == "user"])
+        if topics:
+            lines.append(f"- Discussed: {', '.join(topics)}.")
         unique = list(dict.fromkeys(lines))
         while unique and sum(len(line.split()) for line in unique) > inputs["word_limit"]:
             unique.pop(0)  # the oldest lines go first

@@ -77,6 +77,8 @@ def consolidated_memory_replace(
     reason: str,
     absorbed: Sequence[Reflection] = (),
     expected_version: int | None = None,
+    summarized_through_message_id: int | None = None,
+    is_rule_based: bool = False,
 ) -> ConsolidatedMemory:
     """Make `content` the scope's blob (capped to its word limit); the previous content becomes a past version.
     With expected_version, refuse if someone changed the blob since it was read (optimistic concurrency)."""
@@ -94,6 +96,9 @@ def consolidated_memory_replace(
             fields={"version": ["stale"]},
         )
     content = words_cap(text=content, limit=word_limit)
+    summary_fields: dict = {"is_rule_based": is_rule_based}
+    if summarized_through_message_id is not None:
+        summary_fields["summarized_through_message_id"] = summarized_through_message_id
     if memory is None:
         memory = ConsolidatedMemory.objects.create(
             agent=agent,
@@ -104,6 +109,7 @@ def consolidated_memory_replace(
             change_reason=reason,
             last_consolidated_at=now,
             **key,
+            **summary_fields,
         )
     else:
         ConsolidatedMemoryVersion.objects.create(
@@ -117,8 +123,18 @@ def consolidated_memory_replace(
         memory.content, memory.word_limit, memory.change_reason = content, word_limit, reason
         memory.version += 1
         memory.last_consolidated_at = now
+        for name, value in summary_fields.items():
+            setattr(memory, name, value)
         memory.save(
-            update_fields=["content", "word_limit", "change_reason", "version", "last_consolidated_at", "updated_at"]
+            update_fields=[
+                "content",
+                "word_limit",
+                "change_reason",
+                "version",
+                "last_consolidated_at",
+                "updated_at",
+                *summary_fields,
+            ]
         )
     if absorbed:
         Reflection.objects.filter(pk__in=[r.pk for r in absorbed], absorbed=False).update(
@@ -156,9 +172,16 @@ def _validate(data: object) -> str:
 
 
 def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) -> ConsolidationJob | None:
-    """Consolidate one scope if its buffer is due (or `force`). The LLM runs outside any transaction; the result
-    is stored only if the blob is unchanged since it was read, else the job fails and the reflections stay
-    buffered for the next run."""
+    """Consolidate one scope if its buffer is due (or `force`; for a session, also when its summary is due by the
+    message cadence). The LLM runs outside any transaction; the result is stored only if the blob is unchanged
+    since it was read, else the job fails and the reflections stay buffered for the next run. A session summary
+    whose LLM call fails is replaced by a rule-based one (reflections stay buffered) before the error is raised."""
+    from reflections.services.session_summary import (
+        session_summary_due,
+        session_summary_rule_based,
+        session_summary_window,
+    )
+
     agent = Agent.objects.get(pk=key.agent_id)
     user = EndUser.objects.get(pk=key.user_id) if key.user_id else None
     session = Session.objects.get(pk=key.session_id) if key.session_id else None
@@ -168,12 +191,18 @@ def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) 
             "created_at", "id"
         )[:MAX_REFLECTIONS_PER_RUN]
     )
-    threshold = agent_thresholds(agent=agent).consolidation_threshold(key.scope)
-    if not buffered or (len(buffered) < threshold and not force):
-        return None
+    thresholds = agent_thresholds(agent=agent)
     memory = ConsolidatedMemory.objects.filter(agent=agent, scope=key.scope, **scope_filter).first()
+    is_session = key.scope == MemoryScope.SESSION
+    window = session_summary_window(session=session, memory=memory) if is_session else []
+    due = len(buffered) >= thresholds.consolidation_threshold(key.scope) or (
+        is_session and session_summary_due(session=session)
+    )
+    if not (buffered or window) or not (due or force):
+        return None
     read_version = memory.version if memory else 0
-    word_limit = agent_thresholds(agent=agent).blob_word_limit(key.scope)
+    word_limit = thresholds.blob_word_limit(key.scope)
+    through = window[-1].message.pk if window else None
     job = ConsolidationJob.objects.create(
         agent=agent,
         user=user,
@@ -184,30 +213,50 @@ def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) 
         memory=memory,
     )
     current = memory.content if memory else ""
+    conversation = "\n".join(item.as_line() for item in window if item.text)
     try:
-        content = llm_complete_json(
-            purpose="consolidate",
-            messages=prompt_render(
-                path=PROMPT,
-                values={
+        try:
+            content = llm_complete_json(
+                purpose="consolidate",
+                messages=prompt_render(
+                    path=PROMPT,
+                    values={
+                        "scope": key.scope,
+                        "word_limit": str(word_limit),
+                        "current": current or "(empty)",
+                        "reflections": "\n".join(f"- {r.content}" for r in buffered) or "(none)",
+                        "conversation": conversation or "(none)",
+                    },
+                ),
+                inputs={
                     "scope": key.scope,
-                    "word_limit": str(word_limit),
-                    "current": current or "(empty)",
-                    "reflections": "\n".join(f"- {r.content}" for r in buffered),
+                    "word_limit": word_limit,
+                    "current": current,
+                    "reflections": [r.content for r in buffered],
+                    "messages": [item.as_input() for item in window if item.text],
                 },
-            ),
-            inputs={
-                "scope": key.scope,
-                "word_limit": word_limit,
-                "current": current,
-                "reflections": [r.content for r in buffered],
-            },
-            validate=_validate,
-            speed="slow",
-            agent_id=agent.pk,
-            job_kind="consolidation",
-            job_id=job.pk,
-        )
+                validate=_validate,
+                speed="slow",
+                agent_id=agent.pk,
+                job_kind="consolidation",
+                job_id=job.pk,
+            )
+        except Exception:
+            if is_session:
+                consolidated_memory_replace(
+                    agent=agent,
+                    scope=key.scope,
+                    user=user,
+                    session=session,
+                    content=session_summary_rule_based(
+                        current=current, reflections=buffered, window=window, word_limit=word_limit
+                    ),
+                    reason="rule-based summary: the LLM failed",
+                    expected_version=read_version,
+                    summarized_through_message_id=through,
+                    is_rule_based=True,
+                )
+            raise
         with transaction.atomic():
             memory = consolidated_memory_replace(
                 agent=agent,
@@ -215,9 +264,10 @@ def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) 
                 user=user,
                 session=session,
                 content=content,
-                reason=f"consolidated {len(buffered)} reflections",
+                reason=f"consolidated {len(buffered)} reflections" + (f", {len(window)} messages" if window else ""),
                 absorbed=buffered,
                 expected_version=read_version,
+                summarized_through_message_id=through,
             )
             job.status, job.memory, job.produced_version = JobStatus.SUCCEEDED, memory, memory.version
             job.finished_at = timezone.now()
