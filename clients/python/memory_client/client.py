@@ -6,9 +6,18 @@ import json
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from typing import Any, cast
 
-from memory_client.types import MemoryBundle, MemoryContext
+from memory_client.types import (
+    AppendResult,
+    FormationQueued,
+    MemoryBundle,
+    MemoryContext,
+    MessageIn,
+    SessionInfo,
+    StoredMessage,
+)
 
 
 class MemoryAPIError(Exception):
@@ -54,6 +63,39 @@ class MemoryClient:
         payload = {"query": query, "user": user, "session": session, "token_budget": token_budget, **options}
         return cast(MemoryBundle, self._post("/api/v1/memory/bundle", payload))
 
+    # --- ingestion ------------------------------------------------------------------------------------------------
+
+    def session_create(self, *, user: str, session: str) -> SessionInfo:
+        """Create the session for the user, or fetch it if it exists."""
+        return cast(SessionInfo, self._post("/api/v1/sessions", {"user": user, "session": session}))
+
+    def session_get(self, session: str) -> SessionInfo:
+        return cast(SessionInfo, self._request("GET", _session_path(session))[1])
+
+    def messages_append(self, session: str, messages: list[MessageIn], *, user: str | None = None) -> AppendResult:
+        """Store messages (the session is created for `user` on first use). Messages with an idempotency_key the
+        session already holds come back as stored, not stored twice: retrying is safe."""
+        return cast(
+            AppendResult, self._post(_session_path(session) + "/messages", {"user": user, "messages": messages})
+        )
+
+    def messages_list(self, session: str, *, page_size: int = 100) -> Iterator[StoredMessage]:
+        """Every message of the session, oldest first, following the cursor pages."""
+        _, page = self._request("GET", _session_path(session) + "/messages", query={"page_size": page_size})
+        while True:
+            yield from page["results"]
+            if not page.get("next"):
+                return
+            _, page = self._request("GET", page["next"])
+
+    def session_close(self, session: str) -> SessionInfo:
+        """Mark the session closed; formation of what is not formed yet is queued."""
+        return cast(SessionInfo, self._post(_session_path(session) + "/close", {}))
+
+    def session_form(self, session: str) -> FormationQueued:
+        """Queue memory formation of the session now."""
+        return cast(FormationQueued, self._post(_session_path(session) + "/form", {}))
+
     # --- plumbing -------------------------------------------------------------------------------------------------
 
     def _post(self, path: str, payload: dict[str, Any]) -> Any:
@@ -69,7 +111,7 @@ class MemoryClient:
         json_body: Any = None,
         headers: dict[str, str] | None = None,
     ) -> tuple[int, Any]:
-        url = self.base_url + path
+        url = path if path.startswith(("http://", "https://")) else self.base_url + path
         present = {key: value for key, value in (query or {}).items() if value is not None}
         if present:
             url += "?" + urllib.parse.urlencode(present, doseq=True)
@@ -89,6 +131,10 @@ class MemoryClient:
             if error.code == 304:
                 return 304, None
             raise _api_error(error) from None
+
+
+def _session_path(session: str) -> str:
+    return "/api/v1/sessions/" + urllib.parse.quote(session, safe="")
 
 
 def _api_error(error: urllib.error.HTTPError) -> MemoryAPIError:

@@ -55,3 +55,48 @@ class MemoryBundle(TypedDict):
     tokens_used: int
     text: str
     parts: BundleParts
+
+
+class SessionInfo(TypedDict):
+    session: str
+    user: str
+    started_at: str
+    last_activity_at: str
+    closed_at: str | None
+    message_count: int
+    token_count: int
+    formation_status: str
+    formed_through_message_id: int | None
+    last_formed_at: str | None
+
+
+class _MessageRequired(TypedDict):
+    role: Literal["user", "assistant", "tool", "system", "other"]
+    content: str
+
+
+class MessageIn(_MessageRequired, total=False):
+    created_at: str
+    idempotency_key: str
+    metadata: dict[str, Any]
+
+
+class StoredMessage(TypedDict):
+    id: int
+    role: str
+    content: str
+    token_count: int
+    created_at: str
+    idempotency_key: str | None
+    metadata: dict[str, Any]
+
+
+class AppendResult(TypedDict):
+    session: SessionInfo
+    created_count: int
+    messages: list[StoredMessage]
+
+
+class FormationQueued(TypedDict):
+    session: SessionInfo
+    queued: bool

@@ -1,0 +1,50 @@
+"""The Python client (clients/python) against a live server: the ingestion endpoints and its error type."""
+
+from __future__ import annotations
+
+import pytest
+
+from conversations.models import Agent, Message
+from tests.memory_client_support import MemoryAPIError, memory_client_for
+
+
+@pytest.fixture
+def client(live_server):
+    agent = Agent.objects.create(external_id="agent-client")
+    return memory_client_for(agent=agent, base_url=live_server.url)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ingestion_round_trip_with_a_safe_retry(client):
+    created = client.session_create(user="gene", session="chat 1")
+    turns = [
+        {"role": "user", "content": "I moved to Lisbon last month.", "idempotency_key": "m-1"},
+        {"role": "assistant", "content": "How are you finding Lisbon?", "idempotency_key": "m-2"},
+        {"role": "user", "content": "Loving the light.", "idempotency_key": "m-3"},
+    ]
+
+    first = client.messages_append("chat 1", turns)
+    retry = client.messages_append("chat 1", turns)
+
+    assert created["session"] == "chat 1" and created["user"] == "gene"
+    assert first["created_count"] == 3 and retry["created_count"] == 0
+    assert [m["id"] for m in retry["messages"]] == [m["id"] for m in first["messages"]]
+    assert [m["content"] for m in client.messages_list("chat 1", page_size=2)] == [t["content"] for t in turns]
+    assert client.session_get("chat 1")["message_count"] == 3
+    assert client.session_form("chat 1")["session"]["session"] == "chat 1"
+    assert client.session_close("chat 1")["closed_at"] is not None
+    assert Message.objects.count() == 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_api_errors_carry_status_code_and_fields(client):
+    with pytest.raises(MemoryAPIError) as missing_user:
+        client.messages_append("never-seen", [{"role": "user", "content": "hello"}])
+    with pytest.raises(MemoryAPIError) as bad_role:
+        client.messages_append("s", [{"role": "robot", "content": "hello"}], user="gene")
+    with pytest.raises(MemoryAPIError) as not_found:
+        client.session_get("nope")
+
+    assert missing_user.value.status in (400, 409) and "user" in missing_user.value.fields
+    assert bad_role.value.status == 400 and "messages.0.role" in bad_role.value.fields
+    assert not_found.value.status == 404 and not_found.value.code == "not_found"
