@@ -180,3 +180,35 @@ def fact_supersede(
     current.superseded_by = successor
     current.save(update_fields=["superseded_by"])
     return successor
+
+
+def facts_reembed(*, fact_ids: Iterable[int], space: EmbeddingSpace | None = None) -> int:
+    """Recompute the vectors of the given fact versions in the space (an operator's repair after a model glitch or a
+    bad import). The old vectors are replaced in one transaction, so search never finds the facts missing."""
+    space = space or embedding_space_active()
+    facts = list(Fact.objects.filter(pk__in=list(fact_ids)).defer("search_vector").order_by("pk"))
+    if not facts:
+        return 0
+    vectors = embedding_provider_for_space(space=space).embed([fact.content for fact in facts])
+    with transaction.atomic():
+        FactEmbedding.objects.filter(space=space, fact__in=facts).delete()
+        fact_embeddings_write(facts=facts, space=space, vectors=vectors)
+    return len(facts)
+
+
+def facts_reembed_request(*, fact_ids: Iterable[int]) -> None:
+    """Queue facts_reembed after commit: embedding many facts is background work."""
+    from conversations.services.formation_triggers import task_enqueue_safely
+    from facts.tasks import facts_reembed_task
+
+    ids = sorted(set(fact_ids))
+    transaction.on_commit(lambda: task_enqueue_safely(facts_reembed_task, ids))
+
+
+@transaction.atomic
+def facts_erase(*, fact_ids: Iterable[int]) -> int:
+    """Hard-delete the given facts with every version of their lineages and the versions' embeddings: the one
+    destructive operation on facts, for content that must not be kept even as history. Returns the versions deleted."""
+    lineages = Fact.objects.filter(pk__in=list(fact_ids)).values("lineage")
+    _, per_model = Fact.objects.filter(lineage__in=lineages).delete()
+    return per_model.get(Fact._meta.label, 0)

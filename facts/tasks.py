@@ -4,7 +4,7 @@ from celery import shared_task
 from django.db import OperationalError
 
 from facts.access import facts_access_record
-from facts.services import facts_embed_missing
+from facts.services import facts_embed_missing, facts_reembed
 
 
 @shared_task(
@@ -30,3 +30,16 @@ def facts_embed_missing_task(fact_ids: list[int]) -> int:
 def facts_access_record_task(fact_ids: list[int], accessed_at: str) -> int:
     """Not acks_late: an increment is not idempotent, and a count lost to a dead worker beats one counted twice."""
     return facts_access_record(fact_ids=fact_ids, accessed_at=datetime.fromisoformat(accessed_at))
+
+
+@shared_task(
+    name="facts.reembed",
+    acks_late=True,
+    autoretry_for=(Exception,),
+    retry_backoff=True,
+    retry_jitter=True,
+    max_retries=5,
+)
+def facts_reembed_task(fact_ids: list[int]) -> int:
+    """Idempotent: re-embedding twice writes the same vectors."""
+    return facts_reembed(fact_ids=fact_ids)
