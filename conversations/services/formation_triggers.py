@@ -103,6 +103,11 @@ def sessions_formation_sweep(*, now=None, limit: int = 500) -> dict[str, int]:
             if formation_request(session=session, trigger="sweep"):
                 counts["retried"] += 1
             continue
+        if session.formation_status == Status.FAILED:
+            # Already asked to form (and past the pause): retried whatever its size, cold or not.
+            if formation_request(session=session, trigger="sweep"):
+                counts["retried"] += 1
+            continue
         cold = session.last_activity_at < now - timedelta(minutes=thresholds.cold_after_minutes)
         if (
             cold

@@ -4,13 +4,16 @@ JSON) as documented in conversations.services.formation and core.llm.client."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from string import Template
 
 import pytest
 from django.conf import settings as django_settings
+from django.utils import timezone
 
 from conversations.models import FormationJob, Message, Session
 from conversations.services.formation import session_form_memories
+from conversations.services.formation_triggers import FAILED_RETRY_AFTER, sessions_formation_sweep
 from conversations.services.ingestion import MessageInput, session_append_messages
 from conversations.tasks import session_form_memories_task
 from core.embeddings.spaces import embedding_space_active
@@ -229,3 +232,37 @@ def test_malformed_json_twice_fails_the_job_with_its_input_and_a_later_run_forms
     assert later.job.message_count == len(messages)
     _assert_formed_once(session, messages)
     assert FormationJob.objects.get(pk=job.pk).input["messages"]  # the failed job keeps its input
+
+
+@pytest.mark.django_db
+def test_a_session_that_failed_its_last_retry_is_queued_again_by_the_sweep(stub, agent):
+    """Nothing is lost while the LLM is down: after the task's last retry the session is 'failed', and the sweep
+    queues it again after the pause, however few messages it has (a closed session of three messages here) and
+    whether or not it went cold (its user may still be chatting elsewhere)."""
+    result = session_append_messages(
+        agent=agent, user_external_id="beekeeper", session_external_id="bees-short", messages=CONVERSATION[:3]
+    )
+    session, messages = result.session, result.messages
+    stub.then(StubReply(status=502))
+    with pytest.raises(ProviderError):
+        _form(session, may_retry=False)  # the last retry
+    session.refresh_from_db()
+    assert session.formation_status == Session.FormationStatus.FAILED
+
+    now = timezone.now()
+    Session.objects.filter(pk=session.pk).update(
+        formation_queued_at=now - FAILED_RETRY_AFTER + timedelta(seconds=30),
+        last_activity_at=now - timedelta(minutes=2),
+    )
+    assert sessions_formation_sweep() == {"cold": 0, "retried": 0}  # not yet: the pause is not over
+
+    Session.objects.filter(pk=session.pk).update(formation_queued_at=now - FAILED_RETRY_AFTER - timedelta(seconds=1))
+    assert sessions_formation_sweep() == {"cold": 0, "retried": 1}
+    session.refresh_from_db()
+    assert session.formation_status == Session.FormationStatus.QUEUED
+
+    outcome = _form(session)  # the queued task, with the LLM back
+    assert outcome is not None and outcome.job.message_count == len(messages)
+    session.refresh_from_db()
+    assert session.formed_through_message_id == messages[-1].pk
+    assert sorted(Fact.objects.values_list("content", flat=True)) == sorted(f["content"] for f in STUB_FACTS)
