@@ -99,3 +99,44 @@ def scripted_llm():
     set_llm_provider_override(fake)
     yield fake
     set_llm_provider_override(None)
+
+
+def celery_worker_start(*, extra_env: dict[str, str] | None = None, queues: str | None = None) -> subprocess.Popen:
+    """Start a Celery worker process (solo pool) on the test database and Redis, with extra environment (another
+    settings module, LLM, time limits) and optionally other queues (-Q); return once it answers a ping."""
+    from memory_project.celery import app
+
+    name = f"test-worker-{uuid.uuid4().hex[:6]}@localhost"
+    env = os.environ | {"DATABASE_URL": database_url_of_test_database()} | (extra_env or {})
+    command = [sys.executable, "-m", "celery", "-A", "memory_project", "worker", "--pool", "solo", "-l", "warning"]
+    process = subprocess.Popen(
+        [*command, "-n", name, *(["-Q", queues] if queues else [])], env=env, cwd=REPO_DIR, stdin=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 90
+    while not app.control.ping(destination=[name], timeout=1.0):
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            process.wait()
+            raise RuntimeError(f"the test Celery worker {name} did not start")
+    return process
+
+
+@pytest.fixture
+def celery_worker_launcher(django_db_setup) -> Iterator:
+    """celery_worker_start for one test: every worker it started is stopped at teardown (killed if it lingers)."""
+    started: list[subprocess.Popen] = []
+
+    def launch(**kwargs) -> subprocess.Popen:
+        process = celery_worker_start(**kwargs)
+        started.append(process)
+        return process
+
+    yield launch
+    for process in started:
+        if process.poll() is None:
+            process.terminate()
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

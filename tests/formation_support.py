@@ -41,6 +41,22 @@ def wait_until(condition: Callable[[], T], *, timeout: float, what: str, process
         time.sleep(0.2)
 
 
+@contextlib.contextmanager
+def celery_workers_paused(queue: str = "celery") -> Iterator[list[str]]:
+    """Workers already running (e.g. the session-wide offline one) stop consuming `queue` until the block ends, so
+    that the workers a test starts itself are the only ones to take that queue's tasks."""
+    from memory_project.celery import app
+
+    others = sorted({name for reply in app.control.ping(timeout=1.0) for name in reply})
+    if others:
+        app.control.cancel_consumer(queue, destination=others, reply=True, timeout=5.0)
+    try:
+        yield others
+    finally:
+        if others:
+            app.control.add_consumer(queue, destination=others, reply=True, timeout=5.0)
+
+
 def purpose_of(body: dict) -> str:
     system = next((m.get("content", "") for m in body.get("messages", []) if m.get("role") == "system"), "")
     for purpose, marker in PURPOSE_MARKERS.items():
