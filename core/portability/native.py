@@ -1,0 +1,429 @@
+"""The service's own export format, JSON lines, and its lossless import.
+
+The first line is a header (`kind: "export"`, the agent's settings, the user when the export is one user's). Then one
+line per row, in an order where every reference points backwards except a fact's `superseded_by`: users, sessions,
+messages, facts (every version, with the messages they came from and were closed by), blobs, past blob versions,
+reflections. A row is `{"kind", "id", "fields", "m2m"}`; `fields` holds every stored column by its column name, so a
+field added to a model is exported without changing this file. Vectors are not exported: they belong to an
+embedding space, and the import embeds every fact and message in the target's active space.
+
+Import maps exported ids to new rows and is idempotent: users and sessions are matched by external id, messages by
+idempotency key or (time, role, content), facts by (lineage, version), blobs by scope, past versions by number and
+reflections by scope and content; what is already there is not written again."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import nullcontext
+from datetime import datetime
+from pathlib import Path
+
+from django.db import models, transaction
+from django.utils import timezone
+
+from conversations.models import Agent, EndUser, Message, Session
+from conversations.services.message_embeddings import messages_embed_missing
+from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
+from core.portability.formats.common import ImportFormatError
+from core.portability.importer import ImportReport, ProgressCallback
+from facts.models import Fact
+from facts.services import fact_embeddings_write
+from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion, Reflection
+from reflections.services.consolidation import consolidated_memory_replace
+
+FORMAT_NAME = "agent-memory-native"
+FORMAT_VERSION = 1
+BATCH_SIZE = 500
+# The order of kinds in an export; each row refers only to kinds before it (facts also to later facts).
+KINDS: dict[str, type[models.Model]] = {
+    "user": EndUser,
+    "session": Session,
+    "message": Message,
+    "fact": Fact,
+    "blob": ConsolidatedMemory,
+    "blob_version": ConsolidatedMemoryVersion,
+    "reflection": Reflection,
+}
+FACT_MESSAGE_LINKS = ("source_messages", "closed_by_messages")
+# Message-id cursors stored as plain integers: remapped to the new id of the last exported message at or before them.
+MESSAGE_CURSORS = {Session: "formed_through_message_id", ConsolidatedMemory: "summarized_through_message_id"}
+AGENT_SETTINGS_EXCLUDED = {"id", "external_id", "created_at", "updated_at"}
+
+
+def _stored_fields(model: type[models.Model]) -> list[models.Field]:
+    return [
+        field
+        for field in model._meta.concrete_fields
+        if not field.primary_key and not isinstance(field, models.GeneratedField)
+    ]
+
+
+def _json_value(value: object) -> object:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    return value
+
+
+def _row(kind: str, obj: models.Model, m2m: dict | None = None) -> dict:
+    fields = {field.attname: _json_value(getattr(obj, field.attname)) for field in _stored_fields(type(obj))}
+    fields.pop("agent_id", None)
+    row = {"kind": kind, "id": obj.pk, "fields": fields}
+    if m2m is not None:
+        row["m2m"] = m2m
+    return row
+
+
+def memories_export(*, agent: Agent, user: EndUser | None = None) -> Iterator[dict]:
+    """Every stored row of the agent's memory, or of one user's (their sessions, messages, facts, reflections and
+    blobs; agent-wide memory is then left out), as export lines."""
+    agent_settings = {
+        field.attname: _json_value(getattr(agent, field.attname))
+        for field in _stored_fields(Agent)
+        if field.attname not in AGENT_SETTINGS_EXCLUDED
+    }
+    yield {
+        "kind": "export",
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "exported_at": timezone.now().isoformat(),
+        "agent": {"external_id": agent.external_id, "settings": agent_settings},
+        "user": user.external_id if user else None,
+        "embedding_space": embedding_space_active().name,
+    }
+    by_user = {"user": user} if user else {}
+    yield from (_row("user", row) for row in EndUser.objects.filter(agent=agent, **({"pk": user.pk} if user else {})))
+    yield from (_row("session", row) for row in Session.objects.filter(agent=agent, **by_user).order_by("pk"))
+    messages = Message.objects.filter(session__agent=agent, **({"session__user": user} if user else {}))
+    yield from (_row("message", row) for row in messages.order_by("pk").iterator(chunk_size=2000))
+    facts = Fact.objects.filter(agent=agent, **by_user).order_by("pk")
+    for batch_start in range(0, facts.count(), 2000):
+        batch = list(facts[batch_start : batch_start + 2000])
+        links = {name: defaultdict(list) for name in FACT_MESSAGE_LINKS}
+        for name in FACT_MESSAGE_LINKS:
+            through = getattr(Fact, name).through
+            for fact_id, message_id in (
+                through.objects.filter(fact__in=batch).order_by("message_id").values_list("fact_id", "message_id")
+            ):
+                links[name][fact_id].append(message_id)
+        for fact in batch:
+            yield _row("fact", fact, m2m={name: links[name].get(fact.pk, []) for name in FACT_MESSAGE_LINKS})
+    blobs = ConsolidatedMemory.objects.filter(agent=agent, **by_user).order_by("pk")
+    yield from (_row("blob", row) for row in blobs)
+    versions = ConsolidatedMemoryVersion.objects.filter(memory__in=blobs).order_by("memory_id", "version")
+    yield from (_row("blob_version", row) for row in versions)
+    yield from (_row("reflection", row) for row in Reflection.objects.filter(agent=agent, **by_user).order_by("pk"))
+
+
+def _parsed(field: models.Field, value: object) -> object:
+    if value is None:
+        return None
+    if isinstance(field, models.DateTimeField):
+        return datetime.fromisoformat(value)
+    if isinstance(field, models.UUIDField):
+        return uuid.UUID(value)
+    return value
+
+
+class _NativeImport:
+    def __init__(self, *, agent: Agent, report: ImportReport, embed: bool, on_progress: ProgressCallback) -> None:
+        self.agent = agent
+        self.report = report
+        self.embed = embed
+        self.on_progress = on_progress
+        self.ids: dict[type[models.Model], dict[int, int]] = defaultdict(dict)
+        self.preexisting_sessions: set[int] = set()
+        self.message_signatures: dict[int, set] = {}
+        self.deferred_supersessions: list[tuple[int, int]] = []
+        self.deferred_cursors: list[tuple[type[models.Model], int, int]] = []
+        self.conflicting_blobs: set[int] = set()
+        self.lineages: dict[uuid.UUID, uuid.UUID] = {}
+
+    # --- rows to model instances ------------------------------------------------------------------------------------
+
+    def _instance(self, model: type[models.Model], row: dict, *, deferred: tuple[str, ...] = ()) -> models.Model:
+        values = {}
+        for field in _stored_fields(model):
+            if field.attname not in row["fields"] or field.attname in deferred:
+                continue
+            value = _parsed(field, row["fields"][field.attname])
+            if isinstance(field, models.ForeignKey) and value is not None:
+                value = self.agent.pk if field.related_model is Agent else self.ids[field.related_model].get(value)
+            values[field.attname] = value
+        if any(field.name == "agent" for field in model._meta.concrete_fields):
+            values["agent_id"] = self.agent.pk
+        return model(**values)
+
+    def _restore_automatic_times(self, model: type[models.Model], objs: list, rows: list[dict]) -> None:
+        """auto_now / auto_now_add fields were overwritten on insert; put the exported values back."""
+        automatic = [
+            field
+            for field in _stored_fields(model)
+            if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False)
+        ]
+        for field in automatic:
+            for obj, row in zip(objs, rows, strict=True):
+                if row["fields"].get(field.attname) is not None:
+                    setattr(obj, field.attname, _parsed(field, row["fields"][field.attname]))
+        if automatic and objs:
+            model.objects.bulk_update(objs, [field.attname for field in automatic])
+
+    def _defer_cursor(self, model: type[models.Model], obj: models.Model, row: dict) -> None:
+        name = MESSAGE_CURSORS.get(model)
+        if name and row["fields"].get(name) is not None:
+            self.deferred_cursors.append((model, obj.pk, row["fields"][name]))
+
+    # --- kinds ------------------------------------------------------------------------------------------------------
+
+    def user(self, rows: list[dict]) -> None:
+        for row in rows:
+            user = EndUser.objects.filter(agent=self.agent, external_id=row["fields"]["external_id"]).first()
+            self.report.add("users", "existing" if user is not None else "added")
+            if user is None:
+                user = self._instance(EndUser, row)
+                user.save()
+                self._restore_automatic_times(EndUser, [user], [row])
+            self.ids[EndUser][row["id"]] = user.pk
+
+    def session(self, rows: list[dict]) -> None:
+        for row in rows:
+            existing = Session.objects.filter(agent=self.agent, external_id=row["fields"]["external_id"]).first()
+            if existing is not None:
+                self.preexisting_sessions.add(existing.pk)
+                self.report.add("sessions", "existing")
+            else:
+                existing = self._instance(Session, row, deferred=(MESSAGE_CURSORS[Session],))
+                existing.save()
+                self._defer_cursor(Session, existing, row)
+                self.report.add("sessions", "added")
+            self.ids[Session][row["id"]] = existing.pk
+
+    def _message_signature(self, message: Message) -> tuple:
+        return (
+            (message.idempotency_key,)
+            if message.idempotency_key
+            else (message.created_at, message.role, message.content)
+        )
+
+    def message(self, rows: list[dict]) -> None:
+        new, new_rows = [], []
+        for row in rows:
+            message = self._instance(Message, row)
+            if message.session_id is None:
+                self.report.add("messages", "invalid")
+                continue
+            if message.session_id in self.preexisting_sessions:
+                if message.session_id not in self.message_signatures:
+                    self.message_signatures[message.session_id] = {
+                        self._message_signature(stored)
+                        for stored in Message.objects.filter(session_id=message.session_id)
+                    }
+                signatures = self.message_signatures[message.session_id]
+                if self._message_signature(message) in signatures:
+                    self.report.add("messages", "existing")
+                    continue
+                signatures.add(self._message_signature(message))
+            new.append(message)
+            new_rows.append(row)
+        with transaction.atomic():
+            created = Message.objects.bulk_create(new)
+            self._restore_automatic_times(Message, created, new_rows)
+        for message, row in zip(created, new_rows, strict=True):
+            self.ids[Message][row["id"]] = message.pk
+        self.report.add("messages", "added", len(created))
+        if self.embed and created:
+            self.report.embedded["messages"] += messages_embed_missing(message_ids=[m.pk for m in created])
+
+    def _lineage(self, exported: uuid.UUID) -> uuid.UUID:
+        """The exported lineage, unless another agent's facts use it (an export imported beside its source)."""
+        if exported not in self.lineages:
+            taken = Fact.objects.filter(lineage=exported).exclude(agent=self.agent).exists()
+            self.lineages[exported] = uuid.uuid5(exported, f"agent:{self.agent.external_id}") if taken else exported
+        return self.lineages[exported]
+
+    def fact(self, rows: list[dict]) -> None:
+        new, new_rows = [], []
+        for row in rows:
+            fact = self._instance(Fact, row, deferred=("superseded_by_id",))
+            fact.lineage = self._lineage(fact.lineage)
+            stored = Fact.objects.filter(agent=self.agent, lineage=fact.lineage, version=fact.version).first()
+            if stored is None and fact.valid_to is None:
+                stored = Fact.objects.filter(
+                    agent=self.agent, user_id=fact.user_id, content_hash=fact.content_hash, valid_to__isnull=True
+                ).first()
+                if stored is not None:
+                    self.report.add("facts", "duplicate")
+            elif stored is not None:
+                self.report.add("facts", "existing")
+            if stored is not None:
+                self.ids[Fact][row["id"]] = stored.pk
+                continue
+            new.append(fact)
+            new_rows.append(row)
+        if not new:
+            return
+        space = embedding_space_active()
+        vectors = embedding_provider_for_space(space=space).embed([f.content for f in new]) if self.embed else None
+        with transaction.atomic():
+            created = Fact.objects.bulk_create(new)
+            for fact, row in zip(created, new_rows, strict=True):
+                self.ids[Fact][row["id"]] = fact.pk
+                if row["fields"].get("superseded_by_id") is not None:
+                    self.deferred_supersessions.append((fact.pk, row["fields"]["superseded_by_id"]))
+            for name in FACT_MESSAGE_LINKS:
+                through = getattr(Fact, name).through
+                through.objects.bulk_create(
+                    [
+                        through(fact_id=fact.pk, message_id=self.ids[Message][message_id])
+                        for fact, row in zip(created, new_rows, strict=True)
+                        for message_id in row.get("m2m", {}).get(name, [])
+                        if message_id in self.ids[Message]
+                    ]
+                )
+            if vectors is not None:
+                fact_embeddings_write(facts=created, space=space, vectors=vectors)
+                self.report.embedded["facts"] += len(created)
+        self.report.add("facts", "added", len(created))
+
+    def blob(self, rows: list[dict]) -> None:
+        for row in rows:
+            blob = self._instance(ConsolidatedMemory, row, deferred=(MESSAGE_CURSORS[ConsolidatedMemory],))
+            key = {"scope": blob.scope, "user_id": blob.user_id, "session_id": blob.session_id}
+            stored = ConsolidatedMemory.objects.filter(agent=self.agent, **key).first()
+            if stored is None:
+                blob.save()
+                self._restore_automatic_times(ConsolidatedMemory, [blob], [row])
+                self._defer_cursor(ConsolidatedMemory, blob, row)
+                stored = blob
+                self.report.add("blobs", "added")
+            elif stored.content == blob.content:
+                self.report.add("blobs", "existing")
+            else:
+                # The target already has its own blob for this scope: the exported one becomes its newest version
+                # (the target's stays as a past version); the export's past versions cannot be numbered in.
+                self.conflicting_blobs.add(row["id"])
+                stored = consolidated_memory_replace(
+                    agent=self.agent,
+                    scope=blob.scope,
+                    user=blob.user,
+                    session=blob.session,
+                    content=blob.content,
+                    reason="imported from a native export",
+                )
+                self.report.add("blobs", "merged")
+                self.report.warnings.append(
+                    f"{blob.scope} blob of user {blob.user_id} / session {blob.session_id} already existed: "
+                    "the imported text is its newest version; the export's past versions were not imported"
+                )
+            self.ids[ConsolidatedMemory][row["id"]] = stored.pk
+
+    def blob_version(self, rows: list[dict]) -> None:
+        for row in rows:
+            if row["fields"]["memory_id"] in self.conflicting_blobs:
+                self.report.add("blob versions", "invalid")
+                continue
+            version = self._instance(ConsolidatedMemoryVersion, row)
+            if ConsolidatedMemoryVersion.objects.filter(memory_id=version.memory_id, version=version.version).exists():
+                self.report.add("blob versions", "existing")
+                continue
+            version.save()
+            self._restore_automatic_times(ConsolidatedMemoryVersion, [version], [row])
+            self.report.add("blob versions", "added")
+
+    def reflection(self, rows: list[dict]) -> None:
+        for row in rows:
+            reflection = self._instance(Reflection, row)
+            key = {"scope": reflection.scope, "user_id": reflection.user_id, "session_id": reflection.session_id}
+            stored = Reflection.objects.filter(agent=self.agent, content=reflection.content, **key).first()
+            if stored is not None:
+                self.report.add("reflections", "existing")
+            else:
+                reflection.save()
+                self._restore_automatic_times(Reflection, [reflection], [row])
+                self.report.add("reflections", "added")
+                stored = reflection
+            self.ids[Reflection][row["id"]] = stored.pk
+
+    def finish(self) -> None:
+        """References that pointed forward (superseded_by) or at message ids (cursors), now that all rows exist."""
+        for fact_id, exported_target in self.deferred_supersessions:
+            target = self.ids[Fact].get(exported_target)
+            if target is not None:
+                Fact.objects.filter(pk=fact_id).update(superseded_by_id=target)
+        exported_message_ids = sorted(self.ids[Message])
+        for model, pk, exported_cursor in self.deferred_cursors:
+            covered = [old for old in exported_message_ids if old <= exported_cursor]
+            if covered:
+                model.objects.filter(pk=pk).update(**{MESSAGE_CURSORS[model]: self.ids[Message][covered[-1]]})
+
+
+def _rows(path: Path) -> Iterator[dict]:
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ImportFormatError(f"{path.name}, line {number}: not JSON ({error.msg})") from error
+
+
+def native_import(
+    *, path: Path, agent_external_id: str, dry_run: bool = False, on_progress: ProgressCallback | None = None
+) -> ImportReport:
+    """Import an export_memories file into the agent (created with the exported settings if missing)."""
+    if not path.is_file():
+        raise ImportFormatError(f"{path} is not a file")
+    progress: Callable[[str, int, int], None] = on_progress or (lambda stage, done, total: None)
+    with path.open(encoding="utf-8") as lines:
+        first_line = lines.readline()
+    try:
+        header = json.loads(first_line)
+    except json.JSONDecodeError:
+        header = None
+    if not isinstance(header, dict) or header.get("kind") != "export" or header.get("format") != FORMAT_NAME:
+        raise ImportFormatError(f"{path.name}: not an export_memories file (no '{FORMAT_NAME}' header line)")
+    if header.get("version") != FORMAT_VERSION:
+        raise ImportFormatError(
+            f"{path.name}: export format version {header.get('version')}, expected {FORMAT_VERSION}"
+        )
+    rows = _rows(path)
+    next(rows)
+    report = ImportReport()
+    with transaction.atomic() if dry_run else nullcontext():
+        agent_settings = {
+            field.attname: _parsed(field, header["agent"]["settings"][field.attname])
+            for field in _stored_fields(Agent)
+            if field.attname in header["agent"]["settings"]
+        }
+        agent, created = Agent.objects.get_or_create(external_id=agent_external_id, defaults=agent_settings)
+        report.agents.append(agent.external_id)
+        report.add("agents", "added" if created else "existing")
+        importer = _NativeImport(agent=agent, report=report, embed=not dry_run, on_progress=progress)
+        order = list(KINDS)
+        current, batch, done = None, [], 0
+        for row in rows:
+            kind = row.get("kind")
+            if kind not in KINDS:
+                raise ImportFormatError(f"{path.name}: unknown row kind {kind!r}")
+            if current is not None and order.index(kind) < order.index(current):
+                raise ImportFormatError(
+                    f"{path.name}: {kind} rows after {current} rows; rows must come in export order"
+                )
+            if kind != current or len(batch) >= BATCH_SIZE:
+                if batch:
+                    getattr(importer, current)(batch)
+                    done += len(batch)
+                    progress(f"{current} rows", done, 0)
+                current, batch = kind, []
+            batch.append(row)
+        if batch:
+            getattr(importer, current)(batch)
+        importer.finish()
+        if dry_run:
+            transaction.set_rollback(True)
+    return report

@@ -1,0 +1,187 @@
+"""export_memories and its lossless read-back with import_memories --format native."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from conversations.models import Agent, EndUser, Message, MessageEmbedding, Session
+from conversations.services.message_embeddings import messages_embed_missing
+from facts.models import Fact, FactEmbedding
+from facts.services import fact_close, fact_create, fact_supersede
+from reflections.models import Reflection
+from reflections.services.consolidation import consolidated_memory_replace
+from reflections.services.reflections import reflection_create
+
+# Row fields that hold ids of other exported rows, and the kind of row they point to.
+REFERENCES = {
+    "user_id": "user",
+    "session_id": "session",
+    "source_session_id": "session",
+    "superseded_by_id": "fact",
+    "memory_id": "blob",
+    "consolidated_into_id": "blob",
+    "formed_through_message_id": "message",
+    "summarized_through_message_id": "message",
+}
+
+
+@pytest.fixture
+def source_agent(db) -> Agent:
+    """Every kind of row: two users, sessions with messages (one with an idempotency key), a fact with three
+    versions, a closed fact, an agent fact linked to its source messages, reflections (one absorbed) and blobs with
+    past versions."""
+    agent = Agent.objects.create(external_id="source", name="Source", formation_msg_interval=12)
+    gene = EndUser.objects.create(agent=agent, external_id="gene", metadata={"plan": "pro"})
+    maria = EndUser.objects.create(agent=agent, external_id="maria")
+    session = Session.objects.create(agent=agent, user=gene, external_id="s-1", metadata={"channel": "web"})
+    messages = Message.objects.bulk_create(
+        [
+            Message(session=session, role="user", content="My birthday is March 15th", token_count=6),
+            Message(session=session, role="assistant", content="Noted!", token_count=2, idempotency_key="k-2"),
+            Message(session=session, role="user", content="Actually it is March 16th", token_count=6),
+        ]
+    )
+    messages_embed_missing(message_ids=[m.pk for m in messages])
+    Session.objects.filter(pk=session.pk).update(formed_through_message_id=messages[1].pk, message_count=3)
+    maria_session = Session.objects.create(agent=agent, user=maria, external_id="s-2")
+    Message.objects.create(session=maria_session, role="user", content="I like green tea", token_count=4)
+
+    birthday = fact_create(
+        agent=agent, user=gene, scopes=["user"], content="Gene's birthday is March 15th", source_messages=messages[:1]
+    )
+    corrected = fact_supersede(
+        fact=birthday, content="Gene's birthday is March 16th", reason="corrected", source_messages=messages[2:]
+    )
+    fact_supersede(fact=corrected, content="Gene's birthday is on March 16th", reason="reworded", tags=["dates"])
+    closed = fact_create(agent=agent, user=maria, scopes=["user"], content="Maria drinks coffee")
+    fact_close(fact=closed, reason="contradicted")
+    fact_create(agent=agent, user=maria, scopes=["user"], content="Maria likes green tea", metadata={"k": [1, 2]})
+    fact_create(
+        agent=agent,
+        user=None,
+        scopes=["agent"],
+        content="Users share birthdays",
+        source_session=session,
+        source_messages=messages,
+    )
+
+    absorbed = reflection_create(agent=agent, scope="user", user=gene, content="Gene cares about dates")
+    consolidated_memory_replace(
+        agent=agent, scope="user", user=gene, session=None, content="Gene: precise.", reason="first"
+    )
+    consolidated_memory_replace(
+        agent=agent,
+        scope="user",
+        user=gene,
+        session=None,
+        content="Gene: precise about dates.",
+        reason="second",
+        absorbed=[absorbed],
+    )
+    reflection_create(agent=agent, scope="session", user=gene, session=session, content="Talked about birthdays")
+    reflection_create(agent=agent, scope="agent", content="Users mention birthdays often")
+    consolidated_memory_replace(
+        agent=agent, scope="agent", user=None, session=None, content="Agent notes.", reason="init"
+    )
+    return agent
+
+
+def _export(agent: str, path: Path, *options: str) -> list[dict]:
+    call_command("export_memories", "--agent", agent, "--output", str(path), *options, stderr=StringIO())
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _import_native(path: Path, agent: str) -> str:
+    out = StringIO()
+    call_command("import_memories", str(path), "--format", "native", "--agent", agent, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def _normalised(rows: list[dict]) -> dict:
+    """The export with database ids replaced by each row's place among the rows of its kind (and lineages by their
+    order of appearance), so exports of the same memory from different rows compare equal."""
+    header, rows = rows[0], rows[1:]
+    positions = {}
+    for row in rows:
+        kind_rows = positions.setdefault(row["kind"], {})
+        kind_rows[row["id"]] = len(kind_rows)
+    lineages: dict[str, int] = {}
+    normalised = []
+    for row in rows:
+        fields = dict(row["fields"])
+        for name, kind in REFERENCES.items():
+            if fields.get(name) is not None:
+                fields[name] = positions[kind][fields[name]]
+        if "lineage" in fields:
+            fields["lineage"] = lineages.setdefault(fields["lineage"], len(lineages))
+        m2m = {name: [positions["message"][i] for i in ids] for name, ids in row.get("m2m", {}).items()}
+        normalised.append((row["kind"], json.dumps(fields, sort_keys=True), json.dumps(m2m, sort_keys=True)))
+    return {"agent settings": header["agent"]["settings"], "rows": normalised}
+
+
+@pytest.mark.django_db
+def test_export_then_native_import_is_lossless_and_idempotent(source_agent, tmp_path):
+    exported = _export("source", tmp_path / "source.jsonl")
+    kinds = [row["kind"] for row in exported]
+    assert kinds[0] == "export"
+    assert kinds.count("fact") == 6 and kinds.count("blob_version") == 1 and kinds.count("message") == 4
+
+    output = _import_native(tmp_path / "source.jsonl", "copy")
+
+    assert "facts: 6 added" in output and "messages: 4 added" in output
+    copy = Agent.objects.get(external_id="copy")
+    assert (copy.name, copy.formation_msg_interval) == ("Source", 12)
+    reexported = _export("copy", tmp_path / "copy.jsonl")
+    assert _normalised(reexported) == _normalised(exported)
+    # Search works on the copy: every fact version and message has a vector in the active space.
+    assert FactEmbedding.objects.filter(agent=copy).count() == 6
+    assert MessageEmbedding.objects.filter(agent=copy).count() == 4
+    current = Fact.objects.get(agent=copy, valid_to__isnull=True, content__contains="on March 16th")
+    # The source agent still uses the exported lineages, so the copy's facts got lineages of their own.
+    assert current.version == 3 and current.lineage != Fact.objects.get(agent=source_agent, version=3).lineage
+    assert Reflection.objects.get(agent=copy, absorbed=True).consolidated_into.version == 2
+
+    before = _normalised(_export("copy", tmp_path / "before.jsonl"))
+    again = _import_native(tmp_path / "source.jsonl", "copy")
+    assert " added" not in again.replace("0 added", ""), again
+    assert _normalised(_export("copy", tmp_path / "after.jsonl")) == before
+
+
+@pytest.mark.django_db
+def test_erase_then_reimport_restores_the_user(source_agent, tmp_path):
+    exported = _normalised(_export("source", tmp_path / "gene.jsonl", "--user", "gene"))
+    call_command("erase_user", "--agent", "source", "--user", "gene", "--yes", stdout=StringIO())
+    assert not Fact.objects.filter(user__external_id="gene").exists()
+
+    _import_native(tmp_path / "gene.jsonl", "source")
+
+    assert _normalised(_export("source", tmp_path / "again.jsonl", "--user", "gene")) == exported
+
+
+@pytest.mark.django_db
+def test_user_export_holds_only_that_users_rows(source_agent, tmp_path):
+    rows = _export("source", tmp_path / "maria.jsonl", "--user", "maria")
+
+    assert rows[0]["user"] == "maria"
+    assert [row["fields"]["external_id"] for row in rows if row["kind"] == "user"] == ["maria"]
+    assert {row["fields"]["content"] for row in rows if row["kind"] == "fact"} == {
+        "Maria drinks coffee",
+        "Maria likes green tea",
+    }
+    assert not [row for row in rows if row["kind"] in ("blob", "blob_version", "reflection")]
+    assert [row["fields"]["content"] for row in rows if row["kind"] == "message"] == ["I like green tea"]
+
+
+@pytest.mark.django_db
+def test_export_to_standard_output_and_unknown_agent(source_agent):
+    out = StringIO()
+    call_command("export_memories", "--agent", "source", stdout=out, stderr=StringIO())
+    assert json.loads(out.getvalue().splitlines()[0])["format"] == "agent-memory-native"
+
+    with pytest.raises(CommandError, match="no agent 'nobody'"):
+        call_command("export_memories", "--agent", "nobody")
