@@ -1,27 +1,388 @@
-from django.contrib import admin
+"""Reflections, consolidated blobs and consolidation jobs in the admin. An edit of a blob is a new version through
+consolidated_memory_replace (which invalidates the cached context blocks); consolidation is queued, never run here."""
 
-from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion, Reflection
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models.functions import Left
+from django.http import HttpResponseNotAllowed, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path
+from django.utils.html import format_html
+
+from core.admin_utils import admin_change_url, admin_changelist_url, admin_link, text_shorten
+from core.exceptions import ApplicationError
+from core.models import LLMCall
+from reflections.models import (
+    ConsolidatedMemory,
+    ConsolidatedMemoryVersion,
+    ConsolidationJob,
+    MemoryScope,
+    Reflection,
+)
+from reflections.selectors.blob_history import (
+    consolidated_memory_diff,
+    consolidated_memory_versions,
+    scope_reflections,
+)
+from reflections.services.consolidation import ScopeKey, consolidated_memory_replace
+from reflections.services.curation import (
+    consolidated_memory_restore,
+    consolidated_memory_scope_key,
+    scope_consolidation_request,
+)
+from reflections.services.reflections import reflection_create
+
+BUFFER_SHOWN = 100
+
+
+def _operator(request) -> str:
+    return f"admin:{request.user.get_username()}"
+
+
+def _is_changelist(request) -> bool:
+    return bool(request.resolver_match and request.resolver_match.url_name.endswith("_changelist"))
+
+
+def _scope_key_of(row: Reflection | ConsolidationJob) -> ScopeKey:
+    return ScopeKey(agent_id=row.agent_id, scope=row.scope, user_id=row.user_id, session_id=row.session_id)
+
+
+class ReflectionAddForm(forms.ModelForm):
+    class Meta:
+        model = Reflection
+        fields = ["agent", "scope", "user", "session", "content"]
+        help_texts = {"scope": "agent: no user or session; user: a user; session: the session and its user."}
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        agent, user, session = cleaned.get("agent"), cleaned.get("user"), cleaned.get("session")
+        if user is not None and agent is not None and user.agent_id != agent.pk:
+            self.add_error("user", "This user belongs to another agent.")
+        if session is not None and user is not None and session.user_id != user.pk:
+            self.add_error("session", "This session belongs to another user.")
+        return cleaned
 
 
 @admin.register(Reflection)
 class ReflectionAdmin(admin.ModelAdmin):
-    list_display = ["id", "content", "scope", "agent", "user", "session", "absorbed", "created_at"]
+    """The buffer: unabsorbed reflections first. An operator may add a note (reflection_create, source manual) or
+    delete one; the context cache follows through reflections.signals."""
+
+    list_display = ["id", "short_content", "scope", "agent", "user", "session", "source", "absorbed", "created_at"]
+    list_display_links = ["id", "short_content"]
     list_select_related = ["agent", "user", "session"]
-    list_filter = ["scope", "absorbed", "agent"]
+    list_filter = ["absorbed", "scope", "source", "agent"]
     search_fields = ["content"]
-    raw_id_fields = ["user", "session", "source_session", "consolidated_into"]
+    ordering = ["absorbed", "-created_at"]
+    show_full_result_count = False
+    autocomplete_fields = ["agent"]
+    raw_id_fields = ["user", "session"]
+    readonly_fields = [
+        "source",
+        "source_session",
+        "created_at",
+        "absorbed",
+        "absorbed_at",
+        "consolidated_into_link",
+        "consolidated_into_version",
+    ]
+    actions = ["consolidate_scopes_now"]
+
+    def get_form(self, request, obj=None, **kwargs):
+        if obj is None:
+            kwargs["form"] = ReflectionAddForm
+        return super().get_form(request, obj, **kwargs)
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ReflectionAddForm.Meta.fields
+        return ["agent", "scope", "user", "session", "content", *self.readonly_fields]
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False  # a reflection is an observation; remove it or add a better one
+
+    @admin.display(description="content")
+    def short_content(self, reflection: Reflection) -> str:
+        return text_shorten(reflection.content, 120)
+
+    @admin.display(description="consolidated into")
+    def consolidated_into_link(self, reflection: Reflection) -> str:
+        return admin_link(reflection.consolidated_into)
+
+    def save_model(self, request, obj: Reflection, form, change: bool) -> None:
+        created = reflection_create(
+            agent=obj.agent,
+            scope=obj.scope,
+            content=obj.content,
+            user=obj.user,
+            session=obj.session,
+            source=Reflection.Source.MANUAL,
+        )
+        obj.pk = created.pk
+
+    def save_related(self, request, form, formsets, change) -> None:
+        return
+
+    def get_changeform_initial_data(self, request):
+        return {**super().get_changeform_initial_data(request), "scope": MemoryScope.USER}
+
+    @admin.action(description="Consolidate the scopes of the selected reflections now (queued)")
+    def consolidate_scopes_now(self, request, queryset) -> None:
+        keys = {_scope_key_of(reflection) for reflection in queryset.filter(absorbed=False)}
+        for key in keys:
+            scope_consolidation_request(key=key)
+        self.message_user(request, f"Consolidation queued for {len(keys)} scopes.", messages.SUCCESS)
+
+
+class BlobEditForm(forms.ModelForm):
+    reason = forms.CharField(max_length=300, initial="edited by an operator")
+    expected_version = forms.IntegerField(widget=forms.HiddenInput)
+
+    class Meta:
+        model = ConsolidatedMemory
+        fields = ["content"]
+        widgets = {"content": forms.Textarea(attrs={"rows": 16, "cols": 100})}
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.initial.setdefault("expected_version", self.instance.version)
+
+    def clean_expected_version(self) -> int:
+        expected = self.cleaned_data["expected_version"]
+        current = ConsolidatedMemory.objects.filter(pk=self.instance.pk).values_list("version", flat=True).first()
+        if current != expected:
+            raise forms.ValidationError(
+                f"The blob changed while you were editing (now version {current}); reload the page and edit again."
+            )
+        return expected
 
 
 @admin.register(ConsolidatedMemory)
 class ConsolidatedMemoryAdmin(admin.ModelAdmin):
-    list_display = ["id", "scope", "agent", "user", "session", "version", "word_limit", "last_consolidated_at"]
+    list_display = [
+        "id",
+        "scope",
+        "agent",
+        "user",
+        "session",
+        "version",
+        "word_count",
+        "word_limit",
+        "last_consolidated_at",
+    ]
     list_select_related = ["agent", "user", "session"]
     list_filter = ["scope", "agent"]
-    raw_id_fields = ["user", "session"]
+    search_fields = ["content", "user__external_id", "session__external_id"]
+    show_full_result_count = False
+    form = BlobEditForm
+    readonly_fields = [
+        "agent",
+        "scope",
+        "user",
+        "session",
+        "version",
+        "word_limit",
+        "change_reason",
+        "last_consolidated_at",
+        "updated_at",
+    ]
+    fieldsets = [
+        (None, {"fields": ["agent", "scope", "user", "session"]}),
+        ("Current version", {"fields": ["version", "content", "reason", "expected_version", "word_limit"]}),
+        ("Provenance", {"fields": ["change_reason", "last_consolidated_at", "updated_at"]}),
+    ]
+    actions = ["consolidate_now"]
+    change_form_template = "admin/reflections/consolidatedmemory/change_form.html"
+
+    def has_add_permission(self, request) -> bool:
+        return False  # a scope's first blob comes from consolidating its buffer
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        if not _is_changelist(request):
+            return queryset
+        return queryset.defer("content").annotate(content_head=Left("content", 20_000))
+
+    @admin.display(description="words")
+    def word_count(self, memory: ConsolidatedMemory) -> int:
+        return len((getattr(memory, "content_head", None) or memory.content).split())
+
+    def save_model(self, request, obj: ConsolidatedMemory, form: BlobEditForm, change: bool) -> None:
+        saved = consolidated_memory_replace(
+            agent=obj.agent,
+            scope=obj.scope,
+            user=obj.user,
+            session=obj.session,
+            content=form.cleaned_data["content"],
+            reason=f"{form.cleaned_data['reason']} ({_operator(request)})",
+            expected_version=form.cleaned_data["expected_version"],
+        )
+        obj.version, obj.content = saved.version, saved.content
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None:
+            buffer = scope_reflections(memory=obj)
+            context["versions"] = consolidated_memory_versions(memory=obj)
+            context["buffer"] = buffer[:BUFFER_SHOWN]
+            context["buffered_count"] = buffer.filter(absorbed=False).count()
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
+    def get_urls(self):
+        return [
+            path(
+                "<int:object_id>/consolidate/",
+                self.admin_site.admin_view(self.consolidate_view),
+                name="reflections_consolidatedmemory_consolidate",
+            ),
+            path(
+                "<int:object_id>/restore/<int:version>/",
+                self.admin_site.admin_view(self.restore_view),
+                name="reflections_consolidatedmemory_restore",
+            ),
+            path(
+                "<int:object_id>/diff/",
+                self.admin_site.admin_view(self.diff_view),
+                name="reflections_consolidatedmemory_diff",
+            ),
+            *super().get_urls(),
+        ]
+
+    def _consolidation_queue(self, request, memory: ConsolidatedMemory) -> None:
+        scope_consolidation_request(key=consolidated_memory_scope_key(memory=memory))
+        if scope_reflections(memory=memory).filter(absorbed=False).exists():
+            self.message_user(
+                request,
+                f"Consolidation of {memory} queued: a new version appears here when the worker is done.",
+                messages.SUCCESS,
+            )
+        else:
+            self.message_user(
+                request, f"Consolidation of {memory} queued, but its buffer is empty: there may be nothing to merge."
+            )
+
+    def consolidate_view(self, request, object_id: int):
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        memory = get_object_or_404(ConsolidatedMemory, pk=object_id)
+        self._consolidation_queue(request, memory)
+        return HttpResponseRedirect(admin_change_url(memory))
+
+    def restore_view(self, request, object_id: int, version: int):
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        memory = get_object_or_404(ConsolidatedMemory.objects.select_related("agent", "user", "session"), pk=object_id)
+        try:
+            restored = consolidated_memory_restore(memory=memory, version=version, requested_by=_operator(request))
+        except ApplicationError as error:
+            self.message_user(request, error.message, messages.ERROR)
+        else:
+            self.message_user(request, f"Version {version} restored as version {restored.version}.", messages.SUCCESS)
+        return HttpResponseRedirect(admin_change_url(memory))
+
+    def diff_view(self, request, object_id: int):
+        memory = get_object_or_404(ConsolidatedMemory, pk=object_id)
+        newer = int(request.GET.get("to") or memory.version)
+        older = int(request.GET.get("from") or max(newer - 1, 1))
+        try:
+            diff = consolidated_memory_diff(memory=memory, older_version=older, newer_version=newer)
+        except ApplicationError as error:
+            self.message_user(request, error.message, messages.ERROR)
+            return HttpResponseRedirect(admin_change_url(memory))
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"{memory}: version {older} → {newer}",
+            "subtitle": None,
+            "opts": self.opts,
+            "original": memory,
+            "diff": diff,
+            "versions": consolidated_memory_versions(memory=memory),
+        }
+        return TemplateResponse(request, "admin/reflections/consolidatedmemory/diff.html", context)
+
+    @admin.action(description="Consolidate now (queued)")
+    def consolidate_now(self, request, queryset) -> None:
+        for memory in queryset:
+            self._consolidation_queue(request, memory)
 
 
 @admin.register(ConsolidatedMemoryVersion)
 class ConsolidatedMemoryVersionAdmin(admin.ModelAdmin):
     list_display = ["memory", "version", "change_reason", "created_at", "replaced_at"]
     list_select_related = ["memory"]
-    raw_id_fields = ["memory"]
+    list_filter = ["memory__scope", "memory__agent"]
+    search_fields = ["content"]
+    date_hierarchy = "replaced_at"
+    show_full_result_count = False
+    readonly_fields = ["memory_link", "version", "content", "word_limit", "change_reason", "created_at", "replaced_at"]
+    fields = readonly_fields
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.display(description="blob")
+    def memory_link(self, version: ConsolidatedMemoryVersion) -> str:
+        return admin_link(version.memory)
+
+
+@admin.register(ConsolidationJob)
+class ConsolidationJobAdmin(admin.ModelAdmin):
+    list_display = [
+        "id",
+        "scope",
+        "agent",
+        "user",
+        "session",
+        "status",
+        "started_at",
+        "duration",
+        "reflections_count",
+        "produced_version",
+        "short_error",
+    ]
+    list_select_related = ["agent", "user", "session"]
+    list_filter = ["status", "scope", "agent"]
+    search_fields = ["error", "user__external_id", "session__external_id"]
+    date_hierarchy = "started_at"
+    show_full_result_count = False
+    actions = ["retry_jobs"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [field.name for field in ConsolidationJob._meta.fields] + ["duration", "llm_calls_link"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.display(description="duration")
+    def duration(self, job: ConsolidationJob) -> str:
+        seconds = job.duration_seconds
+        return "-" if seconds is None else f"{seconds:.1f} s"
+
+    @admin.display(description="error")
+    def short_error(self, job: ConsolidationJob) -> str:
+        return text_shorten(job.error, 80) if job.error else ""
+
+    @admin.display(description="LLM calls")
+    def llm_calls_link(self, job: ConsolidationJob) -> str:
+        return format_html(
+            '<a href="{}">LLM calls of this job</a>',
+            admin_changelist_url(LLMCall, job_kind="consolidation", job_id=job.pk),
+        )
+
+    @admin.action(description="Retry: consolidate these jobs' scopes now (queued)")
+    def retry_jobs(self, request, queryset) -> None:
+        keys = {_scope_key_of(job) for job in queryset}
+        for key in keys:
+            scope_consolidation_request(key=key)
+        self.message_user(request, f"Consolidation queued for {len(keys)} scopes.", messages.SUCCESS)

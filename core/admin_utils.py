@@ -1,0 +1,64 @@
+"""Admin pieces the apps share: a free-text list filter (for columns with too many values to list, such as users
+on a 100k-row table) and links to other objects' admin pages."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.db.models import Model, QuerySet
+from django.http import QueryDict
+from django.urls import reverse
+from django.utils.html import format_html
+
+
+def admin_change_url(obj: Model) -> str:
+    return reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_change", args=[obj.pk])
+
+
+def admin_changelist_url(model: type[Model], **filters) -> str:
+    url = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
+    if not filters:
+        return url
+    query = QueryDict(mutable=True)
+    query.update({name: str(value) for name, value in filters.items()})
+    return f"{url}?{query.urlencode()}"
+
+
+def admin_link(obj: Model | None, text: str | None = None) -> str:
+    if obj is None:
+        return "-"
+    return format_html('<a href="{}">{}</a>', admin_change_url(obj), text if text is not None else str(obj))
+
+
+def text_shorten(text: str, length: int = 100) -> str:
+    return text if len(text) <= length else text[: length - 1].rstrip() + "…"
+
+
+class TextInputFilter(admin.SimpleListFilter):
+    """A list filter with a text box instead of a list of values. Subclasses set title, parameter_name and
+    `lookup`, the queryset filter the typed value goes to."""
+
+    template = "admin/text_input_filter.html"
+    lookup: str = ""
+
+    def lookups(self, request, model_admin):
+        return ()
+
+    def has_output(self) -> bool:
+        return True
+
+    def queryset(self, request, queryset: QuerySet) -> QuerySet:
+        value = (self.value() or "").strip()
+        return queryset.filter(**{self.lookup: self.lookup_value(value)}) if value else queryset
+
+    def lookup_value(self, value: str):
+        return value
+
+    def choices(self, changelist):
+        # The other filters of the page ride along as hidden fields, so typing here narrows what is shown.
+        others = QueryDict(changelist.get_query_string(remove=[self.parameter_name, "p"]).lstrip("?"))
+        yield {
+            "parameter_name": self.parameter_name,
+            "value": self.value() or "",
+            "hidden": [(name, value) for name in others for value in others.getlist(name)],
+            "clear_url": changelist.get_query_string(remove=[self.parameter_name]),
+        }

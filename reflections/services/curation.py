@@ -1,0 +1,40 @@
+"""An operator's changes to consolidated blobs: consolidate a scope now, restore a past version. Editing a blob's
+text is consolidated_memory_replace itself."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from conversations.services.formation_triggers import task_enqueue_safely
+from core.exceptions import NotFoundError
+from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion
+from reflections.services.consolidation import ScopeKey, consolidated_memory_replace
+
+
+def scope_consolidation_request(*, key: ScopeKey) -> None:
+    """Queue consolidation of the scope after commit, forced: the operator asked, whatever the buffer's size. The
+    LLM call runs in the worker, never in the request."""
+    from conversations.tasks import scope_consolidate_task
+
+    transaction.on_commit(lambda: task_enqueue_safely(scope_consolidate_task, *key.as_task_args(), True))
+
+
+def consolidated_memory_scope_key(*, memory: ConsolidatedMemory) -> ScopeKey:
+    return ScopeKey(agent_id=memory.agent_id, scope=memory.scope, user_id=memory.user_id, session_id=memory.session_id)
+
+
+@transaction.atomic
+def consolidated_memory_restore(*, memory: ConsolidatedMemory, version: int, requested_by: str) -> ConsolidatedMemory:
+    """Make a past version's text current again, as a new version (history only grows)."""
+    past = ConsolidatedMemoryVersion.objects.filter(memory=memory, version=version).first()
+    if past is None:
+        raise NotFoundError(f"this blob has no past version {version}.", fields={"version": ["not found"]})
+    return consolidated_memory_replace(
+        agent=memory.agent,
+        scope=memory.scope,
+        user=memory.user,
+        session=memory.session,
+        content=past.content,
+        reason=f"restored version {version} ({requested_by})",
+        expected_version=memory.version,
+    )

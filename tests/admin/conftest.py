@@ -1,0 +1,77 @@
+"""Fixtures of the admin tests: a small memory for one user, and a record of the Celery tasks queued."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from celery.app.task import Task
+
+from conversations.models import Agent, EndUser, Message, Session
+from facts.models import Fact
+from facts.services import fact_create
+from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
+from reflections.services.consolidation import consolidated_memory_replace
+
+
+@dataclass
+class QueuedTask:
+    name: str
+    args: tuple
+
+
+@pytest.fixture
+def queued_tasks(monkeypatch) -> list[QueuedTask]:
+    """Tasks sent to the broker during the test, recorded instead of sent (the tests that run them use a real
+    worker instead)."""
+    queued: list[QueuedTask] = []
+
+    def record(task, args=None, kwargs=None, **options):
+        queued.append(QueuedTask(name=task.name, args=tuple(args or ())))
+
+    monkeypatch.setattr(Task, "apply_async", record)
+    return queued
+
+
+@pytest.fixture
+def said(session: Session) -> list[Message]:
+    contents = ["I moved to Paris last spring.", "Nice! How do you like it?", "I love it, I work as a nurse there."]
+    return [
+        Message.objects.create(session=session, role=role, content=content, token_count=len(content.split()))
+        for role, content in zip(["user", "assistant", "user"], contents, strict=True)
+    ]
+
+
+@pytest.fixture
+def paris_fact(agent: Agent, end_user: EndUser, session: Session, said: list[Message]) -> Fact:
+    return fact_create(
+        agent=agent,
+        user=end_user,
+        scopes=["user"],
+        content="Gene lives in Paris.",
+        source_session=session,
+        source_messages=[said[0]],
+        tags=["home"],
+    )
+
+
+@pytest.fixture
+def user_blob(agent: Agent, end_user: EndUser) -> ConsolidatedMemory:
+    consolidated_memory_replace(
+        agent=agent, scope=MemoryScope.USER, user=end_user, session=None, content="- Gene is a nurse.", reason="first"
+    )
+    return consolidated_memory_replace(
+        agent=agent,
+        scope=MemoryScope.USER,
+        user=end_user,
+        session=None,
+        content="- Gene is a nurse.\n- Gene lives in Paris.",
+        reason="second",
+    )
+
+
+@pytest.fixture
+def buffered_reflection(agent: Agent, end_user: EndUser) -> Reflection:
+    return Reflection.objects.create(
+        agent=agent, user=end_user, scope=MemoryScope.USER, content="Gene prefers short answers."
+    )

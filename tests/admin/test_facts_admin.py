@@ -1,0 +1,185 @@
+"""Facts in the admin: edits are new versions, deletes close, erase destroys, bulk actions call the services."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from django.urls import reverse
+
+from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
+from facts.models import Fact, FactEmbedding
+from facts.services import fact_create, facts_reembed
+
+pytestmark = pytest.mark.django_db
+
+CHANGELIST = reverse("admin:facts_fact_changelist")
+
+
+def _change_url(fact: Fact) -> str:
+    return reverse("admin:facts_fact_change", args=[fact.pk])
+
+
+def _edit(admin_client, fact: Fact, **overrides):
+    data = {"user": fact.user_id or "", "scopes": fact.scopes, "content": fact.content, "tags": ", ".join(fact.tags)}
+    data |= {"reason": "the user said so"} | overrides
+    return admin_client.post(_change_url(fact), data)
+
+
+def test_an_edit_writes_a_new_embedded_version_and_the_history_shows_both(admin_client, paris_fact):
+    response = _edit(admin_client, paris_fact, content="Gene lives in Lyon.", tags="home, moved")
+
+    successor = Fact.objects.get(lineage=paris_fact.lineage, valid_to__isnull=True)
+    paris_fact.refresh_from_db()
+    assert response.status_code == 302
+    assert response["Location"] == reverse("admin:facts_fact_history", args=[successor.pk])
+    assert (successor.version, successor.content, successor.tags) == (2, "Gene lives in Lyon.", ["home", "moved"])
+    assert paris_fact.valid_to is not None and paris_fact.superseded_by_id == successor.pk
+    assert paris_fact.closed_reason.startswith("the user said so")
+    space = embedding_space_active()
+    vector = FactEmbedding.objects.get(fact=successor, space=space).embedding
+    expected = embedding_provider_for_space(space=space).embed_one("Gene lives in Lyon.")
+    assert np.allclose(vector, expected, atol=1e-5)
+
+    history = admin_client.get(response["Location"]).content.decode()
+    assert "Gene lives in Lyon." in history and "Gene lives in Paris." in history
+    assert "the user said so" in history
+    assert reverse("admin:conversations_message_change", args=[paris_fact.source_messages.get().pk]) in history
+
+
+def test_saving_without_a_change_writes_no_version(admin_client, paris_fact):
+    _edit(admin_client, paris_fact)
+
+    assert Fact.objects.filter(lineage=paris_fact.lineage).count() == 1
+
+
+def test_an_edit_into_a_duplicate_of_another_current_fact_is_refused(admin_client, paris_fact, agent, end_user):
+    other = fact_create(agent=agent, user=end_user, scopes=["user"], content="Gene is a nurse.")
+
+    response = _edit(admin_client, other, content="gene lives in paris")
+
+    assert response.status_code == 200
+    assert f"Fact #{paris_fact.pk} already says this" in response.content.decode()
+    assert Fact.objects.filter(lineage=other.lineage).count() == 1
+
+
+def test_moving_a_fact_to_agent_scope_drops_its_user(admin_client, paris_fact):
+    _edit(admin_client, paris_fact, scopes=["agent"])
+
+    successor = Fact.objects.get(lineage=paris_fact.lineage, valid_to__isnull=True)
+    assert successor.scopes == ["agent"] and successor.user_id is None
+
+
+def test_a_closed_version_is_read_only(admin_client, paris_fact):
+    _edit(admin_client, paris_fact, content="Gene lives in Lyon.")
+
+    page = admin_client.get(_change_url(paris_fact)).content.decode()
+    response = _edit(admin_client, paris_fact, content="Gene lives in Rome.")
+
+    assert 'name="_save"' not in page
+    assert response.status_code == 403
+
+
+def test_delete_closes_the_fact_and_keeps_it(admin_client, paris_fact):
+    confirmation = admin_client.get(reverse("admin:facts_fact_delete", args=[paris_fact.pk])).content.decode()
+    response = admin_client.post(reverse("admin:facts_fact_delete", args=[paris_fact.pk]), {"post": "yes"})
+
+    paris_fact.refresh_from_db()
+    assert "Closing is not erasing" in confirmation
+    assert response.status_code == 302
+    assert paris_fact.valid_to is not None and paris_fact.superseded_by_id is None
+    assert "deleted by an operator" in paris_fact.closed_reason
+    assert "delete_selected" not in admin_client.get(CHANGELIST).content.decode()
+
+
+def test_erase_asks_first_then_deletes_every_version(admin_client, paris_fact):
+    _edit(admin_client, paris_fact, content="Gene lives in Lyon.")
+    action = {"action": "erase_selected", "_selected_action": [paris_fact.pk]}
+
+    confirmation = admin_client.post(CHANGELIST, action)
+    assert confirmation.status_code == 200
+    assert Fact.objects.filter(lineage=paris_fact.lineage).count() == 2
+    assert "Gene lives in Lyon." in confirmation.content.decode()
+
+    admin_client.post(CHANGELIST, action | {"confirm": "yes"})
+    assert not Fact.objects.filter(lineage=paris_fact.lineage).exists()
+    assert not FactEmbedding.objects.exists()
+
+
+def test_close_and_change_scope_actions(admin_client, paris_fact, agent):
+    agent_fact = fact_create(agent=agent, user=None, scopes=["agent"], content="The office opens at nine.")
+
+    page = admin_client.post(
+        CHANGELIST, {"action": "change_scope_of_selected", "_selected_action": [paris_fact.pk, agent_fact.pk]}
+    )
+    assert page.status_code == 200 and "Change scope" in page.content.decode()
+    admin_client.post(
+        CHANGELIST,
+        {
+            "action": "change_scope_of_selected",
+            "_selected_action": [paris_fact.pk, agent_fact.pk],
+            "apply": "yes",
+            "scopes": ["user", "agent"],
+        },
+    )
+    widened = Fact.objects.get(lineage=paris_fact.lineage, valid_to__isnull=True)
+    assert sorted(widened.scopes) == ["agent", "user"] and widened.version == 2
+    assert Fact.objects.filter(lineage=agent_fact.lineage).count() == 1  # no user to scope it to: skipped
+
+    admin_client.post(CHANGELIST, {"action": "close_selected", "_selected_action": [widened.pk, agent_fact.pk]})
+    assert not Fact.objects.filter(valid_to__isnull=True).exists()
+
+
+def test_export_selected_facts_as_json_lines(admin_client, paris_fact):
+    response = admin_client.post(CHANGELIST, {"action": "export_selected", "_selected_action": [paris_fact.pk]})
+
+    records = [json.loads(line) for line in b"".join(response.streaming_content).decode().splitlines()]
+    assert response["Content-Type"] == "application/x-ndjson"
+    assert records[0]["content"] == "Gene lives in Paris." and records[0]["user"] == "user-1"
+    assert records[0]["source_message_ids"] == [paris_fact.source_messages.get().pk]
+
+
+def test_reembed_action_queues_the_task_and_the_task_replaces_the_vector(
+    admin_client, paris_fact, queued_tasks, django_capture_on_commit_callbacks
+):
+    space = embedding_space_active()
+    FactEmbedding.objects.filter(fact=paris_fact).update(embedding=np.ones(space.dimensions) / space.dimensions**0.5)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(CHANGELIST, {"action": "reembed_selected", "_selected_action": [paris_fact.pk]})
+    assert [(task.name, task.args) for task in queued_tasks] == [("facts.reembed", ([paris_fact.pk],))]
+
+    assert facts_reembed(fact_ids=[paris_fact.pk]) == 1
+    vector = FactEmbedding.objects.get(fact=paris_fact, space=space).embedding
+    assert np.allclose(vector, embedding_provider_for_space(space=space).embed_one(paris_fact.content), atol=1e-5)
+
+
+def test_semantic_search_shows_what_the_agent_would_retrieve_with_ranks(admin_client, paris_fact, agent, end_user):
+    fact_create(agent=agent, user=end_user, scopes=["user"], content="Gene owns a grey cat named Miso.")
+    fact_create(agent=agent, user=None, scopes=["agent"], content="Support is open on weekdays.")
+    other_user = end_user.__class__.objects.create(agent=agent, external_id="user-2")
+    fact_create(agent=agent, user=other_user, scopes=["user"], content="Alex lives in Berlin.")
+
+    response = admin_client.get(
+        reverse("admin:facts_fact_search"),
+        {"agent": agent.pk, "user": "user-1", "query": "Which city is Gene's home?", "mode": "hybrid", "top_k": 10},
+    )
+
+    page = response.content.decode()
+    assert page.index("Gene lives in Paris.") < page.index("Gene owns a grey cat")
+    assert "Alex lives in Berlin." not in page  # another user's fact is never retrievable here
+    assert "vector rank" in page and "text rank" in page
+
+
+def test_the_list_search_is_full_text_and_the_filters_narrow(admin_client, paris_fact, agent):
+    fact_create(agent=agent, user=None, scopes=["agent"], content="Support is open on weekdays.")
+
+    def listed(**params) -> str:
+        return admin_client.get(CHANGELIST, params).content.decode()
+
+    assert "Gene lives in Paris." in listed(q="paris") and "Support is open" not in listed(q="paris")
+    assert "Gene lives in Paris." in listed(user="user-1", tag="home", status="current", source_session="session-1")
+    assert "Gene lives in Paris." not in listed(tag="work")
+    assert "Gene lives in Paris." not in listed(scope="agent") and "Support is open" in listed(scope="agent")
+    assert "Gene lives in Paris." not in listed(status="superseded")
