@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -48,6 +49,9 @@ def test_make_run_stack_comes_up_healthy_and_stops_cleanly(tmp_path):
         stderr=subprocess.STDOUT,
         text=True,
     )
+    output: list[str] = []
+    reader = threading.Thread(target=lambda: output.extend(stack.stdout), daemon=True)
+    reader.start()
     try:
         deadline = time.monotonic() + 240
         status, body = 0, {}
@@ -56,7 +60,7 @@ def test_make_run_stack_comes_up_healthy_and_stops_cleanly(tmp_path):
                 status, body = _get_json(f"http://127.0.0.1:{port}/health/")
             except (urllib.error.URLError, OSError):
                 status = 0
-            if status == 200:
+            if status == 200 and any("Ctrl-C stops everything" in line for line in output):
                 break
             time.sleep(1)
         assert status == 200, body
@@ -65,8 +69,11 @@ def test_make_run_stack_comes_up_healthy_and_stops_cleanly(tmp_path):
         assert (tmp_path / "postgres" / "PG_VERSION").exists()
     finally:
         stack.send_signal(signal.SIGINT)
-        output, _ = stack.communicate(timeout=90)
-    assert stack.returncode == 0, output
-    assert "admin" in output and f"http://127.0.0.1:{port}/health/" in output
+        stack.wait(timeout=90)
+        reader.join(10)
+    printed = "".join(output)
+    assert stack.returncode == 0, printed
+    assert "login operator / a-long-test-password" in printed
+    assert f"http://127.0.0.1:{port}/health/" in printed and f"http://127.0.0.1:{port}/admin/" in printed
     time.sleep(1)
     assert _processes_using(str(tmp_path)) == [], "a server outlived the stack"
