@@ -98,9 +98,14 @@ def sessions_formation_sweep(*, now=None, limit: int = 500) -> dict[str, int]:
     for session in candidates:
         thresholds = agent_thresholds(agent=session.agent)
         if session.formation_status in (Status.QUEUED, Status.RUNNING):
-            Session.objects.filter(pk=session.pk).update(formation_status=Status.IDLE)
+            # Compare-and-set: a worker that claimed the session since it was read keeps it.
+            reset = Session.objects.filter(
+                pk=session.pk,
+                formation_status=session.formation_status,
+                formation_queued_at=session.formation_queued_at,
+            ).update(formation_status=Status.IDLE)
             session.formation_status = Status.IDLE
-            if formation_request(session=session, trigger="sweep"):
+            if reset and formation_request(session=session, trigger="sweep"):
                 counts["retried"] += 1
             continue
         if session.formation_status == Status.FAILED:
