@@ -119,6 +119,24 @@ def test_an_operator_deleting_a_reflection_in_the_admin_invalidates_the_block(
     assert "Porto" not in memory_context_get(agent=agent, user=end_user, session=session).text
 
 
+def test_an_operator_editing_a_blob_in_the_admin_invalidates_the_block(
+    agent, end_user, session, memories, client, django_capture_on_commit_callbacks
+):
+    staff = get_user_model().objects.create_superuser("operator", "operator@example.com", "pw-123456789")
+    client.force_login(staff)
+    blob = ConsolidatedMemory.objects.get(scope=MemoryScope.USER)
+    assert "Gene is a nurse in Lyon." in memory_context_get(agent=agent, user=end_user, session=session).text
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            f"/admin/reflections/consolidatedmemory/{blob.pk}/change/",
+            {"content": "Gene is a midwife in Lyon.", "reason": "corrected", "expected_version": blob.version},
+        )
+
+    assert response.status_code == 302
+    assert "Gene is a midwife in Lyon." in memory_context_get(agent=agent, user=end_user, session=session).text
+
+
 def test_agent_level_change_invalidates_every_users_block(
     agent, end_user, session, memories, django_capture_on_commit_callbacks
 ):
