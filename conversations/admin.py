@@ -3,6 +3,8 @@ Actions call the same services as the API: formation and consolidation are queue
 
 from __future__ import annotations
 
+import json
+
 from django import forms
 from django.contrib import admin, messages
 from django.core.paginator import Paginator
@@ -15,7 +17,6 @@ from django.utils.html import format_html, format_html_join
 
 from conversations.models import Agent, AgentAPIKey, EndUser, FormationJob, Message, Session
 from conversations.selectors.agent_settings import OVERRIDABLE_SETTINGS, agent_thresholds
-from conversations.selectors.memory_export import user_memory_export_lines
 from conversations.selectors.memory_scope import memory_scope_resolve
 from conversations.selectors.session_detail import session_formation_jobs_recent, session_messages
 from conversations.selectors.user_memory import user_memory_counts, user_sessions_recent
@@ -26,6 +27,7 @@ from conversations.services.ingestion import session_close
 from core.admin_utils import TextInputFilter, admin_change_url, admin_changelist_url, admin_link, text_shorten
 from core.exceptions import ApplicationError
 from core.models import LLMCall
+from core.portability.native import memories_export
 from facts.models import Fact
 from facts.selectors import SearchMode, facts_search
 from reflections.models import ConsolidatedMemory, Reflection
@@ -34,6 +36,7 @@ from reflections.selectors.context import memory_context_get
 
 MESSAGES_PER_PAGE = 50
 EXCERPT_CHARS = 100
+DEFAULT_TOKEN_BUDGET = 4000
 
 
 def _operator(request) -> str:
@@ -55,8 +58,10 @@ class InspectorForm(forms.Form):
         label="message",
         widget=forms.Textarea(attrs={"rows": 3, "cols": 80, "placeholder": "What the user says next"}),
     )
-    token_budget = forms.IntegerField(min_value=50, max_value=100_000, initial=4000)
-    mode = forms.ChoiceField(choices=SearchMode.choices, initial=SearchMode.HYBRID, label="fact search mode")
+    token_budget = forms.IntegerField(min_value=50, max_value=100_000, initial=DEFAULT_TOKEN_BUDGET, required=False)
+    mode = forms.ChoiceField(
+        choices=SearchMode.choices, initial=SearchMode.HYBRID, required=False, label="fact search mode"
+    )
 
 
 @admin.register(Agent)
@@ -143,7 +148,13 @@ class AgentAdmin(admin.ModelAdmin):
                     error = f"{agent} has no {' and no '.join(missing)}: shown without it."
                 context = memory_context_get(agent=agent, user=target.user, session=target.session)
                 hits = (
-                    facts_search(agent=agent, user=target.user, query=data["message"], top_k=10, mode=data["mode"])
+                    facts_search(
+                        agent=agent,
+                        user=target.user,
+                        query=data["message"],
+                        top_k=10,
+                        mode=data["mode"] or SearchMode.HYBRID,
+                    )
                     if agent.rag_enabled
                     else []
                 )
@@ -152,7 +163,7 @@ class AgentAdmin(admin.ModelAdmin):
                     user=target.user,
                     session=target.session,
                     query=data["message"],
-                    token_budget=data["token_budget"],
+                    token_budget=data["token_budget"] or DEFAULT_TOKEN_BUDGET,
                     limits=BundleLimits(),
                 )
                 result = {"target": target, "context": context, "hits": hits, "bundle": bundle}
@@ -266,7 +277,8 @@ class EndUserAdmin(admin.ModelAdmin):
 
     def export_view(self, request, object_id: int):
         user = get_object_or_404(EndUser.objects.select_related("agent"), pk=object_id)
-        response = StreamingHttpResponse(user_memory_export_lines(user=user), content_type="application/x-ndjson")
+        lines = (json.dumps(row, ensure_ascii=False) + "\n" for row in memories_export(agent=user.agent, user=user))
+        response = StreamingHttpResponse(lines, content_type="application/x-ndjson")
         response["Content-Disposition"] = f'attachment; filename="memory-{user.agent.external_id}-{user.pk}.jsonl"'
         return response
 

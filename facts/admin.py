@@ -17,12 +17,12 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from conversations.models import Agent
-from conversations.selectors.memory_export import facts_export_lines
 from conversations.selectors.memory_scope import memory_scope_resolve
 from core.admin_utils import TextInputFilter, admin_change_url, admin_link, text_shorten
 from core.exceptions import ApplicationError
 from facts.models import TEXT_SEARCH_CONFIG, Fact, FactScope
 from facts.selectors import SearchMode, facts_search
+from facts.selectors.export import facts_export_lines
 from facts.selectors.versions import fact_versions
 from facts.services import (
     fact_close,
