@@ -11,6 +11,8 @@ urlpatterns = [
     path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/v1/", include("conversations.api.urls")),
     path("api/v1/", include("reflections.api.urls")),
+    path("api/v1/", include("facts.api.urls")),
+    path("api/v1/", include("reflections.api.curation_urls")),
     path("v1/", include("conversations.api.chat_proxy_urls")),
 ]
 

@@ -101,21 +101,17 @@ def _options_validate(
         raise ApplicationError(f"Invalid search: {', '.join(errors)}.", fields=errors)
 
 
-def _scoped_embeddings(
+def _filtered_embeddings(
     *,
     space: EmbeddingSpace,
     agent: Agent,
-    user: EndUser | None,
     scopes: list[str] | None,
     tags: list[str] | None,
     as_of: datetime | None,
     include_history: bool,
 ) -> QuerySet[FactEmbedding]:
-    """The vectors of every fact version the caller may retrieve, with the caller's filters applied."""
-    visible = Q(restricted_to_user__isnull=True)
-    if user is not None:
-        visible |= Q(restricted_to_user=user)
-    queryset = FactEmbedding.objects.filter(visible, space=space, agent=agent)
+    """The agent's fact vectors in the space with the caller's filters; visibility is applied by the callers."""
+    queryset = FactEmbedding.objects.filter(space=space, agent=agent)
     if as_of is not None:
         queryset = queryset.filter(
             Q(fact__valid_to__isnull=True) | Q(fact__valid_to__gt=as_of), fact__valid_from__lte=as_of
@@ -129,6 +125,12 @@ def _scoped_embeddings(
     return queryset
 
 
+def _visible_to(user: EndUser | None) -> Q:
+    """Facts visible agent-wide, plus the user's own."""
+    visible = Q(restricted_to_user__isnull=True)
+    return visible | Q(restricted_to_user=user) if user is not None else visible
+
+
 def _nearest(queryset: QuerySet[FactEmbedding], *, distance, limit: int) -> list[tuple[int, float, datetime]]:
     return list(
         queryset.annotate(distance=distance)
@@ -139,7 +141,7 @@ def _nearest(queryset: QuerySet[FactEmbedding], *, distance, limit: int) -> list
 
 def _vector_ranking(
     *,
-    scoped: QuerySet[FactEmbedding],
+    filtered: QuerySet[FactEmbedding],
     space: EmbeddingSpace,
     user: EndUser | None,
     vector: np.ndarray,
@@ -154,11 +156,11 @@ def _vector_ranking(
     space's HNSW index, with iterative scans to keep the filtered results coming."""
     exact_distance = CosineDistance("embedding", vector)
     if exact:
-        rows = _nearest(scoped, distance=exact_distance, limit=limit)
+        rows = _nearest(filtered.filter(_visible_to(user)), distance=exact_distance, limit=limit)
     else:
         rows = []
         if user is not None:
-            rows += _nearest(scoped.filter(restricted_to_user=user), distance=exact_distance, limit=limit)
+            rows += _nearest(filtered.filter(restricted_to_user=user), distance=exact_distance, limit=limit)
         indexed_distance = CosineDistance(embedding_expression(space=space), vector)
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(
@@ -166,18 +168,18 @@ def _vector_ranking(
                 "set_config('hnsw.ef_search', %s, true)",
                 [str(max(settings.MEMORY_SEARCH_HNSW_EF_SEARCH, limit))],
             )
-            rows += _nearest(scoped.filter(restricted_to_user__isnull=True), distance=indexed_distance, limit=limit)
+            rows += _nearest(filtered.filter(restricted_to_user__isnull=True), distance=indexed_distance, limit=limit)
         # relaxed_order may return the HNSW rows slightly out of order, and the two parts need merging anyway.
         rows.sort(key=lambda row: (row[1], row[0]))
     return [(fact_id, 1.0 - distance, valid_from) for fact_id, distance, valid_from in rows[:limit]]
 
 
 def _text_ranking(
-    *, scoped: QuerySet[FactEmbedding], query: str, vector: np.ndarray | None, limit: int
+    *, visible: QuerySet[FactEmbedding], query: str, vector: np.ndarray | None, limit: int
 ) -> list[tuple[int, float, float | None, datetime]]:
     """(fact id, ts_rank_cd, cosine similarity or None, valid_from) of the facts matching the query, best first."""
     text_query = SearchQuery(query, search_type="websearch", config=TEXT_SEARCH_CONFIG)
-    matches = scoped.filter(fact__search_vector=text_query).annotate(
+    matches = visible.filter(fact__search_vector=text_query).annotate(
         text_score=SearchRank(F("fact__search_vector"), text_query, cover_density=True)
     )
     if vector is None:
@@ -289,17 +291,17 @@ def facts_search(
         scopes=scopes,
     )
     space = embedding_space_active()
-    scoped = _scoped_embeddings(
+    filtered = _filtered_embeddings(
         space=space,
         agent=agent,
-        user=user,
         scopes=scopes,
         tags=tags,
         as_of=as_of,
         include_history=include_history,
     )
     limit = max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
-    small_store = scoped[: SMALL_STORE_MAX_FACTS + 1].count() <= SMALL_STORE_MAX_FACTS
+    visible = filtered.filter(_visible_to(user))
+    small_store = visible[: SMALL_STORE_MAX_FACTS + 1].count() <= SMALL_STORE_MAX_FACTS
     use_vector = mode != SearchMode.TEXT
     use_text = mode != SearchMode.SEMANTIC
     vector = embedding_provider_for_space(space=space).embed_one(query) if use_vector else None
@@ -307,15 +309,15 @@ def facts_search(
     vector_rows: list[tuple[int, float, datetime]] = []
     if vector is not None:
         vector_rows = _vector_ranking(
-            scoped=scoped, space=space, user=user, vector=vector, limit=limit, exact=small_store
+            filtered=filtered, space=space, user=user, vector=vector, limit=limit, exact=small_store
         )
         if min_similarity is not None and not small_store:
             vector_rows = [row for row in vector_rows if row[1] >= min_similarity]
-    text_rows = _text_ranking(scoped=scoped, query=query, vector=vector, limit=limit) if use_text else []
+    text_rows = _text_ranking(visible=visible, query=query, vector=vector, limit=limit) if use_text else []
     candidates = _fuse(vector_rows=vector_rows, text_rows=text_rows, signal_count=int(use_vector) + int(use_text))
     if small_store or (fallback_to_recent and not candidates):
         # Facts neither signal ranked: all of a small store, or the most recent ones as a fallback. Score 0.
-        rest = scoped.exclude(fact_id__in=list(candidates)).order_by("-fact__valid_from", "-fact_id")
+        rest = visible.exclude(fact_id__in=list(candidates)).order_by("-fact__valid_from", "-fact_id")
         for fact_id, valid_from in rest.values_list("fact_id", "fact__valid_from")[:top_k]:
             candidates[fact_id] = _Candidate(fact_id=fact_id, valid_from=valid_from)
 
@@ -340,3 +342,11 @@ def facts_search(
         )
         for candidate in ranked
     ]
+
+
+class FactSearchDisabled(ApplicationError):
+    status_code = 403
+    code = "rag_disabled"
+
+    def __init__(self) -> None:
+        super().__init__("Fact search (RAG) is switched off for this agent (rag_enabled).")

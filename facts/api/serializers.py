@@ -1,0 +1,150 @@
+from django.conf import settings
+from rest_framework import serializers
+
+from facts.models import Fact, FactScope
+from facts.selectors.search import TOP_K_MAX, SearchMode
+
+
+class FactOutputSerializer(serializers.ModelSerializer):
+    user = serializers.CharField(source="user.external_id", allow_null=True, default=None)
+    source_session = serializers.CharField(source="source_session.external_id", allow_null=True, default=None)
+    is_current = serializers.BooleanField()
+
+    class Meta:
+        model = Fact
+        fields = [
+            "id",
+            "content",
+            "scopes",
+            "user",
+            "tags",
+            "metadata",
+            "lineage",
+            "version",
+            "is_current",
+            "formed_at",
+            "valid_from",
+            "valid_to",
+            "change_reason",
+            "closed_reason",
+            "superseded_by",
+            "source_session",
+            "access_count",
+            "last_accessed_at",
+        ]
+
+
+class FactVersionOutputSerializer(FactOutputSerializer):
+    source_message_ids = serializers.SerializerMethodField(help_text="Messages this version was formed from.")
+    closed_by_message_ids = serializers.SerializerMethodField(help_text="Messages that closed this version.")
+
+    class Meta(FactOutputSerializer.Meta):
+        fields = [*FactOutputSerializer.Meta.fields, "source_message_ids", "closed_by_message_ids"]
+
+    def get_source_message_ids(self, fact: Fact) -> list[int]:
+        return [message.pk for message in fact.source_messages.all()]
+
+    def get_closed_by_message_ids(self, fact: Fact) -> list[int]:
+        return [message.pk for message in fact.closed_by_messages.all()]
+
+
+class FactHistoryOutputSerializer(serializers.Serializer):
+    lineage = serializers.UUIDField()
+    versions = FactVersionOutputSerializer(many=True, help_text="Every version, oldest first.")
+
+
+_TAGS = serializers.ListField(child=serializers.CharField(max_length=100), max_length=50, required=False)
+
+
+class FactListFilterSerializer(serializers.Serializer):
+    user = serializers.CharField(max_length=200, required=False, help_text="Facts this end user owns.")
+    scope = serializers.ChoiceField(choices=FactScope.choices, required=False)
+    tag = serializers.CharField(max_length=100, required=False)
+    status = serializers.ChoiceField(
+        choices=[("current", "current versions"), ("all", "every version, closed ones too")],
+        default="current",
+    )
+
+
+class FactCreateInputSerializer(serializers.Serializer):
+    content = serializers.CharField(help_text=f"One atomic statement, at most {settings.FACT_MAX_WORDS} words.")
+    user = serializers.CharField(
+        max_length=200, required=False, help_text="The end user's id; required with scope 'user'."
+    )
+    scopes = serializers.ListField(
+        child=serializers.ChoiceField(choices=FactScope.choices),
+        min_length=1,
+        max_length=2,
+        required=False,
+        help_text="Default ['user'] when a user is given, else ['agent'].",
+    )
+    tags = _TAGS
+    metadata = serializers.DictField(required=False)
+
+
+class FactUpdateInputSerializer(serializers.Serializer):
+    content = serializers.CharField(required=False)
+    user = serializers.CharField(max_length=200, required=False, help_text="Needed to add scope 'user'.")
+    scopes = serializers.ListField(
+        child=serializers.ChoiceField(choices=FactScope.choices), min_length=1, max_length=2, required=False
+    )
+    tags = _TAGS
+    metadata = serializers.DictField(required=False)
+    reason = serializers.CharField(max_length=300, required=False, default="edited through the API")
+
+    def validate(self, data: dict) -> dict:
+        if not {"content", "scopes", "tags", "metadata"} & set(data):
+            raise serializers.ValidationError("give at least one of content, scopes, tags, metadata.")
+        return data
+
+
+class FactDeleteFilterSerializer(serializers.Serializer):
+    hard = serializers.BooleanField(
+        default=False, help_text="Erase every version of the fact's lineage for real instead of closing it."
+    )
+    reason = serializers.CharField(max_length=300, required=False, default="deleted through the API")
+
+
+class MemorySearchInputSerializer(serializers.Serializer):
+    query = serializers.CharField(max_length=2000)
+    user = serializers.CharField(
+        max_length=200,
+        required=False,
+        help_text="The end user's id: adds their own facts to the agent-wide ones. An id never seen has none.",
+    )
+    top_k = serializers.IntegerField(min_value=1, max_value=TOP_K_MAX, default=10)
+    mode = serializers.ChoiceField(choices=SearchMode.choices, default=SearchMode.HYBRID)
+    min_similarity = serializers.FloatField(
+        min_value=-1.0,
+        max_value=1.0,
+        required=False,
+        help_text="Vector candidates less similar are dropped; full-text matches stay.",
+    )
+    recency_weight = serializers.FloatField(
+        min_value=0.0, max_value=1.0, default=0.0, help_text="Blend of exp(-age_days/30) into the score."
+    )
+    mmr_lambda = serializers.FloatField(
+        min_value=0.0, max_value=1.0, required=False, help_text="MMR diversity: 1 = pure relevance (0.7 is typical)."
+    )
+    scopes = serializers.ListField(
+        child=serializers.ChoiceField(choices=FactScope.choices), min_length=1, max_length=2, required=False
+    )
+    tags = _TAGS
+    as_of = serializers.DateTimeField(required=False, help_text="Read the facts as they were at this time.")
+    include_history = serializers.BooleanField(default=False, help_text="Closed versions too.")
+    fallback_to_recent = serializers.BooleanField(
+        default=False, help_text="When nothing matches, return the most recent facts (score 0)."
+    )
+
+
+class FactHitOutputSerializer(serializers.Serializer):
+    fact = FactOutputSerializer()
+    score = serializers.FloatField(help_text="Fused relevance; 1.0 = first in every signal used.")
+    similarity = serializers.FloatField(allow_null=True, help_text="Cosine similarity to the query.")
+    vector_rank = serializers.IntegerField(allow_null=True)
+    text_rank = serializers.IntegerField(allow_null=True)
+    text_score = serializers.FloatField(allow_null=True, help_text="ts_rank_cd of the full-text match.")
+
+
+class MemorySearchOutputSerializer(serializers.Serializer):
+    results = FactHitOutputSerializer(many=True)

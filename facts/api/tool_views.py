@@ -1,0 +1,91 @@
+from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from conversations.api.authentication import request_agent
+from conversations.selectors.memory_scope import memory_scope_resolve
+from facts.tools import ToolContext, tool_call_execute, tool_definitions
+
+
+class ArgumentsField(serializers.JSONField):
+    """An object, or the JSON string of one as OpenAI models send it; decoding is the tool call's job."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict | str):
+            raise serializers.ValidationError("must be an object or a JSON string.")
+        return data
+
+
+class ToolCallInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100)
+    arguments = ArgumentsField(required=False, default=dict)
+    user = serializers.CharField(max_length=200, required=False, help_text="The conversation's end user id.")
+    session = serializers.CharField(max_length=200, required=False, help_text="The conversation's session id.")
+
+
+class ToolCallOutputSerializer(serializers.Serializer):
+    ok = serializers.BooleanField()
+    result = serializers.JSONField(required=False, help_text="When ok: the tool's output for the model.")
+    error = serializers.CharField(required=False, help_text="When not ok: what the model should fix.")
+
+
+class ToolListOutputSerializer(serializers.Serializer):
+    tools = serializers.ListField(child=serializers.DictField(), help_text="Pass as `tools` to chat completions.")
+
+
+class ToolListView(APIView):
+    @extend_schema(
+        responses=ToolListOutputSerializer,
+        summary="OpenAI-format definitions of the memory tools",
+        description="search_memory (only while the agent's RAG is on), save_memory, update_memory, delete_memory.",
+    )
+    def get(self, request: Request) -> Response:
+        return Response({"tools": tool_definitions(agent=request_agent(request))})
+
+
+class ToolCallView(APIView):
+    @extend_schema(
+        request=ToolCallInputSerializer,
+        responses=ToolCallOutputSerializer,
+        summary="Execute one memory tool call in a conversation",
+        description="A mistake of the model (unknown tool, bad or missing arguments, an id it cannot see) is a "
+        "200 with ok=false and an error saying what to fix: send it back as the tool message. A malformed "
+        "request (no name, arguments neither object nor string, a session of another user) is a 400.",
+        examples=[
+            OpenApiExample(
+                "as the model sent it",
+                value={
+                    "name": "search_memory",
+                    "arguments": '{"query": "When is Gene\'s birthday?"}',
+                    "user": "gene",
+                    "session": "s-42",
+                },
+            ),
+            OpenApiExample(
+                "saving a fact",
+                value={"name": "save_memory", "arguments": {"content": "Gene is vegetarian"}, "user": "gene"},
+            ),
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        data = ToolCallInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        agent = request_agent(request)
+        target = memory_scope_resolve(
+            agent=agent,
+            user_external_id=data.validated_data.get("user"),
+            session_external_id=data.validated_data.get("session"),
+        )
+        context = ToolContext(
+            agent=agent,
+            user=target.user,
+            user_external_id=target.user.external_id if target.user else data.validated_data.get("user"),
+            session=target.session,
+        )
+        result = tool_call_execute(
+            context=context, name=data.validated_data["name"], arguments=data.validated_data["arguments"]
+        )
+        body = {"ok": result.ok, "result": result.result} if result.ok else {"ok": False, "error": result.error}
+        return Response(body)

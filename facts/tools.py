@@ -1,0 +1,244 @@
+"""Memory as LLM tools: OpenAI-format function definitions of search_memory, save_memory, update_memory and
+delete_memory, and their execution for one conversation through the same selectors and services as the API.
+
+A tool call never raises for what the model got wrong (bad arguments, an unknown id, a closed fact): it returns
+ToolResult(ok=False, error=...) with a message saying what to fix, which goes back to the model as the tool's output."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from rest_framework import serializers
+
+from conversations.models import Agent, EndUser, Session
+from conversations.services.ingestion import end_user_get_or_create
+from core.exceptions import ApplicationError
+from facts.curation import fact_delete, fact_get_or_create, fact_revise
+from facts.models import Fact, FactScope
+from facts.selectors.facts import fact_get
+from facts.selectors.search import facts_search
+
+TOOL_SEARCH_TOP_K_MAX = 20
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """The conversation a tool call happens in. `user_external_id` is kept for a user not stored yet, whom saving a
+    user fact creates."""
+
+    agent: Agent
+    user: EndUser | None
+    user_external_id: str | None
+    session: Session | None
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    ok: bool
+    result: dict[str, Any] | None = None
+    error: str | None = None
+
+
+class ToolError(Exception):
+    """Something the model can fix; the message tells it what."""
+
+
+def _function(name: str, description: str, properties: dict, required: list[str]) -> dict:
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": required,
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
+def tool_definitions(*, agent: Agent) -> list[dict]:
+    """The tools this agent may use, in OpenAI's `tools` format; search_memory only while its RAG is on."""
+    fact_id = {"type": "integer", "description": "The memory's id, as search_memory returned it."}
+    reason = {"type": "string", "description": "Why, in a few words (kept in the memory's history)."}
+    content = {
+        "type": "string",
+        "description": f"One self-contained, objective statement of at most {settings.FACT_MAX_WORDS} words, "
+        'naming who it is about ("Gene\'s birthday is March 15th", not "it is on the 15th").',
+    }
+    definitions = [
+        _function(
+            "save_memory",
+            "Remember a fact for future conversations. Save only durable facts worth recalling later, one per call.",
+            {
+                "content": content,
+                "scope": {
+                    "type": "string",
+                    "enum": [FactScope.USER, FactScope.AGENT],
+                    "description": "'user': about or for this user only (default). 'agent': true for every user.",
+                },
+                "tags": {"type": "array", "items": {"type": "string"}, "description": "Optional labels."},
+            },
+            ["content"],
+        ),
+        _function(
+            "update_memory",
+            "Correct a remembered fact that is no longer true or was wrong. The old version is kept as history.",
+            {"id": fact_id, "content": content, "reason": reason},
+            ["id", "content"],
+        ),
+        _function(
+            "delete_memory",
+            "Forget a remembered fact that is wrong or that the user asked to forget.",
+            {"id": fact_id, "reason": reason},
+            ["id"],
+        ),
+    ]
+    if agent.rag_enabled:
+        search = _function(
+            "search_memory",
+            "Search long-term memory for facts from earlier conversations (about this user, or known to you in "
+            "general). Use it when an answer may depend on something you were told before.",
+            {
+                "query": {"type": "string", "description": "What to look for, as a question or keywords."},
+                "top_k": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": TOOL_SEARCH_TOP_K_MAX,
+                    "description": "How many memories to return (default 5).",
+                },
+            },
+            ["query"],
+        )
+        definitions.insert(0, search)
+    return definitions
+
+
+class _SearchArguments(serializers.Serializer):
+    query = serializers.CharField(max_length=2000)
+    top_k = serializers.IntegerField(min_value=1, max_value=TOOL_SEARCH_TOP_K_MAX, default=5)
+
+
+class _SaveArguments(serializers.Serializer):
+    content = serializers.CharField()
+    scope = serializers.ChoiceField(choices=[FactScope.USER, FactScope.AGENT], default=FactScope.USER)
+    tags = serializers.ListField(child=serializers.CharField(max_length=100), max_length=20, default=list)
+
+
+class _UpdateArguments(serializers.Serializer):
+    id = serializers.IntegerField()
+    content = serializers.CharField()
+    reason = serializers.CharField(max_length=300, default="corrected by the assistant")
+
+
+class _DeleteArguments(serializers.Serializer):
+    id = serializers.IntegerField()
+    reason = serializers.CharField(max_length=300, default="deleted by the assistant")
+
+
+def _arguments_validate(serializer_class: type[serializers.Serializer], arguments: dict) -> dict:
+    unknown = sorted(set(arguments) - set(serializer_class().fields))
+    if unknown:
+        raise ToolError(f"unknown argument(s): {', '.join(unknown)}.")
+    data = serializer_class(data=arguments)
+    if not data.is_valid():
+        problems = "; ".join(f"{field}: {' '.join(map(str, errors))}" for field, errors in data.errors.items())
+        raise ToolError(f"invalid arguments: {problems}")
+    return data.validated_data
+
+
+def _memory_in_conversation(context: ToolContext, fact_id: int) -> Fact:
+    """A fact this conversation can see (agent-wide, or the user's own). Others, and other agents' facts, read as
+    missing: the model may not change what it cannot see."""
+    try:
+        fact = fact_get(agent=context.agent, fact_id=fact_id)
+    except ApplicationError:
+        fact = None
+    visible_to = {None, context.user.pk if context.user else None}
+    if fact is None or fact.restricted_to_user_id not in visible_to:
+        raise ToolError(f"there is no memory with id {fact_id}; search_memory gives the ids.")
+    return fact
+
+
+def _memory(fact: Fact) -> dict[str, Any]:
+    return {"id": fact.pk, "content": fact.content, "scope": fact.scopes, "since": fact.valid_from.date().isoformat()}
+
+
+def _search_memory(context: ToolContext, arguments: dict) -> dict:
+    if not context.agent.rag_enabled:
+        raise ToolError("memory search is switched off for this assistant; answer without it.")
+    options = _arguments_validate(_SearchArguments, arguments)
+    hits = facts_search(agent=context.agent, user=context.user, query=options["query"], top_k=options["top_k"])
+    return {"memories": [_memory(hit.fact) | {"score": round(hit.score, 3)} for hit in hits]}
+
+
+def _save_memory(context: ToolContext, arguments: dict) -> dict:
+    options = _arguments_validate(_SaveArguments, arguments)
+    user = None
+    if options["scope"] == FactScope.USER:
+        if not context.user_external_id:
+            raise ToolError("this conversation has no user: save with scope 'agent', or not at all.")
+        user = context.user or end_user_get_or_create(agent=context.agent, external_id=context.user_external_id)
+    fact, created = fact_get_or_create(
+        agent=context.agent,
+        user=user,
+        scopes=[options["scope"]],
+        content=options["content"],
+        tags=options["tags"],
+        source_session=context.session,
+        change_reason="saved by the assistant",
+    )
+    return {"saved": created, "already_known": not created, "memory": _memory(fact)}
+
+
+def _update_memory(context: ToolContext, arguments: dict) -> dict:
+    options = _arguments_validate(_UpdateArguments, arguments)
+    fact = _memory_in_conversation(context, options["id"])
+    successor = fact_revise(fact=fact, content=options["content"], reason=options["reason"])
+    return {"updated": True, "previous_id": fact.pk, "memory": _memory(successor)}
+
+
+def _delete_memory(context: ToolContext, arguments: dict) -> dict:
+    options = _arguments_validate(_DeleteArguments, arguments)
+    fact = _memory_in_conversation(context, options["id"])
+    fact_delete(fact=fact, reason=options["reason"])
+    return {"deleted": True, "id": fact.pk}
+
+
+TOOLS: dict[str, Callable[[ToolContext, dict], dict]] = {
+    "search_memory": _search_memory,
+    "save_memory": _save_memory,
+    "update_memory": _update_memory,
+    "delete_memory": _delete_memory,
+}
+
+
+def _arguments_decode(arguments: dict | str) -> dict:
+    """Models send `arguments` as a JSON string (OpenAI's format); clients may pass the object itself."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError as error:
+            raise ToolError(f"arguments are not valid JSON ({error.msg} at character {error.pos}).") from error
+    if not isinstance(arguments, dict):
+        raise ToolError("arguments must be a JSON object of named parameters.")
+    return arguments
+
+
+def tool_call_execute(*, context: ToolContext, name: str, arguments: dict | str) -> ToolResult:
+    """Run one tool call. Writes happen in their services' transactions; a failed call changes nothing."""
+    tool = TOOLS.get(name)
+    if tool is None:
+        return ToolResult(ok=False, error=f"unknown tool {name!r}; the tools are {', '.join(TOOLS)}.")
+    try:
+        return ToolResult(ok=True, result=tool(context, _arguments_decode(arguments)))
+    except ToolError as error:
+        return ToolResult(ok=False, error=str(error))
+    except ApplicationError as error:
+        return ToolResult(ok=False, error=error.message)

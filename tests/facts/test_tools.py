@@ -1,0 +1,176 @@
+"""GET /api/v1/tools and POST /api/v1/tools/call: OpenAI-format memory tools executed for a conversation."""
+
+import json
+
+import pytest
+from django.test import Client
+
+from conversations.models import Agent, EndUser, Session
+from conversations.services.api_keys import api_key_create
+from facts.models import Fact
+from facts.services import fact_create
+
+TOOL_NAMES = ["search_memory", "save_memory", "update_memory", "delete_memory"]
+
+
+@pytest.fixture
+def api(agent) -> Client:
+    _, raw_key = api_key_create(agent=agent, name="test")
+    return Client(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
+
+
+def _call(api: Client, name: str, arguments, **conversation):
+    body = {"name": name, "arguments": arguments} | conversation
+    return api.post("/api/v1/tools/call", body, content_type="application/json")
+
+
+def _snapshot() -> list[tuple]:
+    return list(Fact.objects.order_by("pk").values_list("pk", "content", "valid_to"))
+
+
+@pytest.mark.django_db
+def test_definitions_are_openai_functions_with_json_schema_parameters(api, agent):
+    tools = api.get("/api/v1/tools").json()["tools"]
+
+    assert [tool["function"]["name"] for tool in tools] == TOOL_NAMES
+    for tool in tools:
+        assert tool["type"] == "function" and tool["function"]["description"]
+        parameters = tool["function"]["parameters"]
+        assert parameters["type"] == "object" and parameters["additionalProperties"] is False
+        assert set(parameters["required"]) <= set(parameters["properties"])
+    Agent.objects.filter(pk=agent.pk).update(rag_enabled=False)
+    assert "search_memory" not in [tool["function"]["name"] for tool in api.get("/api/v1/tools").json()["tools"]]
+
+
+@pytest.mark.django_db
+def test_save_then_search_then_update_then_delete(api, agent, session):
+    saved = _call(api, "save_memory", json.dumps({"content": "Gene is allergic to peanuts"}), session="session-1")
+    assert saved.status_code == 200 and saved.json()["ok"], saved.json()
+    memory = saved.json()["result"]["memory"]
+    fact = Fact.objects.get(pk=memory["id"])
+    assert fact.user == session.user and fact.source_session == session and fact.scopes == ["user"]
+
+    found = _call(api, "search_memory", {"query": "food allergies"}, user="user-1").json()
+    assert found["ok"] and found["result"]["memories"][0]["id"] == fact.pk
+
+    updated = _call(api, "update_memory", {"id": fact.pk, "content": "Gene is allergic to peanuts and shellfish"})
+    assert updated.json()["ok"] is False  # the conversation has no user: the user-only fact is not visible
+    updated = _call(
+        api, "update_memory", {"id": fact.pk, "content": "Gene is allergic to peanuts and shellfish"}, user="user-1"
+    ).json()
+    assert updated["ok"] and updated["result"]["previous_id"] == fact.pk
+    new_id = updated["result"]["memory"]["id"]
+
+    deleted = _call(api, "delete_memory", {"id": new_id, "reason": "user asked"}, user="user-1").json()
+    assert deleted == {"ok": True, "result": {"deleted": True, "id": new_id}}
+    assert not Fact.objects.filter(agent=agent, valid_to__isnull=True).exists()
+    assert Fact.objects.get(pk=new_id).closed_reason == "user asked"
+
+
+@pytest.mark.django_db
+def test_saving_known_content_reports_it_instead_of_duplicating(api, agent, end_user):
+    fact_create(agent=agent, user=end_user, scopes=["user"], content="Gene plays the cello")
+
+    result = _call(api, "save_memory", {"content": "gene plays the cello."}, user="user-1").json()
+
+    assert result["ok"] and result["result"]["already_known"] is True and result["result"]["saved"] is False
+    assert Fact.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_agent_scope_saves_without_a_user_and_a_user_scope_needs_one(api, agent):
+    agent_wide = _call(api, "save_memory", {"content": "The shop closes on Sundays", "scope": "agent"}).json()
+    user_only = _call(api, "save_memory", {"content": "Gene likes jazz"}).json()
+
+    assert agent_wide["ok"] and Fact.objects.get(pk=agent_wide["result"]["memory"]["id"]).scopes == ["agent"]
+    assert user_only["ok"] is False and "scope 'agent'" in user_only["error"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("name", "arguments", "hint"),
+    [
+        ("search_memory", {}, "query"),
+        ("search_memory", {"query": "x", "top_k": 500}, "top_k"),
+        ("search_memory", {"query": "x", "colour": "red"}, "colour"),
+        ("save_memory", {"content": " ".join(["word"] * 40)}, "30 words"),
+        ("save_memory", {"content": "x", "scope": "session"}, "scope"),
+        ("update_memory", {"content": "x"}, "id"),
+        ("update_memory", {"id": 999999, "content": "x"}, "no memory with id 999999"),
+        ("delete_memory", {"id": "seven"}, "id"),
+        ("save_memory", '{"content": "unterminated', "not valid JSON"),
+        ("save_memory", "[1, 2]", "JSON object"),
+        ("forget_everything", {}, "unknown tool"),
+    ],
+)
+def test_model_mistakes_are_tool_errors_saying_what_to_fix(api, end_user, name, arguments, hint):
+    fact_create(agent=end_user.agent, user=end_user, scopes=["user"], content="Gene plays the cello")
+    before = _snapshot()
+
+    response = _call(api, name, arguments, user="user-1")
+
+    assert response.status_code == 200
+    assert response.json()["ok"] is False and hint in response.json()["error"], response.json()
+    assert _snapshot() == before
+
+
+@pytest.mark.django_db
+def test_updating_a_closed_version_tells_the_model_the_current_id(api, agent):
+    first = _call(api, "save_memory", {"content": "The office is in Porto", "scope": "agent"}).json()
+    first_id = first["result"]["memory"]["id"]
+    second = _call(api, "update_memory", {"id": first_id, "content": "The office is in Lisbon"}).json()
+
+    again = _call(api, "update_memory", {"id": first_id, "content": "The office is in Faro"}).json()
+
+    assert again["ok"] is False and str(second["result"]["memory"]["id"]) in again["error"]
+
+
+@pytest.mark.django_db
+def test_another_users_or_agents_memory_cannot_be_changed(api, agent, end_user):
+    other_user = EndUser.objects.create(agent=agent, external_id="user-2")
+    theirs = fact_create(agent=agent, user=other_user, scopes=["user"], content="Ana's PIN hint is her dog")
+    elsewhere = fact_create(
+        agent=Agent.objects.create(external_id="elsewhere"), user=None, scopes=["agent"], content="Other agent fact"
+    )
+    before = _snapshot()
+
+    for fact in (theirs, elsewhere):
+        result = _call(api, "delete_memory", {"id": fact.pk}, user="user-1").json()
+        assert result["ok"] is False and f"no memory with id {fact.pk}" in result["error"]
+    found = _call(api, "search_memory", {"query": "PIN hint dog"}, user="user-1").json()
+
+    assert theirs.pk not in [memory["id"] for memory in found["result"]["memories"]]
+    assert _snapshot() == before
+
+
+@pytest.mark.django_db
+def test_search_tool_refuses_when_rag_is_off(api, agent):
+    Agent.objects.filter(pk=agent.pk).update(rag_enabled=False)
+
+    result = _call(api, "search_memory", {"query": "anything"}).json()
+
+    assert result["ok"] is False and "switched off" in result["error"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"arguments": {}}, "name"),
+        ({"name": "search_memory", "arguments": 42}, "arguments"),
+        ({"name": "search_memory", "arguments": ["query"]}, "arguments"),
+    ],
+)
+def test_malformed_requests_are_http_errors(api, body, field):
+    response = api.post("/api/v1/tools/call", body, content_type="application/json")
+
+    assert response.status_code == 400 and field in response.json()["error"]["fields"]
+
+
+@pytest.mark.django_db
+def test_a_session_of_another_user_is_a_bad_request(api, agent, end_user):
+    Session.objects.create(agent=agent, user=end_user, external_id="s-1")
+
+    response = _call(api, "search_memory", {"query": "x"}, user="someone-else", session="s-1")
+
+    assert response.status_code == 400 and "session" in response.json()["error"]["fields"]
