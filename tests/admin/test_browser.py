@@ -1,0 +1,263 @@
+"""The operator's main journeys in a real browser: Debian's Chromium driven by Playwright against the live server.
+Each journey saves screenshots of the pages it walks through into docs/screenshots/ (linked from docs/admin.md).
+
+"Consolidate now" is the real thing: the admin queues the task and the session's Celery worker process
+(`celery_worker_process`) runs it against the test database, with the offline LLM provider of the test settings."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.utils import timezone
+
+from conversations.models import Agent, EndUser, Message, Session
+from core.models import ErasureRecord, LLMCall
+from facts.models import Fact
+from facts.services import fact_create
+from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
+from reflections.services.consolidation import consolidated_memory_replace
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+REPO_DIR = Path(__file__).resolve().parents[2]
+SCREENSHOTS = REPO_DIR / "docs" / "screenshots"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-background-networking",
+    "--disable-gpu",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+OPERATOR, PASSWORD = "operator", "a-long-operator-password"
+
+
+def chromium_executable() -> str | None:
+    """Debian's Chromium (make install puts it at /usr/bin/chromium); never a browser build Playwright downloads."""
+    for candidate in ("/usr/bin/chromium", shutil.which("chromium"), shutil.which("chromium-browser")):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator:
+    executable = chromium_executable()
+    if executable is None:
+        pytest.skip("no Chromium at /usr/bin/chromium or on PATH: `make install` installs Debian's chromium package")
+    from playwright.sync_api import sync_playwright
+
+    # The sync Playwright API keeps an asyncio loop running in this thread; Django's ORM calls from the test body are
+    # still plain synchronous calls, so its async-safety guard must not stop them.
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+            yield launched
+            launched.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+@pytest.fixture
+def page(browser, live_server, django_user_model):
+    """A fresh browser context, logged in through the admin's login form."""
+    django_user_model.objects.create_superuser(OPERATOR, email="", password=PASSWORD)
+    context = browser.new_context(viewport={"width": 1366, "height": 900}, base_url=live_server.url)
+    context.set_default_timeout(30_000)
+    tab = context.new_page()
+    tab.goto("/admin/login/")
+    tab.fill("#id_username", OPERATOR)
+    tab.fill("#id_password", PASSWORD)
+    tab.click("input[type=submit]")
+    tab.wait_for_selector("#operator-tools")
+    yield tab
+    context.close()
+
+
+def screenshot(page, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+@pytest.fixture
+def memory() -> dict:
+    """One agent with two users, a conversation, facts, reflections and a user blob."""
+    agent = Agent.objects.create(external_id="support-bot", name="Support bot")
+    gene = EndUser.objects.create(agent=agent, external_id="gene")
+    alex = EndUser.objects.create(agent=agent, external_id="alex")
+    session = Session.objects.create(agent=agent, user=gene, external_id="chat-2026-11-02", message_count=4)
+    turns = [
+        ("user", "Hi! I moved to Paris last spring and I work as a nurse."),
+        ("assistant", "Welcome! How are you finding Paris?"),
+        ("user", "I love it. My cat Miso loves the balcony."),
+        ("assistant", "Miso sounds lovely."),
+    ]
+    said = [Message.objects.create(session=session, role=role, content=content) for role, content in turns]
+    facts = {
+        "paris": fact_create(
+            agent=agent,
+            user=gene,
+            scopes=["user"],
+            content="Gene lives in Paris.",
+            source_session=session,
+            source_messages=[said[0]],
+            tags=["home"],
+        ),
+        "nurse": fact_create(
+            agent=agent, user=gene, scopes=["user"], content="Gene works as a nurse.", source_messages=[said[0]]
+        ),
+        "cat": fact_create(
+            agent=agent, user=gene, scopes=["user"], content="Gene has a cat named Miso.", source_messages=[said[2]]
+        ),
+        "alex": fact_create(agent=agent, user=alex, scopes=["user"], content="Alex lives in Berlin."),
+        "hours": fact_create(agent=agent, user=None, scopes=["agent"], content="Support answers on weekdays."),
+    }
+    blob = consolidated_memory_replace(
+        agent=agent, scope=MemoryScope.USER, user=gene, session=None, content="- Gene is a nurse.", reason="first"
+    )
+    reflections = [
+        Reflection.objects.create(agent=agent, user=gene, scope=MemoryScope.USER, content=content)
+        for content in ("Gene prefers short answers.", "Gene likes talking about Miso.")
+    ]
+    return {"agent": agent, "gene": gene, "session": session, "facts": facts, "blob": blob, "reflections": reflections}
+
+
+def test_find_a_fact_by_semantic_search_edit_it_and_see_the_new_version(page, memory):
+    page.goto("/admin/facts/fact/")
+    page.wait_for_selector("#result_list")
+    screenshot(page, "facts-list")
+
+    page.click("text=Semantic search")
+    page.select_option("#id_agent", value=str(memory["agent"].pk))
+    page.fill("#id_user", "gene")
+    page.fill("#id_query", "Which city is Gene's home?")
+    page.click("#fact-search-form button[type=submit]")
+    first_hit = page.locator("tr.search-hit").first
+    assert "Gene lives in Paris." in first_hit.inner_text()
+    assert "Alex lives in Berlin." not in page.locator("#search-hits").inner_text()
+    screenshot(page, "fact-semantic-search")
+
+    first_hit.locator("a", has_text="Gene lives in Paris.").click()
+    page.fill("#id_content", "Gene lives in Lyon.")
+    page.fill("#id_reason", "Gene moved to Lyon in June")
+    screenshot(page, "fact-edit")
+    page.click("input[name=_save]")
+
+    page.wait_for_selector("#fact-versions")
+    versions = page.locator("tr.fact-version")
+    assert versions.count() == 2
+    assert "Gene lives in Lyon." in versions.nth(0).inner_text() and "current" in versions.nth(0).inner_text()
+    assert "Gene lives in Paris." in versions.nth(1).inner_text() and "superseded" in versions.nth(1).inner_text()
+    assert "Gene moved to Lyon in June" in page.inner_text("#fact-versions")
+    assert "I moved to Paris last spring" in versions.nth(1).inner_text()  # the source message, linked
+    screenshot(page, "fact-history")
+    current = Fact.objects.get(lineage=memory["facts"]["paris"].lineage, valid_to__isnull=True)
+    assert (current.version, current.content, current.embeddings.count()) == (2, "Gene lives in Lyon.", 1)
+
+
+def test_consolidate_now_runs_in_the_worker_and_the_new_version_appears(page, memory, celery_worker_process):
+    blob: ConsolidatedMemory = memory["blob"]
+    page.goto(f"/admin/reflections/consolidatedmemory/{blob.pk}/change/")
+    assert page.locator("tr.buffer-reflection").count() == 2
+
+    page.click("#consolidate-now")
+    assert "queued" in page.inner_text(".messagelist")
+    deadline = time.monotonic() + 120
+    while page.locator('tr.blob-version[data-version="2"]').count() == 0:
+        assert time.monotonic() < deadline, "the worker did not consolidate within 120 s"
+        page.wait_for_timeout(500)
+        page.reload()
+
+    new_version = page.locator('tr.blob-version[data-version="2"]')
+    assert "current" in new_version.inner_text()
+    assert "absorbed into v2" in page.inner_text("#blob-buffer")
+    screenshot(page, "blob-versions")
+    blob.refresh_from_db()
+    assert "Gene prefers short answers." in blob.content
+    assert not Reflection.objects.filter(absorbed=False).exists()
+
+    page.click("text=Diff with previous version")
+    assert "Gene prefers short answers." in page.locator("#blob-diff ins").all_inner_texts()[0]
+    screenshot(page, "blob-diff")
+
+
+def test_the_inspector_shows_what_the_agent_would_receive(page, memory):
+    page.click("#operator-tools >> text=Memory inspector")
+    page.select_option("#id_agent", value=str(memory["agent"].pk))
+    page.fill("#id_session", memory["session"].external_id)
+    page.fill("#id_message", "Can you remind me where I live?")
+    page.click("#inspector-form button[type=submit]")
+
+    context_block = page.inner_text("#inspector-context")
+    assert "<UserMemory>" in context_block and "Gene is a nurse." in context_block
+    assert "Gene prefers short answers." in context_block
+    hits = page.locator("tr.inspector-hit")
+    assert "Gene lives in Paris." in hits.first.inner_text()
+    assert "Alex lives in Berlin." not in page.inner_text("#inspector-hits")
+    parts = {row.get_attribute("data-part"): row.inner_text() for row in page.locator("tr.bundle-part").all()}
+    assert set(parts) == {"context", "session_summary", "recent_turns", "facts", "similar_messages"}
+    assert "included" in parts["context"] and "included" in parts["recent_turns"]
+    screenshot(page, "inspector")
+
+
+def test_erase_a_user_after_confirming_what_goes(page, memory):
+    gene, session = memory["gene"], memory["session"]
+    page.goto(f"/admin/conversations/session/{session.pk}/change/")
+    assert page.locator("tr.session-message").count() == 4
+    screenshot(page, "session")
+
+    page.goto(f"/admin/conversations/enduser/{gene.pk}/change/")
+    assert "current facts" in page.inner_text("#user-memory")
+    screenshot(page, "user")
+    page.click("text=Erase this user…")
+    counts = page.inner_text("#erase-counts")
+    assert "current facts\t3" in counts and "messages\t4" in counts and "sessions\t1" in counts
+    assert EndUser.objects.filter(pk=gene.pk).exists()  # nothing happens before the confirmation
+    screenshot(page, "user-erase-confirmation")
+
+    page.click("input[value='Yes, erase this user']")
+    assert "User erased" in page.inner_text(".messagelist")
+    assert not EndUser.objects.filter(pk=gene.pk).exists()
+    assert not Fact.objects.filter(user_id=gene.pk).exists() and not Message.objects.exists()
+    assert Fact.objects.filter(content="Support answers on weekdays.").exists()  # the agent's own knowledge stays
+    assert ErasureRecord.objects.get().requested_by == f"admin:{OPERATOR}"
+
+
+def test_llm_usage_page_charts_calls_and_failures(page, memory):
+    agent = memory["agent"]
+    for days_ago, outcome, tokens in [
+        (0, "ok", 1800),
+        (0, "malformed", 900),
+        (1, "ok", 2500),
+        (3, "provider_error", 0),
+    ]:
+        call = LLMCall.objects.create(
+            agent=agent,
+            purpose="extract_facts",
+            provider="openai",
+            model="gpt-4.1-mini",
+            prompt_tokens=tokens,
+            completion_tokens=tokens // 8,
+            latency_ms=850,
+            outcome=outcome,
+        )
+        LLMCall.objects.filter(pk=call.pk).update(created_at=timezone.now() - timedelta(days=days_ago))
+
+    page.goto("/admin/")
+    screenshot(page, "index")
+    page.click("#operator-tools >> text=LLM usage")
+    assert page.locator("#usage-chart g.usage-day").count() == 14
+    week = page.locator(".usage-window").nth(1).inner_text()
+    assert "4 calls, 2 failed" in week and "Support bot" in week
+    screenshot(page, "llm-usage")
