@@ -48,3 +48,36 @@ def test_api_errors_carry_status_code_and_fields(client):
     assert missing_user.value.status in (400, 409) and "user" in missing_user.value.fields
     assert bad_role.value.status == 400 and "messages.0.role" in bad_role.value.fields
     assert not_found.value.status == 404 and not_found.value.code == "not_found"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_facts_search_and_tools_through_the_client(client):
+    saved = client.fact_create(content="Gene's birthday is March 15th", user="gene")
+    client.fact_create(content="Support hours are 9am to 5pm CET")
+    again = client.fact_create(content="Gene's birthday is March 15th", user="gene")
+
+    hits = client.search(query="When was Gene born?", user="gene", top_k=1, mode="semantic")["results"]
+    revised = client.fact_update(saved["id"], content="Gene's birthday is March 16th", reason="user corrected it")
+    history = client.fact_history(revised["id"])
+    client.fact_delete(revised["id"])
+    current = list(client.facts_list(user="gene", page_size=1))
+    everything = list(client.facts_list(status="all", page_size=1))
+
+    assert again["id"] == saved["id"] and saved["scopes"] == ["user"]
+    assert hits[0]["fact"]["id"] == saved["id"] and hits[0]["similarity"] > 0.3
+    assert [version["content"] for version in history["versions"]] == [
+        "Gene's birthday is March 15th",
+        "Gene's birthday is March 16th",
+    ]
+    assert history["versions"][0]["closed_reason"] and client.fact_get(revised["id"])["is_current"] is False
+    assert current == [] and len(everything) == 3
+
+    names = {tool["function"]["name"] for tool in client.tools()}
+    remembered = client.tool_call(name="save_memory", arguments='{"content": "Gene is vegetarian"}', user="gene")
+    found = client.tool_call(name="search_memory", arguments={"query": "diet"}, user="gene")
+    mistake = client.tool_call(name="search_memory", arguments="{not json", user="gene")
+
+    assert {"search_memory", "save_memory", "update_memory", "delete_memory"} <= names
+    assert remembered["ok"] and remembered["result"]["saved"] is True
+    assert found["ok"] and found["result"]["memories"][0]["content"] == "Gene is vegetarian"
+    assert mistake["ok"] is False and "JSON" in mistake["error"]

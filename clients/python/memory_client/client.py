@@ -11,12 +11,16 @@ from typing import Any, cast
 
 from memory_client.types import (
     AppendResult,
+    Fact,
+    FactHistory,
     FormationQueued,
     MemoryBundle,
     MemoryContext,
     MessageIn,
+    SearchResults,
     SessionInfo,
     StoredMessage,
+    ToolCallResult,
 )
 
 
@@ -63,6 +67,94 @@ class MemoryClient:
         payload = {"query": query, "user": user, "session": session, "token_budget": token_budget, **options}
         return cast(MemoryBundle, self._post("/api/v1/memory/bundle", payload))
 
+    def search(self, *, query: str, user: str | None = None, top_k: int = 10, **options: Any) -> SearchResults:
+        """Hybrid fact search. `options`: mode, min_similarity, recency_weight, mmr_lambda, scopes, tags, as_of (ISO
+        8601), include_history, fallback_to_recent (see docs/api.md)."""
+        payload = {"query": query, "user": user, "top_k": top_k, **options}
+        return cast(SearchResults, self._post("/api/v1/memory/search", payload))
+
+    # --- facts ----------------------------------------------------------------------------------------------------
+
+    def facts_list(
+        self,
+        *,
+        user: str | None = None,
+        scope: str | None = None,
+        tag: str | None = None,
+        status: str = "current",
+        page_size: int = 50,
+    ) -> Iterator[Fact]:
+        """Every matching fact, newest first, following the cursor pages."""
+        query = {"user": user, "scope": scope, "tag": tag, "status": status, "page_size": page_size}
+        return cast(Iterator[Fact], self._paginate("/api/v1/facts", query=query))
+
+    def fact_create(
+        self,
+        *,
+        content: str,
+        user: str | None = None,
+        scopes: list[str] | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Fact:
+        """Store a fact (embedded at once); the same content in the same scope returns the stored one."""
+        payload = {"content": content, "user": user, "scopes": scopes, "tags": tags, "metadata": metadata}
+        return cast(Fact, self._post("/api/v1/facts", payload))
+
+    def fact_get(self, fact_id: int) -> Fact:
+        return cast(Fact, self._request("GET", f"/api/v1/facts/{int(fact_id)}")[1])
+
+    def fact_update(
+        self,
+        fact_id: int,
+        *,
+        content: str | None = None,
+        scopes: list[str] | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        user: str | None = None,
+        reason: str | None = None,
+    ) -> Fact:
+        """Write a new version of the fact (the old one stays in its history). Returns the new version."""
+        payload = {
+            "content": content,
+            "scopes": scopes,
+            "tags": tags,
+            "metadata": metadata,
+            "user": user,
+            "reason": reason,
+        }
+        body = {key: value for key, value in payload.items() if value is not None}
+        return cast(Fact, self._request("PATCH", f"/api/v1/facts/{int(fact_id)}", json_body=body)[1])
+
+    def fact_delete(self, fact_id: int, *, hard: bool = False, reason: str | None = None) -> None:
+        """Close the fact (kept as history), or with hard=True erase its whole lineage."""
+        query = {"hard": "true" if hard else None, "reason": reason}
+        self._request("DELETE", f"/api/v1/facts/{int(fact_id)}", query=query)
+
+    def fact_history(self, fact_id: int) -> FactHistory:
+        """Every version of the fact's lineage, oldest first, with the reason for each change."""
+        return cast(FactHistory, self._request("GET", f"/api/v1/facts/{int(fact_id)}/history")[1])
+
+    # --- tools ----------------------------------------------------------------------------------------------------
+
+    def tools(self) -> list[dict[str, Any]]:
+        """OpenAI-format tool definitions, to pass as `tools` to a chat completion."""
+        return cast(list[dict[str, Any]], self._request("GET", "/api/v1/tools")[1]["tools"])
+
+    def tool_call(
+        self,
+        *,
+        name: str,
+        arguments: dict[str, Any] | str,
+        user: str | None = None,
+        session: str | None = None,
+    ) -> ToolCallResult:
+        """Execute a tool call as the model made it (`arguments` may be its JSON string). A mistake of the model
+        is not an exception: the result has ok=False and an `error` to send back as the tool message."""
+        payload = {"name": name, "arguments": arguments, "user": user, "session": session}
+        return cast(ToolCallResult, self._post("/api/v1/tools/call", payload))
+
     # --- ingestion ------------------------------------------------------------------------------------------------
 
     def session_create(self, *, user: str, session: str) -> SessionInfo:
@@ -81,12 +173,10 @@ class MemoryClient:
 
     def messages_list(self, session: str, *, page_size: int = 100) -> Iterator[StoredMessage]:
         """Every message of the session, oldest first, following the cursor pages."""
-        _, page = self._request("GET", _session_path(session) + "/messages", query={"page_size": page_size})
-        while True:
-            yield from page["results"]
-            if not page.get("next"):
-                return
-            _, page = self._request("GET", page["next"])
+        return cast(
+            Iterator[StoredMessage],
+            self._paginate(_session_path(session) + "/messages", query={"page_size": page_size}),
+        )
 
     def session_close(self, session: str) -> SessionInfo:
         """Mark the session closed; formation of what is not formed yet is queued."""
@@ -97,6 +187,14 @@ class MemoryClient:
         return cast(FormationQueued, self._post(_session_path(session) + "/form", {}))
 
     # --- plumbing -------------------------------------------------------------------------------------------------
+
+    def _paginate(self, path: str, *, query: dict[str, Any]) -> Iterator[Any]:
+        _, page = self._request("GET", path, query=query)
+        while True:
+            yield from page["results"]
+            if not page.get("next"):
+                return
+            _, page = self._request("GET", page["next"])
 
     def _post(self, path: str, payload: dict[str, Any]) -> Any:
         _, body = self._request("POST", path, json_body={k: v for k, v in payload.items() if v is not None})

@@ -29,6 +29,56 @@ class MemoryContext(TypedDict):
     etag: str
 
 
+class Fact(TypedDict):
+    id: int
+    content: str
+    scopes: list[Literal["user", "agent"]]
+    user: str | None
+    tags: list[str]
+    metadata: dict[str, Any]
+    lineage: str
+    version: int
+    is_current: bool
+    formed_at: str
+    valid_from: str
+    valid_to: str | None
+    change_reason: str
+    closed_reason: str
+    superseded_by: int | None
+    source_session: str | None
+    access_count: int
+    last_accessed_at: str | None
+
+
+class FactVersion(Fact):
+    source_message_ids: list[int]
+    closed_by_message_ids: list[int]
+
+
+class FactHistory(TypedDict):
+    lineage: str
+    versions: list[FactVersion]
+
+
+class FactHit(TypedDict):
+    fact: Fact
+    score: float
+    similarity: float | None
+    vector_rank: int | None
+    text_rank: int | None
+    text_score: float | None
+
+
+class SearchResults(TypedDict):
+    results: list[FactHit]
+
+
+class ToolCallResult(TypedDict, total=False):
+    ok: bool
+    result: Any
+    error: str
+
+
 BundlePartStatus = Literal["included", "partial", "over_budget", "empty", "disabled", "in_context"]
 
 
