@@ -5,7 +5,8 @@ not written again (messages by their idempotency key `import:<format>:<original 
 `metadata.import`, reflections and blob versions by their content), so running an import twice adds nothing and
 re-running one that crashed continues where it stopped. Facts also skip what the scope already holds with the
 same normalised content. Writes are committed per session and per batch of facts, each fact batch together with its
-vectors in the active embedding space; messages are embedded in batches after they are stored.
+vectors in the active embedding space; messages are embedded in batches after they are stored, by the workers as at
+ingestion (or here, on request).
 
 Bulk writes stay identical to what the services produce one by one: token counts from core.tokens, fact hashes and
 normalisation from facts.services, vectors in the active space with its own provider, reflections and blobs through
@@ -51,6 +52,7 @@ class ImportReport:
     counts: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
     skipped: Counter = field(default_factory=Counter)
     embedded: Counter = field(default_factory=Counter)
+    queued: Counter = field(default_factory=Counter)
     warnings: list[str] = field(default_factory=list)
 
     def add(self, kind: str, outcome: str, n: int = 1) -> None:
@@ -87,6 +89,7 @@ class _AgentImport:
         data: MemoryImport,
         report: ImportReport,
         embed: bool,
+        embed_messages_here: bool,
         leave_unformed: bool,
         batch_size: int,
         on_progress: ProgressCallback | None,
@@ -94,6 +97,7 @@ class _AgentImport:
         self.data = data
         self.report = report
         self.embed = embed
+        self.embed_messages_here = embed_messages_here
         self.leave_unformed = leave_unformed
         self.batch_size = batch_size
         self.on_progress = on_progress or (lambda stage, done, total: None)
@@ -146,10 +150,18 @@ class _AgentImport:
             self._messages_embed(pending_embedding)
 
     def _messages_embed(self, message_ids: list[int]) -> None:
-        if self.embed:
+        """Here, or as ingestion does it: a task per batch for the workers (each skips what is embedded already)."""
+        if not self.embed:
+            return
+        if self.embed_messages_here:
             self.report.embedded["messages"] += messages_embed_missing(message_ids=message_ids)
             self.embedding_done += len(message_ids)
             self.on_progress("messages embedded", self.embedding_done, self.embedding_total)
+        else:
+            from conversations.tasks import messages_embed_task
+
+            transaction.on_commit(lambda ids=list(message_ids): messages_embed_task.delay(ids))
+            self.report.queued["message embeddings"] += len(message_ids)
 
     @transaction.atomic
     def _session_messages_store(self, imported: ImportedSession) -> list[int]:
@@ -381,6 +393,10 @@ class _AgentImport:
                 *ConsolidatedMemoryVersion.objects.filter(memory=memory).values_list("content", flat=True),
             }
         limit = agent_thresholds(agent=self.agent).blob_word_limit(blob.scope)
+        # An imported session summary covers the imported conversation: the rolling summary is not due again for it.
+        summarized_through = (
+            Message.objects.filter(session=session).aggregate(last=Max("pk"))["last"] if session is not None else None
+        )
         for number, text in enumerate(blob.versions, start=1):
             capped = words_cap(text=text, limit=limit)
             if capped in held:
@@ -398,6 +414,7 @@ class _AgentImport:
                 session=session,
                 content=text,
                 reason=f"imported from {self.data.format} ({blob.original_id})"[:300],
+                summarized_through_message_id=summarized_through,
             )
             held.add(capped)
             self.report.add("blob versions", "added")
@@ -407,12 +424,14 @@ def memories_import(
     *,
     imports: Iterable[MemoryImport],
     dry_run: bool = False,
+    embed_messages_here: bool = False,
     leave_unformed: bool = False,
     batch_size: int = 256,
     on_progress: ProgressCallback | None = None,
 ) -> ImportReport:
-    """Write each MemoryImport into its agent (created on first use). A dry run performs the same writes without
-    embedding and rolls them back, so its counts are exactly what a real run would do."""
+    """Write each MemoryImport into its agent (created on first use). Facts are embedded here, with their batch;
+    messages, as at ingestion, by the workers (one task per batch) unless `embed_messages_here`. A dry run performs
+    the same writes without embedding and rolls them back, so its counts are exactly what a real run would do."""
     report = ImportReport()
     with transaction.atomic() if dry_run else nullcontext():
         for data in imports:
@@ -420,6 +439,7 @@ def memories_import(
                 data=data,
                 report=report,
                 embed=not dry_run,
+                embed_messages_here=embed_messages_here,
                 leave_unformed=leave_unformed,
                 batch_size=batch_size,
                 on_progress=on_progress,

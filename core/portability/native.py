@@ -130,10 +130,19 @@ def _parsed(field: models.Field, value: object) -> object:
 
 
 class _NativeImport:
-    def __init__(self, *, agent: Agent, report: ImportReport, embed: bool, on_progress: ProgressCallback) -> None:
+    def __init__(
+        self,
+        *,
+        agent: Agent,
+        report: ImportReport,
+        embed: bool,
+        embed_messages_here: bool,
+        on_progress: ProgressCallback,
+    ) -> None:
         self.agent = agent
         self.report = report
         self.embed = embed
+        self.embed_messages_here = embed_messages_here
         self.on_progress = on_progress
         self.ids: dict[type[models.Model], dict[int, int]] = defaultdict(dict)
         self.preexisting_sessions: set[int] = set()
@@ -236,7 +245,14 @@ class _NativeImport:
             self.ids[Message][row["id"]] = message.pk
         self.report.add("messages", "added", len(created))
         if self.embed and created:
-            self.report.embedded["messages"] += messages_embed_missing(message_ids=[m.pk for m in created])
+            ids = [message.pk for message in created]
+            if self.embed_messages_here:
+                self.report.embedded["messages"] += messages_embed_missing(message_ids=ids)
+            else:
+                from conversations.tasks import messages_embed_task
+
+                transaction.on_commit(lambda: messages_embed_task.delay(ids))
+                self.report.queued["message embeddings"] += len(ids)
 
     def _lineage(self, exported: uuid.UUID) -> uuid.UUID:
         """The exported lineage, unless another agent's facts use it (an export imported beside its source)."""
@@ -373,9 +389,15 @@ def _rows(path: Path) -> Iterator[dict]:
 
 
 def native_import(
-    *, path: Path, agent_external_id: str, dry_run: bool = False, on_progress: ProgressCallback | None = None
+    *,
+    path: Path,
+    agent_external_id: str,
+    dry_run: bool = False,
+    embed_messages_here: bool = False,
+    on_progress: ProgressCallback | None = None,
 ) -> ImportReport:
-    """Import an export_memories file into the agent (created with the exported settings if missing)."""
+    """Import an export_memories file into the agent (created with the exported settings if missing). Facts are
+    embedded here; messages by the workers, as at ingestion, unless `embed_messages_here`."""
     if not path.is_file():
         raise ImportFormatError(f"{path} is not a file")
     progress: Callable[[str, int, int], None] = on_progress or (lambda stage, done, total: None)
@@ -403,7 +425,13 @@ def native_import(
         agent, created = Agent.objects.get_or_create(external_id=agent_external_id, defaults=agent_settings)
         report.agents.append(agent.external_id)
         report.add("agents", "added" if created else "existing")
-        importer = _NativeImport(agent=agent, report=report, embed=not dry_run, on_progress=progress)
+        importer = _NativeImport(
+            agent=agent,
+            report=report,
+            embed=not dry_run,
+            embed_messages_here=embed_messages_here,
+            on_progress=progress,
+        )
         order = list(KINDS)
         current, batch, done = None, [], 0
         for row in rows:

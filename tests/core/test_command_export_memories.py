@@ -98,7 +98,17 @@ def _export(agent: str, path: Path, *options: str) -> list[dict]:
 
 def _import_native(path: Path, agent: str) -> str:
     out = StringIO()
-    call_command("import_memories", str(path), "--format", "native", "--agent", agent, stdout=out, stderr=StringIO())
+    call_command(
+        "import_memories",
+        str(path),
+        "--format",
+        "native",
+        "--agent",
+        agent,
+        "--embed-messages-here",
+        stdout=out,
+        stderr=StringIO(),
+    )
     return out.getvalue()
 
 

@@ -15,6 +15,7 @@ from core.portability.formats.locomo import read_locomo
 from core.tokens import count_tokens
 from facts.models import Fact, FactEmbedding
 from reflections.models import ConsolidatedMemory, Reflection
+from tests.formation_support import wait_until
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "import"
 LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "benchmarks" / "locomo" / "locomo10.json"
@@ -22,9 +23,9 @@ LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "benchmarks" / "locomo
 
 def _import(format: str, path: Path, agent: str = "imported", *options: str) -> str:
     out = StringIO()
-    call_command(
-        "import_memories", str(path), "--format", format, "--agent", agent, *options, stdout=out, stderr=StringIO()
-    )
+    # Messages are embedded here so the checks see their vectors; queueing them is tested with a real worker.
+    arguments = [str(path), "--format", format, "--agent", agent, "--embed-messages-here", *options]
+    call_command("import_memories", *arguments, stdout=out, stderr=StringIO())
     return out.getvalue()
 
 
@@ -107,6 +108,7 @@ def test_mongo_collections_become_sessions_messages_blob_versions_and_user_facts
     assert "not imported: 1 vectors without session_id or user_id" in output
     blob = ConsolidatedMemory.objects.get(session=session)
     assert (blob.scope, blob.version) == ("session", 2)
+    assert blob.summarized_through_message_id == messages[-1].pk
     assert blob.content.startswith("Gene is planning a birthday dinner for about twelve")
     assert list(blob.past_versions.values_list("content", flat=True)) == ["Gene is planning a birthday dinner."]
     language = _fact("preferred language: Portuguese")
@@ -268,3 +270,20 @@ def test_the_real_locomo_file_reads_completely():
     assert sum(len(s.messages) for data in imports for s in data.sessions) == 5882
     assert sum(len(data.facts) for data in imports) == 2541
     assert all(fact.source_messages for data in imports for fact in data.facts)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_by_default_the_workers_embed_imported_messages_as_at_ingestion(celery_worker_process):
+    out = StringIO()
+    call_command(
+        "import_memories", str(FIXTURES / "locomo_sample.json"), "--format", "locomo", "--agent", "queued", stdout=out
+    )
+
+    assert "queued for the workers: 10 message embeddings" in out.getvalue()
+    assert FactEmbedding.objects.filter(agent__external_id__startswith="queued").count() == 7
+    wait_until(
+        lambda: MessageEmbedding.objects.filter(agent__external_id__startswith="queued").count() == 10,
+        timeout=60,
+        what="the worker to embed the imported messages",
+        process=celery_worker_process,
+    )

@@ -30,21 +30,34 @@ class Command(BaseCommand):
             action="store_true",
             help="let formation run over the imported conversations (default: they count as already formed)",
         )
+        parser.add_argument(
+            "--embed-messages-here",
+            action="store_true",
+            help="embed messages in this process (default: queued for the Celery workers, as at ingestion)",
+        )
         parser.add_argument("--batch-size", type=int, default=256, help="records embedded and committed together")
 
     def handle(self, *args, path: Path, format: str, agent: str, user, dry_run, leave_unformed, batch_size, **options):
+        embed_messages_here = options["embed_messages_here"]
         started = time.monotonic()
         self._last_progress = 0.0
         try:
             if format == "native":
                 if user:
                     raise CommandError("a native export carries its own users; --user does not apply")
-                report = native_import(path=path, agent_external_id=agent, dry_run=dry_run, on_progress=self._progress)
+                report = native_import(
+                    path=path,
+                    agent_external_id=agent,
+                    dry_run=dry_run,
+                    embed_messages_here=embed_messages_here,
+                    on_progress=self._progress,
+                )
             else:
                 imports = memory_import_read(format=format, path=path, agent_external_id=agent, user_external_id=user)
                 report = memories_import(
                     imports=imports,
                     dry_run=dry_run,
+                    embed_messages_here=embed_messages_here,
                     leave_unformed=leave_unformed,
                     batch_size=batch_size,
                     on_progress=self._progress,
@@ -67,6 +80,8 @@ class Command(BaseCommand):
             self.stdout.write(f"  not imported: {n} {reason}")
         if report.embedded:
             self.stdout.write("  embedded: " + ", ".join(f"{n} {kind}" for kind, n in sorted(report.embedded.items())))
+        for what, n in sorted(report.queued.items()):
+            self.stdout.write(f"  queued for the workers: {n} {what}")
         for warning in report.warnings[:50]:
             self.stdout.write(self.style.WARNING(f"  warning: {warning}"))
         if len(report.warnings) > 50:
