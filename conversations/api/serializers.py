@@ -7,7 +7,12 @@ from conversations.services.ingestion import MAX_MESSAGES_PER_REQUEST
 
 class SessionCreateInputSerializer(serializers.Serializer):
     user = serializers.CharField(max_length=200, help_text="The end user's id in your system.")
-    session = serializers.CharField(max_length=200, help_text="The session's id in your system.")
+    session = serializers.RegexField(
+        r"^[^/]+$",
+        max_length=200,
+        help_text="The session's id in your system (no '/': it is part of the URL path).",
+        error_messages={"invalid": "must not contain '/'."},
+    )
 
 
 class SessionOutputSerializer(serializers.ModelSerializer):

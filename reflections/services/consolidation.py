@@ -25,7 +25,6 @@ from reflections.models import (
     MemoryScope,
     Reflection,
 )
-from reflections.services.context_cache import context_cache_invalidate
 from reflections.services.reflections import scope_key
 
 logger = logging.getLogger(__name__)
@@ -58,12 +57,6 @@ def words_cap(*, text: str, limit: int) -> str:
         kept.append(line)
         remaining -= len(words)
     return "\n".join(kept)
-
-
-def _invalidate_on_commit(memory: ConsolidatedMemory) -> None:
-    transaction.on_commit(
-        lambda: context_cache_invalidate(agent_id=memory.agent_id, user_id=memory.user_id, session_id=memory.session_id)
-    )
 
 
 @transaction.atomic
@@ -140,7 +133,6 @@ def consolidated_memory_replace(
         Reflection.objects.filter(pk__in=[r.pk for r in absorbed], absorbed=False).update(
             absorbed=True, absorbed_at=now, consolidated_into=memory, consolidated_into_version=memory.version
         )
-    _invalidate_on_commit(memory)
     return memory
 
 

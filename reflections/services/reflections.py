@@ -13,7 +13,6 @@ from conversations.services.conversation_text import NumberedMessage, conversati
 from core.exceptions import ApplicationError
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
-from reflections.services.context_cache import context_cache_invalidate
 
 PROMPT = Path(__file__).resolve().parent.parent / "prompts" / "reflect.txt"
 LEVELS = (MemoryScope.AGENT, MemoryScope.USER, MemoryScope.SESSION)
@@ -129,13 +128,6 @@ def reflection_create(
     key = scope_key(scope=scope, user=user, session=session)
     reflection = Reflection.objects.create(
         agent=agent, scope=scope, content=content, source=source, source_session=source_session, **key
-    )
-    transaction.on_commit(
-        lambda: context_cache_invalidate(
-            agent_id=agent.pk,
-            user_id=key["user"].pk if key["user"] else None,
-            session_id=key["session"].pk if key["session"] else None,
-        )
     )
     return reflection
 
