@@ -25,6 +25,15 @@ class Agent(TimeStampedModel):
     blob_word_limit_agent = models.PositiveIntegerField(null=True, blank=True)
     blob_word_limit_user = models.PositiveIntegerField(null=True, blank=True)
     blob_word_limit_session = models.PositiveIntegerField(null=True, blank=True)
+    profile_in_context = models.BooleanField(
+        default=True, help_text="The always-in-context block includes the user's profile (facts with a key)."
+    )
+    # Retention caps; empty = no cap (the default). Evicted facts are closed, never destroyed; pinned facts stay.
+    max_current_facts_per_user = models.PositiveIntegerField(null=True, blank=True)
+    max_current_facts_per_agent = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Cap on current agent-wide facts (visible to every user)."
+    )
+    max_embedded_messages_per_session = models.PositiveIntegerField(null=True, blank=True)
 
     def __str__(self) -> str:
         return self.name or self.external_id
@@ -179,3 +188,19 @@ class FormationJob(models.Model):
     @property
     def duration_seconds(self) -> float | None:
         return (self.finished_at - self.started_at).total_seconds() if self.finished_at else None
+
+
+class RetentionRun(models.Model):
+    """What one retention pass evicted for an agent: facts closed and message vectors dropped."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="retention_runs")
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    facts_closed = models.PositiveIntegerField(default=0)
+    message_embeddings_dropped = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        indexes = [models.Index(fields=["agent", "-started_at"], name="retentionrun_agent_recent")]
+
+    def __str__(self) -> str:
+        return f"retention of {self.agent} at {self.started_at:%Y-%m-%d %H:%M}"

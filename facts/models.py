@@ -3,11 +3,16 @@ import uuid
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
 
 from conversations.models import Agent, EndUser, Message, Session
 from core.models import EmbeddingRecord
+
+PROFILE_KEY_VALIDATOR = RegexValidator(
+    r"^[a-z][a-z0-9_]{0,99}$", "a profile key is lowercase letters, digits and underscores, like home_city."
+)
 
 # The text-search configuration is explicit so the generated column is immutable and queries match the index.
 TEXT_SEARCH_CONFIG = "english"
@@ -50,6 +55,9 @@ class Fact(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     access_count = models.PositiveIntegerField(default=0)
     last_accessed_at = models.DateTimeField(null=True, blank=True)
+    # A profile attribute ("home_city", "employer"): a new value for the same user and key supersedes the old one.
+    key = models.CharField(max_length=100, blank=True, validators=[PROFILE_KEY_VALIDATOR])
+    pinned = models.BooleanField(default=False, help_text="Pinned by an operator: retention never evicts it.")
 
     class Meta:
         constraints = [
@@ -70,6 +78,12 @@ class Fact(models.Model):
                 name="fact_current_content_unique_per_scope",
             ),
             models.UniqueConstraint(fields=["lineage", "version"], name="fact_lineage_version_unique"),
+            models.UniqueConstraint(
+                fields=["agent", "user", "key"],
+                condition=Q(valid_to__isnull=True) & ~Q(key=""),
+                nulls_distinct=False,
+                name="fact_current_key_unique_per_scope",
+            ),
         ]
         indexes = [
             GinIndex(fields=["search_vector"], name="fact_search_vector_gin"),
@@ -107,3 +121,46 @@ class FactEmbedding(EmbeddingRecord):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["fact", "space"], name="fact_embedding_unique")]
         indexes = [models.Index(fields=["space", "agent", "restricted_to_user"], name="fact_embedding_scope")]
+
+
+class ReferenceDocument(models.Model):
+    """A text the agent always has available (a handbook, a product sheet). It is chunked and embedded; a newly
+    extracted fact that only restates it is not stored as memory."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="reference_documents")
+    title = models.CharField(max_length=300)
+    content = models.TextField()
+    content_hash = models.CharField(max_length=64)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "content_hash"], name="reference_document_unique_content")
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class ReferenceChunk(models.Model):
+    document = models.ForeignKey(ReferenceDocument, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    content = models.TextField()
+    normalized = models.TextField(help_text="Lower-cased, whitespace-folded content for substring checks.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["document", "index"], name="reference_chunk_unique_index")]
+
+    def __str__(self) -> str:
+        return f"{self.document} #{self.index}"
+
+
+class ReferenceChunkEmbedding(EmbeddingRecord):
+    chunk = models.ForeignKey(ReferenceChunk, on_delete=models.CASCADE, related_name="embeddings")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+", db_index=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["chunk", "space"], name="reference_chunk_embedding_unique")]
+        indexes = [models.Index(fields=["space", "agent"], name="refchunk_embedding_agent")]
