@@ -18,10 +18,17 @@ from conversations.api.serializers import (
 from conversations.models import Message, Session
 from conversations.services.formation_triggers import formation_request
 from conversations.services.ingestion import MessageInput, session_append_messages, session_close, session_get_or_create
-from core.exceptions import NotFoundError
+from core.exceptions import ApplicationError, NotFoundError
+
+
+def _session_id_checked(session_id: str) -> str:
+    if "\x00" in session_id:  # PostgreSQL text cannot hold NUL: a client error, not a failed query
+        raise ApplicationError("Null characters are not allowed in a session id.", fields={"session": ["invalid"]})
+    return session_id
 
 
 def _session_of(request: Request, session_id: str) -> Session:
+    session_id = _session_id_checked(session_id)
     session = (
         Session.objects.select_related("user", "agent")
         .filter(agent=request_agent(request), external_id=session_id)
@@ -101,7 +108,7 @@ class SessionMessagesView(ListAPIView):
         result = session_append_messages(
             agent=request_agent(request),
             user_external_id=data.validated_data.get("user"),
-            session_external_id=session_id,
+            session_external_id=_session_id_checked(session_id),
             messages=[MessageInput(**message) for message in data.validated_data["messages"]],
         )
         body = MessagesAppendOutputSerializer(

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+import redis
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
 from django.views import defaults
 from rest_framework import exceptions, status
@@ -12,6 +16,11 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
 from core.exceptions import ApplicationError
+
+logger = logging.getLogger(__name__)
+
+# While PostgreSQL or Redis is unreachable (restart, failover), clients get a 503 asking them to retry shortly.
+UNAVAILABLE_RETRY_AFTER_SECONDS = 5
 
 
 def error_body(*, code: str, message: str, fields: dict[str, list[str]] | None = None) -> dict[str, Any]:
@@ -37,9 +46,31 @@ def _flatten_field_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]
     return {prefix or "non_field_errors": [str(detail)]}
 
 
+def _service_unavailable(exc: Exception, *, code: str, what: str) -> Response:
+    logger.warning("%s unavailable: %s: %s", what, type(exc).__name__, exc)
+    return Response(
+        error_body(code=code, message=f"{what} is unavailable; retry shortly."),
+        status=status.HTTP_503_SERVICE_UNAVAILABLE,
+        headers={"Retry-After": str(UNAVAILABLE_RETRY_AFTER_SECONDS)},
+    )
+
+
 def api_exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, ApplicationError):
         return Response(error_body(code=exc.code, message=exc.message, fields=exc.fields), status=exc.status_code)
+    if isinstance(exc, RequestDataTooBig):
+        return Response(
+            error_body(
+                code="request_too_large",
+                message=f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes.",
+            ),
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
+    # Connection-level failures are transient (a restart, a failover): a 503 the client can retry, not a 500.
+    if isinstance(exc, OperationalError | InterfaceError):
+        return _service_unavailable(exc, code="database_unavailable", what="The database")
+    if isinstance(exc, redis.ConnectionError | redis.TimeoutError):
+        return _service_unavailable(exc, code="cache_unavailable", what="The cache")
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):

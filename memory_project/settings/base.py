@@ -34,9 +34,11 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "core.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "core.middleware.AdminLoginRateLimitMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -113,8 +115,16 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["conversations.api.authentication.IsAgentOrStaff"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["core.api.parsers.StorableJSONParser"],
+    "DEFAULT_THROTTLE_CLASSES": ["core.api.throttling.AgentKeyRateThrottle"],
 }
+# Requests per API key (per user for a staff login), counted in Redis: "1200/minute", "20/second". Empty: no limit.
+API_THROTTLE_RATE = env("API_THROTTLE_RATE", default="1200/minute")
+# Largest request body accepted (bytes); a larger one is refused with 413 before it is read.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DJANGO_DATA_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)
+# The admin's login form: failed attempts allowed per client address and per username within the window.
+ADMIN_LOGIN_MAX_FAILURES = env.int("ADMIN_LOGIN_MAX_FAILURES", default=5)
+ADMIN_LOGIN_WINDOW_SECONDS = env.int("ADMIN_LOGIN_WINDOW_SECONDS", default=900)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Agent memory service API",
     "DESCRIPTION": "Long-term memory for LLM agents: ingest conversations, read facts and reflections.",
@@ -140,6 +150,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # longest task so that a slow but healthy task is not delivered twice.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT * 2}
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# Workers log through LOGGING below (task ids, secret redaction) instead of replacing the root logger's handlers.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TIMEZONE = TIME_ZONE
 WORKER_HEARTBEAT_INTERVAL_SECONDS = env.int("WORKER_HEARTBEAT_INTERVAL_SECONDS", default=15)
 WORKER_HEARTBEAT_MAX_AGE_SECONDS = env.int("WORKER_HEARTBEAT_MAX_AGE_SECONDS", default=60)
@@ -192,11 +204,22 @@ FACT_MAX_WORDS = env.int("FACT_MAX_WORDS", default=30)
 SESSION_SUMMARY_EVERY_N_PAIRS = env.int("SESSION_SUMMARY_EVERY_N_PAIRS", default=10)
 REFLECTION_MAX_WORDS = env.int("REFLECTION_MAX_WORDS", default=35)
 
+# Every line names its request (X-Request-ID) or Celery task (the task_id of job rows); secrets are redacted.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {
+        "request_id": {"()": "core.logging.RequestIdFilter"},
+        "redact_secrets": {"()": "core.logging.SecretRedactionFilter"},
+    },
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["request_id", "redact_secrets"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
 }
 

@@ -17,3 +17,6 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = True
 SECURE_HSTS_PRELOAD = env.bool("DJANGO_SECURE_HSTS_PRELOAD", default=False)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+# Preloading HSTS is a commitment for the domain and all its subdomains that browsers keep for months: opt in with
+# DJANGO_SECURE_HSTS_PRELOAD=true; until then `check --deploy` is not asked to warn about it.
+SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]

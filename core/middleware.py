@@ -1,0 +1,70 @@
+"""Request ids, and the rate limit of the admin's login form."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
+
+from core.logging import current_request_id
+from core.ratelimit import window_clear, window_count, window_hit, window_retry_after
+
+REQUEST_ID_HEADER = "X-Request-ID"
+_CLIENT_REQUEST_ID = re.compile(r"^[A-Za-z0-9._\-]{1,64}$")
+
+
+class RequestIdMiddleware:
+    """Every request gets an id: the caller's X-Request-ID when it is a sane token (so a proxy's or client's id
+    follows the request), else a new one. It is in every log line of the request and in the response header."""
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        given = request.headers.get(REQUEST_ID_HEADER, "")
+        request_id = given if _CLIENT_REQUEST_ID.match(given) else uuid.uuid4().hex
+        request.request_id = request_id
+        token = current_request_id.set(request_id)
+        try:
+            response = self.get_response(request)
+        finally:
+            current_request_id.reset(token)
+        response[REQUEST_ID_HEADER] = request_id
+        return response
+
+
+class AdminLoginRateLimitMiddleware:
+    """At most ADMIN_LOGIN_MAX_FAILURES failed logins per ADMIN_LOGIN_WINDOW_SECONDS, counted per client address
+    and per username (so neither one address trying many names nor many addresses trying one name get far);
+    further attempts get 429 with Retry-After without the password being checked. A failed login is the form shown
+    again (200); a successful one (a redirect) clears the username's count."""
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.method != "POST" or request.path != reverse("admin:login"):
+            return self.get_response(request)
+        window = settings.ADMIN_LOGIN_WINDOW_SECONDS
+        username = hashlib.sha256(request.POST.get("username", "").strip().lower().encode()).hexdigest()[:32]
+        keys = [f"admin-login-ip:{request.META.get('REMOTE_ADDR', '')}", f"admin-login-user:{username}"]
+        if any(window_count(key, window) >= settings.ADMIN_LOGIN_MAX_FAILURES for key in keys):
+            retry_after = window_retry_after(window)
+            response = HttpResponse(
+                f"Too many failed login attempts. Try again in {retry_after} seconds.\n",
+                status=429,
+                content_type="text/plain; charset=utf-8",
+            )
+            response["Retry-After"] = str(retry_after)
+            return response
+        response = self.get_response(request)
+        if response.status_code == 200:
+            for key in keys:
+                window_hit(key, window)
+        elif response.status_code in (301, 302, 303):
+            window_clear(keys[1], window)
+        return response
