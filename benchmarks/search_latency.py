@@ -1,0 +1,337 @@
+"""Fact search latency and throughput at 10k, 100k and 1M facts, through HTTP with the Python client.
+
+    .venv/bin/python benchmarks/search_latency.py --scales 10000              # the `make bench` version
+    .venv/bin/python benchmarks/search_latency.py --scales 10000 100000 1000000 --repeats 3
+
+One throwaway stack (benchmarks/stack.py), grown scale by scale: 10 agents with 1,000 users each, every user with
+the same number of generated facts (benchmarks/synthetic_facts.py: composed vectors, see there and
+docs/benchmarks.md). A tenth of the facts are shared agent-wide (scopes user + agent, as imports and formation write
+facts about a user that every conversation may see); the rest are the user's own. The store is loaded with COPY
+(what the service writes per fact, minus the LLM) and the space's HNSW index rebuilt at each scale, then:
+
+- per-user search (`user` given: the user's own facts, exact scan, plus the agent-wide ones) and agent-wide search
+  (no `user`), hybrid mode (the default), top 10, questions about random subjects, embedded by the server
+  (query embedding included): p50/p95/p99 at concurrency 1 and 8, and searches per second;
+- recall@10 of the agent-wide HNSW scan against an exact scan of the same rows, at several ef_search values;
+- RSS of the web server (gunicorn master and workers) and of an idle Celery worker.
+Writes benchmarks/results/search_latency.json."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import random
+import statistics
+import sys
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+REPO_DIR = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_DIR))
+sys.path.insert(0, str(REPO_DIR / "clients" / "python"))
+
+from memory_client import MemoryClient  # noqa: E402
+
+from benchmarks.stack import RESULTS_DIR, machine, percentile, throwaway_stack  # noqa: E402
+from benchmarks.synthetic_facts import FactGenerator, composed_vectors, composition_fidelity  # noqa: E402
+
+AGENTS = 10
+USERS_PER_AGENT = 1000
+SHARED_FRACTION = 0.1
+EF_SEARCH_VALUES = (40, 100, 200, 400)
+
+
+class Store:
+    """The generated store, grown in place: facts are appended per user up to the requested total."""
+
+    def __init__(self, stack, *, seed: int) -> None:
+        import django
+
+        os.environ.update(stack.env)
+        django.setup()
+        from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
+
+        self.stack = stack
+        self.rng = np.random.default_rng(seed)
+        self.generator = FactGenerator(seed=seed, users_per_agent=USERS_PER_AGENT)
+        self.space = embedding_space_active()
+        self.embedder = embedding_provider_for_space(space=self.space)
+        self.keys = [stack.api_key(f"bench-agent-{a}") for a in range(AGENTS)]
+        self._users()
+        self._pools()
+        self.facts_per_user = 0
+        self.load_seconds = 0.0
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return np.stack(self.embedder.embed(texts))
+
+    def _users(self) -> None:
+        from conversations.models import Agent, EndUser
+
+        self.agent_ids = []
+        self.user_ids = []  # [agent][user index] -> EndUser pk
+        for a in range(AGENTS):
+            agent = Agent.objects.get(external_id=f"bench-agent-{a}")
+            EndUser.objects.bulk_create(
+                [EndUser(agent=agent, external_id=f"user-{u}") for u in range(USERS_PER_AGENT)], batch_size=1000
+            )
+            by_external = dict(EndUser.objects.filter(agent=agent).values_list("external_id", "pk"))
+            self.agent_ids.append(agent.pk)
+            self.user_ids.append([by_external[f"user-{u}"] for u in range(USERS_PER_AGENT)])
+
+    def _pools(self) -> None:
+        """Embed every subject and predicate once, for real."""
+        started = time.monotonic()
+        self.subjects = []
+        self.user_subjects = []  # per user index: indices into self.subjects
+        for u in range(USERS_PER_AGENT):
+            names = self.generator.subjects_for_user(u)
+            self.user_subjects.append(list(range(len(self.subjects), len(self.subjects) + len(names))))
+            self.subjects += names
+        predicates = self.generator.predicates
+        print(f"embedding {len(self.subjects)} subjects and {len(predicates)} predicates ...", flush=True)
+        self.subject_vectors = self.embed(self.subjects)
+        self.predicate_vectors = self.embed(predicates)
+        from core.tokens import count_tokens_batch
+
+        self.subject_tokens = np.asarray(count_tokens_batch(self.subjects), dtype=np.float32)
+        self.predicate_tokens = np.asarray(count_tokens_batch(predicates), dtype=np.float32)
+        self.pool_seconds = time.monotonic() - started
+        sample = [
+            (int(self.rng.integers(len(self.subjects))), int(self.rng.integers(len(predicates)))) for _ in range(300)
+        ]
+        pairs = np.asarray(sample)
+        sentences = [f"{self.subjects[s]} {predicates[p]}" for s, p in sample]
+        self.fidelity = composition_fidelity(embed=self.embed, sentences=sentences, composed=self._compose(pairs))
+        print(f"pools embedded in {self.pool_seconds:.0f}s; composed vs real cosine {self.fidelity}", flush=True)
+
+    def _compose(self, pairs: np.ndarray) -> np.ndarray:
+        return composed_vectors(
+            subject_vectors=self.subject_vectors,
+            predicate_vectors=self.predicate_vectors,
+            subject_tokens=self.subject_tokens,
+            predicate_tokens=self.predicate_tokens,
+            pairs=pairs,
+        )
+
+    def grow(self, total: int) -> None:
+        """Append facts so that every user of every agent has total / 10,000 of them; rebuild the HNSW index."""
+        from django.db import connection
+
+        from core.embeddings.spaces import embedding_space_drop_indexes, embedding_space_ensure_indexes
+
+        per_user = total // (AGENTS * USERS_PER_AGENT)
+        add = per_user - self.facts_per_user
+        if add <= 0:
+            return
+        started = time.monotonic()
+        embedding_space_drop_indexes(space=self.space)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT coalesce(max(id), 0) FROM facts_fact")
+            next_id = cursor.fetchone()[0] + 1
+        now = datetime.now(UTC).isoformat()
+        predicates = self.generator.predicates
+        for a in range(AGENTS):
+            n = USERS_PER_AGENT * add
+            users = np.repeat(np.arange(USERS_PER_AGENT), add)
+            # Half of a user's facts are about the user, the rest about people and pets around them.
+            own = self.rng.random(n) < 0.5
+            subject_choice = self.rng.integers(1, len(self.user_subjects[0]), n)
+            subjects = np.asarray(
+                [self.user_subjects[u][0 if o else c] for u, o, c in zip(users, own, subject_choice, strict=True)]
+            )
+            pairs = np.stack([subjects, self.rng.integers(len(predicates), size=n)], axis=1)
+            vectors = self._compose(pairs)
+            shared = self.rng.random(n) < SHARED_FRACTION
+            facts, embeddings = io.StringIO(), io.StringIO()
+            for i in range(n):
+                fact_id = next_id + i
+                user_pk = self.user_ids[a][users[i]]
+                content = f"{self.subjects[pairs[i, 0]]} {predicates[pairs[i, 1]]}"
+                scopes = "{user,agent}" if shared[i] else "{user}"
+                content_hash = uuid.uuid4().hex  # unique per fact: the generated store has repeats by chance
+                facts.write(
+                    f"{fact_id}\t{self.agent_ids[a]}\t{user_pk}\t{scopes}\t{content}\t{content_hash}\t"
+                    f"{uuid.uuid4()}\t1\t{now}\t{now}\tgenerated\t\t{{}}\t{{}}\t0\n"
+                )
+                vector = "[" + ",".join(f"{x:.5f}" for x in vectors[i]) + "]"
+                restricted = "\\N" if shared[i] else str(user_pk)
+                embeddings.write(f"{fact_id}\t{self.space.pk}\t{self.agent_ids[a]}\t{restricted}\t{vector}\n")
+            next_id += n
+            with connection.cursor() as cursor:
+                with cursor.copy(
+                    "COPY facts_fact (id, agent_id, user_id, scopes, content, content_hash, lineage, version, "
+                    "formed_at, valid_from, change_reason, closed_reason, tags, metadata, access_count) FROM STDIN"
+                ) as copy:
+                    copy.write(facts.getvalue())
+                with cursor.copy(
+                    "COPY facts_factembedding (fact_id, space_id, agent_id, restricted_to_user_id, embedding) "
+                    "FROM STDIN"
+                ) as copy:
+                    copy.write(embeddings.getvalue())
+            print(f"  agent {a}: +{n} facts ({time.monotonic() - started:.0f}s)", flush=True)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT setval(pg_get_serial_sequence('facts_fact', 'id'), %s)", [next_id])
+            cursor.execute("VACUUM ANALYZE facts_fact")
+            cursor.execute("VACUUM ANALYZE facts_factembedding")
+        self.load_seconds = time.monotonic() - started
+        started = time.monotonic()
+        with connection.cursor() as cursor:
+            cursor.execute("SET maintenance_work_mem = '2GB'")
+            embedding_space_ensure_indexes(space=self.space)
+            cursor.execute("RESET maintenance_work_mem")
+            cursor.execute("ANALYZE facts_factembedding")
+        self.index_seconds = time.monotonic() - started
+        self.facts_per_user = per_user
+        print(
+            f"store at {total} facts: load {self.load_seconds:.0f}s, HNSW build {self.index_seconds:.0f}s", flush=True
+        )
+
+    def queries(self, n: int, *, per_user: bool) -> list[tuple[int, str | None, str]]:
+        """(agent index, user external id or None, question) about random users' subjects."""
+        out = []
+        for _ in range(n):
+            a = int(self.rng.integers(AGENTS))
+            u = int(self.rng.integers(USERS_PER_AGENT))
+            subject = self.subjects[self.user_subjects[u][int(self.rng.integers(len(self.user_subjects[u])))]]
+            out.append((a, f"user-{u}" if per_user else None, self.generator.question(subject)))
+        return out
+
+
+def timed_searches(store: Store, base_url: str, queries, *, concurrency: int) -> dict:
+    clients = [MemoryClient(base_url, key) for key in store.keys]
+
+    def one(query) -> float:
+        a, user, text = query
+        started = time.perf_counter()
+        clients[a].search(query=text, user=user, top_k=10)
+        return time.perf_counter() - started
+
+    started = time.perf_counter()
+    if concurrency == 1:
+        seconds = [one(q) for q in queries]
+    else:
+        with ThreadPoolExecutor(concurrency) as pool:
+            seconds = list(pool.map(one, queries))
+    elapsed = time.perf_counter() - started
+    return {
+        "p50_ms": 1000 * percentile(seconds, 50),
+        "p95_ms": 1000 * percentile(seconds, 95),
+        "p99_ms": 1000 * percentile(seconds, 99),
+        "searches_per_s": len(queries) / elapsed,
+        "n": len(queries),
+    }
+
+
+def hnsw_recall(store: Store, *, queries: int) -> dict[int, float]:
+    """Agent-wide: the product's HNSW path (partial index on the cast, iterative relaxed scan) against an exact scan
+    of the same filtered rows (ordering by the uncast column keeps the planner off the index)."""
+    from django.db import connection, transaction
+
+    texts = store.queries(queries, per_user=False)
+    vectors = store.embed([text for _, _, text in texts])
+    dims = store.space.dimensions
+    sql = (
+        "SELECT fact_id FROM facts_factembedding WHERE space_id = %s AND agent_id = %s "
+        "AND restricted_to_user_id IS NULL ORDER BY {expr} <=> %s::vector({dims}) LIMIT 10"
+    )
+    recall = {}
+    for ef in EF_SEARCH_VALUES:
+        found = []
+        for (a, _, _), vector in zip(texts, vectors, strict=True):
+            literal = "[" + ",".join(f"{x:.6f}" for x in vector) + "]"
+            args = [store.space.pk, store.agent_ids[a], literal]
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+                    "set_config('hnsw.ef_search', %s, true)",
+                    [str(ef)],
+                )
+                cursor.execute(sql.format(expr=f"embedding::vector({dims})", dims=dims), args)
+                approximate = {row[0] for row in cursor.fetchall()}
+                cursor.execute(sql.format(expr="embedding", dims=dims), args)
+                exact = {row[0] for row in cursor.fetchall()}
+            found.append(len(approximate & exact) / max(len(exact), 1))
+        recall[ef] = round(float(np.mean(found)), 4)
+    return recall
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scales", type=int, nargs="+", default=[10_000])
+    parser.add_argument("--queries", type=int, default=300, help="per scope, concurrency and repeat")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--recall-queries", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--output", default="search_latency.json")
+    args = parser.parse_args()
+    info = machine()
+    results = {"benchmark": "search_latency", "machine": info, "scales": {}, "settings": {}}
+    with throwaway_stack() as stack:
+        store = Store(stack, seed=args.seed)
+        results["composition_fidelity"] = store.fidelity
+        results["pool_embedding_seconds"] = round(store.pool_seconds, 1)
+        from django.conf import settings
+
+        results["settings"] = {
+            "MEMORY_SEARCH_HNSW_EF_SEARCH": settings.MEMORY_SEARCH_HNSW_EF_SEARCH,
+            "MEMORY_RRF_K": settings.MEMORY_RRF_K,
+            "shared_fraction": SHARED_FRACTION,
+            "agents": AGENTS,
+            "users_per_agent": USERS_PER_AGENT,
+        }
+        base_url = stack.start_web()
+        stack.start_worker()
+        for scale in sorted(args.scales):
+            store.grow(scale)
+            # Warm-up: the web workers load the model on first use; caches fill.
+            timed_searches(store, base_url, store.queries(40, per_user=True), concurrency=2)
+            row: dict = {
+                "load_seconds": round(store.load_seconds, 1),
+                "hnsw_build_seconds": round(store.index_seconds, 1),
+            }
+            for scope, per_user in (("per_user", True), ("agent_wide", False)):
+                for concurrency in (1, 8):
+                    runs = [
+                        timed_searches(
+                            store, base_url, store.queries(args.queries, per_user=per_user), concurrency=concurrency
+                        )
+                        for _ in range(args.repeats)
+                    ]
+                    row[f"{scope}_c{concurrency}"] = {
+                        stat: round(statistics.median(run[stat] for run in runs), 2) for stat in runs[0]
+                    } | {"runs": len(runs)}
+            row["hnsw_recall_at_10_vs_exact"] = hnsw_recall(store, queries=args.recall_queries)
+            row["rss_mb"] = {"web": round(stack.rss_mb("web"), 1), "worker": round(stack.rss_mb("worker"), 1)}
+            results["scales"][str(scale)] = row
+            print_row(scale, row)
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    (RESULTS_DIR / args.output).write_text(json.dumps(results, indent=1))
+    print(f"\nwrote {RESULTS_DIR / args.output}")
+    return 0
+
+
+def print_row(scale: int, row: dict) -> None:
+    print(f"\n{scale:,} facts (load {row['load_seconds']}s, HNSW build {row['hnsw_build_seconds']}s)")
+    print(f"  {'scope':12} {'conc':>4} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'search/s':>9}")
+    for scope in ("per_user", "agent_wide"):
+        for concurrency in (1, 8):
+            cell = row[f"{scope}_c{concurrency}"]
+            print(
+                f"  {scope:12} {concurrency:>4} {cell['p50_ms']:8.1f} {cell['p95_ms']:8.1f} {cell['p99_ms']:8.1f} "
+                f"{cell['searches_per_s']:9.1f}"
+            )
+    print(f"  agent-wide HNSW recall@10 vs exact by ef_search: {row['hnsw_recall_at_10_vs_exact']}")
+    print(f"  RSS MB: {row['rss_mb']}")
+
+
+if __name__ == "__main__":
+    random.seed(0)
+    sys.exit(main())

@@ -1,0 +1,178 @@
+"""A throwaway service stack for the benchmarks: embedded PostgreSQL + Redis (memory_project.devstack), migrated,
+with the web app on 127.0.0.1 and optionally one Celery worker. Everything started here is stopped on exit and the
+data folder deleted, whatever happens in between."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+REPO_DIR = Path(__file__).resolve().parent.parent
+if str(REPO_DIR) not in sys.path:
+    sys.path.insert(0, str(REPO_DIR))
+RESULTS_DIR = REPO_DIR / "benchmarks" / "results"
+
+from memory_project.devstack import (  # noqa: E402
+    ProcessGroup,
+    backing_services,
+    free_port,
+    wait_for_port,
+)
+
+API_KEY = re.compile(r"^(mem_\S+)$", re.MULTILINE)
+
+
+@dataclass
+class Stack:
+    env: dict[str, str]
+    data_dir: Path
+    base_url: str = ""
+    processes: ProcessGroup = field(default_factory=ProcessGroup)
+
+    def manage(self, *args: str, capture: bool = True) -> str:
+        completed = subprocess.run(
+            [sys.executable, str(REPO_DIR / "manage.py"), *args],
+            env=self.env,
+            cwd=REPO_DIR,
+            check=True,
+            capture_output=capture,
+            text=True,
+        )
+        return completed.stdout if capture else ""
+
+    def api_key(self, agent: str) -> str:
+        output = self.manage("api_key", "create", "--agent", agent, "--create-agent", "--name", "benchmark")
+        match = API_KEY.search(output)
+        if not match:
+            raise RuntimeError(f"no API key in: {output}")
+        return match[1]
+
+    def start_web(self, *, workers: int = 2, threads: int = 4) -> str:
+        """gunicorn (the production web server) with `workers` processes of `threads` threads on 127.0.0.1."""
+        port = free_port()
+        command = [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "memory_project.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(workers),
+            "--threads",
+            str(threads),
+            "--log-level",
+            "warning",
+            "--timeout",
+            "120",
+        ]
+        self.processes.start("web", command, env=self.env)
+        wait_for_port(port, timeout=60)
+        self.base_url = f"http://127.0.0.1:{port}"
+        _wait_until_answering(f"{self.base_url}/health/", timeout=60)
+        return self.base_url
+
+    def start_worker(self, *, concurrency: int = 1) -> None:
+        command = [sys.executable, "-m", "celery", "-A", "memory_project", "worker", "-l", "warning"]
+        self.processes.start("worker", [*command, "--concurrency", str(concurrency)], env=self.env)
+
+    def pids(self, name: str) -> list[int]:
+        """The process and its children (gunicorn's and celery's workers)."""
+        process = self.processes.processes.get(name)
+        if process is None:
+            return []
+        children = subprocess.run(["pgrep", "-g", str(process.pid)], capture_output=True, text=True).stdout.split()
+        return sorted({process.pid, *map(int, children)})
+
+    def rss_mb(self, name: str) -> float:
+        """Resident memory of the process and its children, in MB."""
+        total = 0
+        for pid in self.pids(name):
+            with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+        return total / 1024
+
+
+@contextlib.contextmanager
+def throwaway_stack(*, settings_module: str = "memory_project.settings.local", extra_env=None) -> Iterator[Stack]:
+    (REPO_DIR / ".data").mkdir(exist_ok=True)
+    data_dir = Path(tempfile.mkdtemp(prefix="bench-", dir=REPO_DIR / ".data"))
+    stack = None
+    try:
+        with backing_services(data_dir=data_dir, database="memory", durable=False) as service_env:
+            env = os.environ | service_env | {"DJANGO_SETTINGS_MODULE": settings_module} | (extra_env or {})
+            env.setdefault("DJANGO_DEBUG", "false")
+            env.setdefault("API_THROTTLE_RATE", "")  # benchmarks send far more than a client would
+            env.setdefault("TQDM_DISABLE", "1")  # no embedding progress bars in the servers' output
+            stack = Stack(env=env, data_dir=data_dir)
+            try:
+                stack.manage("migrate", "--noinput")
+                yield stack
+            finally:
+                stack.processes.stop()
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def _wait_until_answering(url: str, *, timeout: float) -> None:
+    """Any HTTP answer will do (health is 503 until a worker's heartbeat arrives; the web app is up all the same)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=10):
+                return
+        except urllib.error.HTTPError:
+            return
+        except (urllib.error.URLError, OSError):
+            time.sleep(0.2)
+    raise RuntimeError(f"{url} did not answer within {timeout:.0f}s")
+
+
+def machine() -> dict:
+    """What the figures were measured on."""
+    cpu = ""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    memory_gb = 0.0
+    with contextlib.suppress(OSError):
+        memory_gb = int(Path("/proc/meminfo").read_text().split()[1]) / 1024 / 1024
+    return {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gb": round(memory_gb, 1),
+        "python": platform.python_version(),
+        "load_average_at_start": os.getloadavg()[0],
+    }
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    position = (len(ordered) - 1) * q / 100
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def wait(seconds: float) -> None:
+    time.sleep(seconds)

@@ -1,0 +1,65 @@
+"""POST /api/v1/messages/search: turn-level retrieval over a user's past messages."""
+
+from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from conversations.api.authentication import request_agent
+from conversations.api.serializers import MessageOutputSerializer
+from conversations.selectors.memory_scope import memory_scope_resolve
+from conversations.selectors.message_search import SEARCH_MODES, TOP_K_MAX, messages_search
+
+
+class MessageSearchInputSerializer(serializers.Serializer):
+    query = serializers.CharField(max_length=2000)
+    user = serializers.CharField(
+        max_length=200, required=False, help_text="Whose messages: required unless `session` is given."
+    )
+    session = serializers.CharField(max_length=200, required=False, help_text="Search this session's messages only.")
+    top_k = serializers.IntegerField(min_value=1, max_value=TOP_K_MAX, default=10)
+    mode = serializers.ChoiceField(choices=SEARCH_MODES, default="hybrid")
+    min_similarity = serializers.FloatField(
+        min_value=-1.0, max_value=1.0, required=False, help_text="Vector candidates less similar are dropped."
+    )
+
+    def validate(self, data: dict) -> dict:
+        if "user" not in data and "session" not in data:
+            raise serializers.ValidationError({"user": ["give a user or a session: messages belong to one user."]})
+        return data
+
+
+class MessageHitOutputSerializer(serializers.Serializer):
+    message = MessageOutputSerializer()
+    session = serializers.CharField(source="session_external_id")
+    score = serializers.FloatField(help_text="Fused relevance; 1.0 is first place in every signal used.")
+    similarity = serializers.FloatField(allow_null=True)
+    vector_rank = serializers.IntegerField(allow_null=True)
+    text_rank = serializers.IntegerField(allow_null=True)
+
+
+class MessageSearchOutputSerializer(serializers.Serializer):
+    results = MessageHitOutputSerializer(many=True)
+
+
+class MessageSearchView(APIView):
+    @extend_schema(
+        request=MessageSearchInputSerializer,
+        responses=MessageSearchOutputSerializer,
+        summary="Search a user's past messages (vector + BM25 full-text, reciprocal rank fusion)",
+        description="Each message is indexed with its speaker (metadata `speaker` or `name`, else the role) after "
+        "the message before it in its session. Full text matches any query word, ranked by BM25. A user the agent "
+        "has never seen has no messages: 200 with no results.",
+        examples=[OpenApiExample("a past turn", value={"query": "When did Gene adopt the puppy?", "user": "gene"})],
+    )
+    def post(self, request: Request) -> Response:
+        data = MessageSearchInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        options = dict(data.validated_data)
+        agent = request_agent(request)
+        target = memory_scope_resolve(
+            agent=agent, user_external_id=options.pop("user", None), session_external_id=options.pop("session", None)
+        )
+        hits = messages_search(agent=agent, user=target.user, session=target.session, **options)
+        return Response(MessageSearchOutputSerializer({"results": hits}).data)

@@ -1,0 +1,67 @@
+"""Ranking pieces shared by fact search and message search: BM25 over PostgreSQL's lexemes, and weighted reciprocal
+rank fusion.
+
+Why BM25 rather than `websearch_to_tsquery` + `ts_rank_cd` (measured on the LoCoMo dev split, docs/benchmarks.md):
+AND-ing every word of a question matches almost nothing (recall@10 2-25%), and an OR query ranked by ts_rank lets a
+word that is everywhere (the user's name) outrank the rare word that matters, because ts_rank has no inverse document
+frequency. BM25 over the same lexemes, OR-matched, with document frequencies taken from the searched scope, was the
+strongest single signal on both corpora.
+
+Every document holding any query lexeme matches the OR query, so the document frequencies computed over the matched
+rows are exactly those of the whole scope; only the scope's size is counted separately. The average document length
+is that of the matched rows (reading every document of a large scope for it would cost more than it changes)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.db import connection
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+def bm25_ranking(
+    *, scope_sql: str, scope_params: Sequence, query: str, config: str, limit: int
+) -> list[tuple[int, float]]:
+    """(id, BM25 score) of the scope's documents matching any lexeme of `query`, best first.
+
+    `scope_sql` selects `id` and `tsv` (a tsvector in text-search configuration `config`) of every searchable
+    document; it is used twice, once filtered by the query (where a GIN index on `tsv` applies) and once counted."""
+    sql = f"""
+        WITH query AS (
+            SELECT array_agg(lexeme) AS lexemes,
+                   string_agg(quote_literal(lexeme), ' | ')::tsquery AS tsquery
+            FROM unnest(tsvector_to_array(to_tsvector(%s::regconfig, %s))) AS lexeme
+        ), matched AS (
+            SELECT scope.id, scope.tsv FROM ({scope_sql}) AS scope, query WHERE scope.tsv @@ query.tsquery
+        ), terms AS (
+            SELECT matched.id, length(matched.tsv) AS length, term.lexeme, cardinality(term.positions) AS tf
+            FROM matched, query, unnest(matched.tsv) AS term(lexeme, positions, weights)
+            WHERE term.lexeme = ANY(query.lexemes)
+        ), frequency AS (
+            SELECT lexeme, count(*)::float AS df FROM terms GROUP BY lexeme
+        ), stats AS (
+            SELECT (SELECT count(*) FROM ({scope_sql}) AS everything)::float AS n,
+                   greatest((SELECT avg(length(tsv)) FROM matched), 1)::float AS average_length
+        )
+        SELECT terms.id,
+               sum(ln(1 + (stats.n - frequency.df + 0.5) / (frequency.df + 0.5))
+                   * terms.tf * (%s + 1) / (terms.tf + %s * (1 - %s + %s * terms.length / stats.average_length)))
+               AS score
+        FROM terms JOIN frequency USING (lexeme), stats
+        GROUP BY terms.id
+        ORDER BY score DESC, terms.id
+        LIMIT %s
+    """
+    params = [config, query, *scope_params, *scope_params, BM25_K1, BM25_K1, BM25_B, BM25_B, limit]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [(row[0], float(row[1])) for row in cursor.fetchall()]
+
+
+def reciprocal_rank_fusion(*, ranks: Sequence[int | None], weights: Sequence[float], k: float) -> float:
+    """Σ weight / (k + rank) over the signals that ranked the item, scaled so that first place in every signal
+    scores 1.0 (scores stay comparable across modes and settings)."""
+    total = sum(weights)
+    return sum(w * (k + 1) / (k + r) for r, w in zip(ranks, weights, strict=True) if r is not None) / total
