@@ -14,6 +14,7 @@ from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
 from facts.models import FactScope
 
 PROMPT = Path(__file__).parent / "prompts" / "extract_facts.txt"
+PROFILE_KEY = re.compile(r"^[a-z][a-z0-9_]{0,99}$")
 _NON_FACTS = re.compile(r"^(yes|no|ok|okay|sure|thanks|thank you|maybe|hello|hi)\b[.!]*$", re.I)
 MIN_FACT_WORDS = 4
 
@@ -23,6 +24,7 @@ class ExtractedFact:
     content: str
     scopes: list[str]
     source_messages: list[Message]
+    key: str = ""
 
 
 def _validate(data: object) -> list[dict]:
@@ -36,6 +38,9 @@ def _validate(data: object) -> list[dict]:
         if not isinstance(scope, list) or not scope or not set(scope) <= set(FactScope.values):
             raise OutputInvalid(f"facts[{index}].scope must be a list of 'user' and 'agent'")
         item["scope"] = scope
+        key = item.get("key")
+        # A proposed profile key is kept only when well-formed and about the user; a bad one is not worth a retry.
+        item["key"] = key if isinstance(key, str) and PROFILE_KEY.match(key) and scope == ["user"] else ""
         source = item.get("source", [])
         item["source"] = [
             number for number in (source if isinstance(source, list) else [source]) if isinstance(number, int)
@@ -77,5 +82,9 @@ def facts_extract(*, window: list[NumberedMessage], agent_id: int, job_id: int |
         if not is_plausible_fact(content):
             continue
         sources = [by_number[number] for number in item["source"] if number in by_number]
-        extracted.append(ExtractedFact(content=content, scopes=item["scope"], source_messages=sources or user_messages))
+        extracted.append(
+            ExtractedFact(
+                content=content, scopes=item["scope"], source_messages=sources or user_messages, key=item["key"]
+            )
+        )
     return extracted

@@ -23,7 +23,7 @@ from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
 from core.models import EmbeddingSpace
 from facts.extraction import ExtractedFact
 from facts.models import Fact, FactEmbedding, FactScope
-from facts.services import fact_close, fact_content_hash, fact_create, fact_supersede
+from facts.services import fact_close, fact_content_hash, fact_create, fact_profile_set, fact_supersede
 
 PROMPT = Path(__file__).parent / "prompts" / "reconcile_facts.txt"
 ACTIONS = ("ADD", "UPDATE", "DELETE", "NONE")
@@ -105,8 +105,17 @@ def facts_reconcile_plan(
         exact = Fact.objects.filter(
             agent=agent, user=owner, content_hash=fact_content_hash(fact.content), valid_to__isnull=True
         ).first()
+        keyed = (
+            Fact.objects.filter(agent=agent, user=owner, key=fact.key, valid_to__isnull=True).first()
+            if fact.key and owner is not None
+            else None
+        )
         if exact is not None:
             decision.action, decision.reason, decision.target = "NONE", "exact duplicate", exact
+        elif keyed is not None:
+            # A new value of a profile attribute replaces the current one without asking the LLM.
+            decision.action, decision.reason, decision.target = "UPDATE", "new value", keyed
+            decision.content, decision.content_vector = fact.content, vector
         else:
             decision.candidates = _similar_current_facts(
                 agent=agent,
@@ -226,6 +235,22 @@ def facts_reconcile_apply(
             if _is_duplicate_now(decision=decision, agent=agent, content=decision.new.content, vector=decision.vector):
                 result.unchanged += 1
                 continue
+            if decision.new.key and decision.owner is not None:
+                fact, outcome = fact_profile_set(
+                    agent=agent,
+                    user=decision.owner,
+                    key=decision.new.key,
+                    content=decision.new.content,
+                    source_session=session,
+                    source_messages=sources,
+                    embedding=decision.vector,
+                    change_reason="extracted",
+                )
+                if outcome == "unchanged":
+                    result.unchanged += 1
+                else:
+                    (result.added if outcome == "created" else result.updated).append(fact)
+                continue
             result.added.append(
                 fact_create(
                     agent=agent,
@@ -256,16 +281,26 @@ def facts_reconcile_apply(
                     )
                 )
                 continue
-            result.updated.append(
-                fact_supersede(
-                    fact=target,
-                    content=content,
-                    reason=f"updated: {decision.reason}"[:300],
-                    source_session=session,
-                    source_messages=sources,
-                    embedding=decision.content_vector if decision.content_vector is not None else decision.vector,
-                )
+            successor = fact_supersede(
+                fact=target,
+                content=content,
+                reason=(decision.reason if decision.reason == "new value" else f"updated: {decision.reason}")[:300],
+                source_session=session,
+                source_messages=sources,
+                embedding=decision.content_vector if decision.content_vector is not None else decision.vector,
             )
+            new_key = decision.new.key
+            if (
+                new_key
+                and not successor.key
+                and successor.user_id
+                and not Fact.objects.filter(
+                    agent=agent, user=successor.user, key=new_key, valid_to__isnull=True
+                ).exists()
+            ):
+                Fact.objects.filter(pk=successor.pk).update(key=new_key)
+                successor.key = new_key
+            result.updated.append(successor)
         elif action == "DELETE":
             result.deleted.append(
                 fact_close(fact=target, reason=f"deleted: {decision.reason}"[:300], closed_by_messages=sources)

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 import numpy as np
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from django.utils import timezone
 
@@ -15,7 +16,8 @@ from conversations.models import Agent, EndUser, Message, Session
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
 from core.models import EmbeddingSpace
-from facts.models import Fact, FactEmbedding, FactScope
+from facts.models import PROFILE_KEY_VALIDATOR, Fact, FactEmbedding, FactScope
+from reflections.services.context_cache import context_cache_invalidate
 
 _WHITESPACE = re.compile(r"\s+")
 
@@ -66,6 +68,83 @@ def facts_embed_missing(*, fact_ids: Iterable[int], space: EmbeddingSpace | None
     return len(facts)
 
 
+def profile_key_validate(*, key: str, user: EndUser | None) -> str:
+    key = (key or "").strip()
+    if not key:
+        return ""
+    try:
+        PROFILE_KEY_VALIDATOR(key)
+    except DjangoValidationError as error:
+        raise ApplicationError(f"invalid profile key {key!r}.", fields={"key": list(error.messages)}) from error
+    if user is None:
+        raise ApplicationError("a profile key belongs to a user-scoped fact.", fields={"key": ["needs scope 'user'"]})
+    return key
+
+
+def _profile_changed_on_commit(fact: Fact) -> None:
+    """The always-in-context block shows the user's profile: a keyed fact's change invalidates it."""
+    if fact.key and fact.user_id:
+        agent_id, user_id = fact.agent_id, fact.user_id
+        transaction.on_commit(lambda: context_cache_invalidate(agent_id=agent_id, user_id=user_id))
+
+
+@transaction.atomic
+def fact_profile_set(
+    *,
+    agent: Agent,
+    user: EndUser,
+    key: str,
+    content: str,
+    value: str | None = None,
+    source_session: Session | None = None,
+    source_messages: Sequence[Message] = (),
+    embedding: np.ndarray | None = None,
+    change_reason: str = "created",
+) -> tuple[Fact, str]:
+    """Set a user's profile attribute. A new value supersedes the current one as a new version (reason "new
+    value"); the same value changes nothing. Returns the current fact and what happened: created, updated or
+    unchanged."""
+    key = profile_key_validate(key=key, user=user)
+    metadata = {"value": value} if value is not None else {}
+    current = Fact.objects.select_for_update().filter(agent=agent, user=user, key=key, valid_to__isnull=True).first()
+    content_hash = fact_content_hash(content)
+    if current is not None:
+        if current.content_hash == content_hash:
+            return current, "unchanged"
+        successor = fact_supersede(
+            fact=current,
+            content=content,
+            reason="new value",
+            source_session=source_session,
+            source_messages=source_messages,
+            embedding=embedding,
+            metadata={**current.metadata, **metadata},
+        )
+        return successor, "updated"
+    same_statement = Fact.objects.filter(
+        agent=agent, user=user, content_hash=content_hash, valid_to__isnull=True
+    ).first()
+    if same_statement is not None:  # already known without a key: it becomes the attribute's value
+        same_statement.key = key
+        same_statement.metadata = {**same_statement.metadata, **metadata}
+        same_statement.save(update_fields=["key", "metadata"])
+        _profile_changed_on_commit(same_statement)
+        return same_statement, "updated"
+    fact = fact_create(
+        agent=agent,
+        user=user,
+        scopes=[FactScope.USER],
+        content=content,
+        change_reason=change_reason,
+        source_session=source_session,
+        source_messages=source_messages,
+        metadata=metadata,
+        embedding=embedding,
+        key=key,
+    )
+    return fact, "created"
+
+
 @transaction.atomic
 def fact_create(
     *,
@@ -80,10 +159,13 @@ def fact_create(
     metadata: dict | None = None,
     valid_from: datetime | None = None,
     embedding: np.ndarray | None = None,
+    key: str = "",
+    pinned: bool = False,
 ) -> Fact:
-    """Store and embed a new current fact. The caller handles duplicates (the unique constraint rejects a second
-    current fact with the same content in the same scope)."""
+    """Store and embed a new current fact. The caller handles duplicates (the unique constraints reject a second
+    current fact with the same content, or the same profile key, in the same scope)."""
     scopes = fact_scopes_validate(scopes=scopes, user=user)
+    key = profile_key_validate(key=key, user=user if FactScope.USER in scopes else None)
     content = fact_content_normalize(content)
     if not content:
         raise ApplicationError("content must not be empty.", fields={"content": ["empty"]})
@@ -101,9 +183,12 @@ def fact_create(
         source_session=source_session,
         tags=list(tags),
         metadata=metadata or {},
+        key=key,
+        pinned=pinned,
     )
     if source_messages:
         fact.source_messages.set(source_messages)
+    _profile_changed_on_commit(fact)
     space = embedding_space_active()
     vector = embedding if embedding is not None else embedding_provider_for_space(space=space).embed_one(content)
     fact_embeddings_write(facts=[fact], space=space, vectors=[vector])
@@ -135,6 +220,7 @@ def fact_close(
     current.save(update_fields=["valid_to", "closed_reason", "superseded_by"])
     if closed_by_messages:
         current.closed_by_messages.add(*closed_by_messages)
+    _profile_changed_on_commit(current)
     return current
 
 
@@ -174,6 +260,8 @@ def fact_supersede(
         metadata=metadata if metadata is not None else current.metadata,
         valid_from=now,
         embedding=embedding,
+        key=current.key,
+        pinned=current.pinned,
     )
     Fact.objects.filter(pk=successor.pk).update(lineage=current.lineage, version=current.version + 1)
     successor.lineage, successor.version = current.lineage, current.version + 1

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
+from conversations.models import Agent
 from reflections.models import ConsolidatedMemory, Reflection
 from reflections.services.context_cache import context_cache_invalidate
 
@@ -24,3 +25,10 @@ def memory_scope_changed(sender, instance: Reflection | ConsolidatedMemory, **kw
         lambda: context_cache_invalidate(agent_id=agent_id, user_id=user_id, session_id=session_id),
         using=kwargs.get("using"),
     )
+
+
+@receiver(post_save, sender=Agent, dispatch_uid="agent_saved_invalidates_context")
+def agent_settings_changed(sender, instance: Agent, **kwargs) -> None:
+    """Switches such as profile_in_context change what every block of the agent shows."""
+    agent_id = instance.pk
+    transaction.on_commit(lambda: context_cache_invalidate(agent_id=agent_id), using=kwargs.get("using"))

@@ -13,27 +13,36 @@ from typing import Any
 
 from core.llm.providers import LLMProvider, LLMReply, LLMRequest
 
-# A clause runs to punctuation or to a conjunction that starts a new first-person clause ("... and I live in").
-_CLAUSE_END = r"([^,.;!?]+?)(?=\s+(?:and|but|so|because)\s+(?:i|my)\b|[,.;!?]|$)"
-_PATTERNS: list[tuple[re.Pattern, str]] = [
-    (re.compile(r"\b(?i:my name is) ([A-Z][\w'-]+(?: [A-Z][\w'-]+)?)"), "The user's name is {0}"),
-    (re.compile(r"\bi(?:'m| am) (\d{1,3}) years old", re.I), "The user is {0} years old"),
-    (re.compile(r"\bi(?: now)? live in " + _CLAUSE_END, re.I), "The user lives in {0}"),
-    (re.compile(r"\bi moved to " + _CLAUSE_END, re.I), "The user lives in {0}"),
-    (re.compile(r"\bi(?:'m| am) from " + _CLAUSE_END, re.I), "The user is from {0}"),
-    (re.compile(r"\bi(?: now)? work (as|at|for|in) " + _CLAUSE_END, re.I), "The user works {0} {1}"),
-    (re.compile(r"\bi(?:'m| am) allergic to " + _CLAUSE_END, re.I), "The user is allergic to {0}"),
+# A clause runs to punctuation, to a conjunction that starts a new first-person clause ("... and I live in"), or to
+# a trailing time expression ("... last week").
+_CLAUSE_END = (
+    r"([^,.;!?]+?)(?=\s+(?:and|but|so|because)\s+(?:i|my)\b"
+    r"|\s+(?:last|this|next)\s+(?:week|month|year|summer|winter|spring|autumn)\b"
+    r"|\s+(?:yesterday|today|tomorrow|recently|now)\b|[,.;!?]|$)"
+)
+# (pattern, statement template, profile key: "" for none, or "{0}" to take it from the first group via _WORK_KEYS)
+_PATTERNS: list[tuple[re.Pattern, str, str]] = [
+    (re.compile(r"\b(?i:my name is) ([A-Z][\w'-]+(?: [A-Z][\w'-]+)?)"), "The user's name is {0}", "name"),
+    (re.compile(r"\bi(?:'m| am) (\d{1,3}) years old", re.I), "The user is {0} years old", "age"),
+    (re.compile(r"\bi(?: now)? live in " + _CLAUSE_END, re.I), "The user lives in {0}", "home_city"),
+    (re.compile(r"\bi moved to " + _CLAUSE_END, re.I), "The user lives in {0}", "home_city"),
+    (re.compile(r"\bi(?:'m| am) from " + _CLAUSE_END, re.I), "The user is from {0}", "hometown"),
+    (re.compile(r"\bi(?: now)? work (as|at|for|in) " + _CLAUSE_END, re.I), "The user works {0} {1}", "{0}"),
+    (re.compile(r"\bi(?:'m| am) allergic to " + _CLAUSE_END, re.I), "The user is allergic to {0}", ""),
     (
         re.compile(r"\bi(?:'m| am) (?:going to|planning to|about to) " + _CLAUSE_END, re.I),
         "The user plans to {0}",
+        "",
     ),
     (
         re.compile(r"\bi (?:really |absolutely |also )?(like|love|enjoy|prefer|hate|dislike) " + _CLAUSE_END, re.I),
         "The user {0}s {1}",
+        "",
     ),
-    (re.compile(r"\bi have (an?|two|three|four|\d+) " + _CLAUSE_END, re.I), "The user has {0} {1}"),
-    (re.compile(r"\bmy (?!name\b)((?:\w+ ){0,2}\w+) is " + _CLAUSE_END, re.I), "The user's {0} is {1}"),
+    (re.compile(r"\bi have (an?|two|three|four|\d+) " + _CLAUSE_END, re.I), "The user has {0} {1}", ""),
+    (re.compile(r"\bmy (?!name\b)((?:\w+ ){0,2}\w+) is " + _CLAUSE_END, re.I), "The user's {0} is {1}", ""),
 ]
+_WORK_KEYS = {"as": "job_title", "at": "employer", "for": "employer", "in": "industry"}
 _PRONOUNS = [(re.compile(r"\bmy\b", re.I), "their"), (re.compile(r"\bme\b", re.I), "them")]
 # Verbs whose objects make one preference attribute: a later "hates X" replaces "loves X".
 _PREFERENCE = re.compile(r"^The user (?:like|love|enjoy|prefer|hate|dislike)s (.+)$")
@@ -164,14 +173,18 @@ class OfflineLLM(LLMProvider):
             for sentence in _sentences(message["text"]):
                 if sentence.endswith("?"):
                     continue
-                for pattern, template in _PATTERNS:
+                for pattern, template, key in _PATTERNS:
                     for match in pattern.finditer(sentence):
                         parts = [_third_person(group) for group in match.groups()]
                         content = template.format(*parts).rstrip() + "."
                         if len(content.split()) < 4 or len(content.split()) > max_words or content in seen:
                             continue
                         seen.add(content)
-                        facts.append({"content": content, "scope": ["user"], "source": [message["number"]]})
+                        fact = {"content": content, "scope": ["user"], "source": [message["number"]]}
+                        key = _WORK_KEYS.get(parts[0].lower(), "") if key == "{0}" else key
+                        if key:
+                            fact["key"] = key
+                        facts.append(fact)
         return {"facts": facts}
 
     def _reconcile_facts(self, inputs: dict[str, Any]) -> dict:

@@ -21,6 +21,7 @@ from django.db.models.functions import RowNumber
 from conversations.models import Agent, EndUser, Session
 from core.exceptions import ApplicationError
 from core.tokens import count_tokens
+from facts.selectors.profile import user_profile
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.services.context_cache import context_cache_key
 
@@ -65,6 +66,9 @@ def _scope_part_render(*, tag: str, part: dict[str, Any]) -> str:
     lines = [f"<{tag}>"]
     if part["blob"]:
         lines.append(escape(part["blob"]))
+    if part.get("profile"):
+        lines.append("Profile:")
+        lines.extend(f"- {escape(key)}: {escape(value)}" for key, value in part["profile"].items())
     if part["recent_reflections"]:
         lines.append("Recent:")
         lines.extend(f"- {escape(reflection['content'])}" for reflection in part["recent_reflections"])
@@ -78,7 +82,8 @@ def memory_context_render(*, parts: dict[str, Any]) -> str:
     sections = [
         _scope_part_render(tag=tag, part=parts[scope])
         for scope, tag in SCOPE_TAGS.items()
-        if parts.get(scope) and (parts[scope]["blob"] or parts[scope]["recent_reflections"])
+        if parts.get(scope)
+        and (parts[scope]["blob"] or parts[scope]["recent_reflections"] or parts[scope].get("profile"))
     ]
     if not sections:
         return ""
@@ -86,7 +91,7 @@ def memory_context_render(*, parts: dict[str, Any]) -> str:
 
 
 def memory_context_build(*, agent: Agent, user: EndUser | None, session: Session | None) -> MemoryContext:
-    """The block computed from the database, uncached: two queries."""
+    """The block computed from the database, uncached: two queries, three with the user's profile."""
     if not agent.always_in_context_enabled:
         return MemoryContext(enabled=False, text="")
     scopes = _scopes_filter(user=user, session=session)
@@ -118,6 +123,10 @@ def memory_context_build(*, agent: Agent, user: EndUser | None, session: Session
         parts[reflection["scope"]]["recent_reflections"].append(
             {"id": reflection["id"], "content": reflection["content"].strip()}
         )
+
+    if user is not None and agent.profile_in_context:
+        profile = user_profile(agent=agent, user=user)
+        parts[MemoryScope.USER.value]["profile"] = {key: entry.value for key, entry in profile.items()}
 
     text = memory_context_render(parts=parts)
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]

@@ -1,0 +1,116 @@
+"""Profile facts by key: a new value for the same user and key supersedes the old one."""
+
+import pytest
+
+from conversations.services.formation import session_form_memories
+from conversations.services.ingestion import MessageInput, session_append_messages
+from core.exceptions import ApplicationError
+from facts.models import Fact
+from facts.selectors.profile import user_profile
+from facts.services import fact_create, fact_profile_set
+from reflections.selectors.context import memory_context_get
+from tests.fakes import facts_reply
+
+
+@pytest.mark.django_db
+def test_a_new_value_supersedes_the_old_one_and_keeps_history(agent, end_user):
+    first, outcome = fact_profile_set(
+        agent=agent, user=end_user, key="home_city", content="The user lives in Lisbon.", value="Lisbon"
+    )
+    assert outcome == "created"
+    assert fact_profile_set(
+        agent=agent, user=end_user, key="home_city", content="The user lives in Lisbon.", value="Lisbon"
+    ) == (first, "unchanged")
+
+    second, outcome = fact_profile_set(
+        agent=agent, user=end_user, key="home_city", content="The user lives in Porto.", value="Porto"
+    )
+
+    first.refresh_from_db()
+    assert outcome == "updated"
+    assert first.valid_to is not None and first.superseded_by == second and first.closed_reason == "new value"
+    assert (second.key, second.lineage, second.version, second.change_reason) == (
+        "home_city",
+        first.lineage,
+        2,
+        "new value",
+    )
+    assert user_profile(agent=agent, user=end_user)["home_city"].value == "Porto"
+    assert Fact.objects.filter(lineage=first.lineage).count() == 2
+
+
+@pytest.mark.django_db
+def test_a_known_statement_becomes_the_keyed_value_instead_of_a_duplicate(agent, end_user):
+    known = fact_create(agent=agent, user=end_user, scopes=["user"], content="The user works at Acme.")
+
+    fact, outcome = fact_profile_set(agent=agent, user=end_user, key="employer", content="The user works at Acme.")
+
+    assert (fact.pk, outcome, fact.key) == (known.pk, "updated", "employer")
+    assert Fact.objects.filter(valid_to__isnull=True).count() == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("key", ["Home City", "home-city", "1st", "x" * 101])
+def test_invalid_keys_are_refused_naming_the_field(agent, end_user, key):
+    with pytest.raises(ApplicationError) as error:
+        fact_profile_set(agent=agent, user=end_user, key=key, content="The user lives somewhere nice.")
+    assert "key" in error.value.fields
+    assert not Fact.objects.exists()
+
+
+@pytest.mark.django_db
+def test_formation_supersedes_a_keyed_value_without_a_reconciliation_call(agent, scripted_llm):
+    session = session_append_messages(
+        agent=agent,
+        user_external_id="u",
+        session_external_id="s",
+        messages=[MessageInput(role="user", content="I now work as a pilot.")],
+    ).session
+    fact_profile_set(agent=agent, user=session.user, key="job_title", content="The user works as a nurse.")
+    reply = facts_reply("The user works as a pilot.")
+    reply["facts"][0]["key"] = "job_title"
+    scripted_llm.script("extract_facts", reply)
+
+    job = session_form_memories(session_id=session.pk, trigger="explicit").job
+
+    assert scripted_llm.calls("reconcile_facts") == []
+    assert job.facts_updated == 1
+    profile = user_profile(agent=agent, user=session.user)
+    assert profile["job_title"].value == "The user works as a pilot." and profile["job_title"].version == 2
+
+
+@pytest.mark.django_db
+def test_offline_provider_keeps_the_profile_current(agent):
+    for number, text in enumerate(["My name is Ana Silva and I live in Lisbon.", "I moved to Porto last week."]):
+        session = session_append_messages(
+            agent=agent,
+            user_external_id="u",
+            session_external_id=f"s{number}",
+            messages=[MessageInput(role="user", content=text)],
+        ).session
+        session_form_memories(session_id=session.pk, trigger="explicit")
+
+    profile = user_profile(agent=agent, user=session.user)
+    assert profile["name"].value == "The user's name is Ana Silva."
+    assert profile["home_city"].value == "The user lives in Porto."
+
+
+@pytest.mark.django_db
+def test_the_context_block_shows_the_profile_and_follows_its_changes(
+    agent, end_user, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        fact_profile_set(
+            agent=agent, user=end_user, key="home_city", content="The user lives in Lisbon.", value="Lisbon"
+        )
+    assert "- home_city: Lisbon" in memory_context_get(agent=agent, user=end_user, session=None).text
+
+    with django_capture_on_commit_callbacks(execute=True):
+        fact_profile_set(agent=agent, user=end_user, key="home_city", content="The user lives in Porto.", value="Porto")
+    text = memory_context_get(agent=agent, user=end_user, session=None).text
+    assert "- home_city: Porto" in text and "Lisbon" not in text
+
+    with django_capture_on_commit_callbacks(execute=True):
+        agent.profile_in_context = False
+        agent.save()
+    assert "home_city" not in memory_context_get(agent=agent, user=end_user, session=None).text
