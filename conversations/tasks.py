@@ -12,6 +12,7 @@ from django.conf import settings
 from conversations.services.formation import session_form_memories
 from conversations.services.formation_triggers import sessions_formation_sweep
 from conversations.services.message_embeddings import messages_embed_missing
+from conversations.services.retention import retention_enforce_all
 from core.exceptions import ProviderError
 from reflections.services.consolidation import ScopeKey, scope_consolidate
 
@@ -70,3 +71,8 @@ def sessions_formation_sweep_task() -> dict:
 )
 def messages_embed_task(message_ids: list[int]) -> int:
     return messages_embed_missing(message_ids=message_ids)
+
+
+@shared_task(name="conversations.enforce_retention")
+def retention_enforce_all_task() -> dict:
+    return retention_enforce_all()

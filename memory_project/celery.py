@@ -19,6 +19,7 @@ app.steps["worker"].add(WorkerHeartbeatStep)
 
 app.conf.beat_schedule = {
     "formation-sweep": {"task": "conversations.sweep_formation", "schedule": 60.0},
+    "retention": {"task": "conversations.enforce_retention", "schedule": 3600.0},
     "memory-context-refresh": {"task": "reflections.memory_context_refresh_active", "schedule": 300.0},
     # Only agents opted in through CLEANUP_DUPLICATE_FACTS_AGENTS; off for everyone else.
     "cleanup-duplicate-facts-nightly": {
