@@ -23,6 +23,7 @@ from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
 from core.models import EmbeddingSpace
 from facts.extraction import ExtractedFact
 from facts.models import Fact, FactEmbedding, FactScope
+from facts.reference_documents import fact_restates_reference
 from facts.services import fact_close, fact_content_hash, fact_create, fact_profile_set, fact_supersede
 
 PROMPT = Path(__file__).parent / "prompts" / "reconcile_facts.txt"
@@ -110,7 +111,9 @@ def facts_reconcile_plan(
             if fact.key and owner is not None
             else None
         )
-        if exact is not None:
+        if fact_restates_reference(agent=agent, content=fact.content, vector=vector):
+            decision.action, decision.reason = "NONE", "restates a reference document"
+        elif exact is not None:
             decision.action, decision.reason, decision.target = "NONE", "exact duplicate", exact
         elif keyed is not None:
             # A new value of a profile attribute replaces the current one without asking the LLM.

@@ -286,7 +286,7 @@ def facts_reembed(*, fact_ids: Iterable[int], space: EmbeddingSpace | None = Non
 
 def facts_reembed_request(*, fact_ids: Iterable[int]) -> None:
     """Queue facts_reembed after commit: embedding many facts is background work."""
-    from conversations.services.formation_triggers import task_enqueue_safely
+    from core.queueing import task_enqueue_safely
     from facts.tasks import facts_reembed_task
 
     ids = sorted(set(fact_ids))

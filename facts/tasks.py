@@ -43,3 +43,18 @@ def facts_access_record_task(fact_ids: list[int], accessed_at: str) -> int:
 def facts_reembed_task(fact_ids: list[int]) -> int:
     """Idempotent: re-embedding twice writes the same vectors."""
     return facts_reembed(fact_ids=fact_ids)
+
+
+@shared_task(
+    name="facts.embed_reference_chunks",
+    acks_late=True,
+    autoretry_for=(Exception,),
+    retry_backoff=True,
+    retry_jitter=True,
+    max_retries=5,
+)
+def reference_chunks_embed_task(chunk_ids: list[int]) -> int:
+    """Idempotent: chunks already embedded in the active space are skipped."""
+    from facts.reference_documents import reference_chunks_embed_missing
+
+    return reference_chunks_embed_missing(chunk_ids=chunk_ids)

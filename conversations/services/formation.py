@@ -16,13 +16,10 @@ from django.utils import timezone
 
 from conversations.models import FormationJob, Message, Session
 from conversations.services.conversation_text import conversation_window
-from conversations.services.formation_triggers import (
-    formation_request,
-    session_formation_due_by_interval,
-    task_enqueue_safely,
-)
+from conversations.services.formation_triggers import formation_request, session_formation_due_by_interval
 from core.exceptions import ProviderError
 from core.models import JobStatus
+from core.queueing import task_enqueue_safely
 from facts.extraction import facts_extract
 from facts.reconciliation import facts_reconcile_apply, facts_reconcile_plan
 from reflections.models import MemoryScope

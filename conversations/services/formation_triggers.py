@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from conversations.models import Message, Session
 from conversations.selectors.agent_settings import agent_thresholds
+from core.queueing import task_enqueue_safely
 
 logger = logging.getLogger(__name__)
 
@@ -23,13 +24,6 @@ Status = Session.FormationStatus
 # the sweep tries a session again.
 QUEUED_GRACE = timedelta(minutes=10)
 FAILED_RETRY_AFTER = timedelta(minutes=10)
-
-
-def task_enqueue_safely(task, *args) -> None:
-    try:
-        task.delay(*args)
-    except Exception:  # the broker is down: the sweep re-enqueues once it is back
-        logger.warning("could not enqueue %s%s; the sweep will retry", task.name, args, exc_info=True)
 
 
 def message_embedding_enqueue(*, message_ids: list[int]) -> None:

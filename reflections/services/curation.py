@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from conversations.services.formation_triggers import task_enqueue_safely
 from core.exceptions import NotFoundError
+from core.queueing import task_enqueue_safely
 from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion
 from reflections.services.consolidation import ScopeKey, consolidated_memory_replace
 
