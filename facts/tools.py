@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 from rest_framework import serializers
 
 from conversations.models import Agent, EndUser, Session
@@ -232,13 +233,15 @@ def _arguments_decode(arguments: dict | str) -> dict:
 
 
 def tool_call_execute(*, context: ToolContext, name: str, arguments: dict | str) -> ToolResult:
-    """Run one tool call. Writes happen in their services' transactions; a failed call changes nothing."""
+    """Run one tool call in one transaction."""
     tool = TOOLS.get(name)
     if tool is None:
         return ToolResult(ok=False, error=f"unknown tool {name!r}; the tools are {', '.join(TOOLS)}.")
     try:
-        return ToolResult(ok=True, result=tool(context, _arguments_decode(arguments)))
+        with transaction.atomic():  # a refused call leaves nothing behind, not even a new end user
+            result = tool(context, _arguments_decode(arguments))
     except ToolError as error:
         return ToolResult(ok=False, error=str(error))
     except ApplicationError as error:
         return ToolResult(ok=False, error=error.message)
+    return ToolResult(ok=True, result=result)

@@ -1,3 +1,4 @@
+from django.db import transaction
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import status
 from rest_framework.generics import ListAPIView
@@ -86,14 +87,15 @@ class FactListView(ListAPIView):
         user_external_id = data.validated_data.get("user")
         default_scopes = [FactScope.USER] if user_external_id else [FactScope.AGENT]
         scopes = data.validated_data.get("scopes", default_scopes)
-        fact, created = fact_get_or_create(
-            agent=agent,
-            user=_user_for_write(agent, user_external_id) if FactScope.USER in scopes else None,
-            scopes=scopes,
-            content=data.validated_data["content"],
-            tags=data.validated_data.get("tags", ()),
-            metadata=data.validated_data.get("metadata"),
-        )
+        with transaction.atomic():  # a refused fact leaves no new end user behind either
+            fact, created = fact_get_or_create(
+                agent=agent,
+                user=_user_for_write(agent, user_external_id) if FactScope.USER in scopes else None,
+                scopes=scopes,
+                content=data.validated_data["content"],
+                tags=data.validated_data.get("tags", ()),
+                metadata=data.validated_data.get("metadata"),
+            )
         return Response(
             FactOutputSerializer(fact).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
         )
@@ -117,15 +119,16 @@ class FactDetailView(APIView):
         data.is_valid(raise_exception=True)
         agent = request_agent(request)
         fact = fact_get(agent=agent, fact_id=fact_id)
-        successor = fact_revise(
-            fact=fact,
-            content=data.validated_data.get("content"),
-            scopes=data.validated_data.get("scopes"),
-            user=_user_for_write(agent, data.validated_data.get("user")),
-            tags=data.validated_data.get("tags"),
-            metadata=data.validated_data.get("metadata"),
-            reason=data.validated_data["reason"],
-        )
+        with transaction.atomic():  # a refused change leaves no new end user behind either
+            successor = fact_revise(
+                fact=fact,
+                content=data.validated_data.get("content"),
+                scopes=data.validated_data.get("scopes"),
+                user=_user_for_write(agent, data.validated_data.get("user")),
+                tags=data.validated_data.get("tags"),
+                metadata=data.validated_data.get("metadata"),
+                reason=data.validated_data["reason"],
+            )
         return Response(FactOutputSerializer(successor).data)
 
     @extend_schema(

@@ -15,7 +15,7 @@ import numpy as np
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection, models, transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, FloatField, Q, QuerySet, Value
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
@@ -139,6 +139,15 @@ def _nearest(queryset: QuerySet[FactEmbedding], *, distance, limit: int) -> list
     )
 
 
+def _scope_parts(filtered: QuerySet[FactEmbedding], user: EndUser | None) -> list[QuerySet[FactEmbedding]]:
+    """The caller's scope as separately planned parts: the user's own rows, few and always an exact scan of their
+    (space, agent, restricted_to_user) btree entries, and the agent-wide rows, where the planner picks the index
+    that fits their number. One query over both would let a common word or a large agent-wide set drag the user's
+    part into a scan of the whole table."""
+    shared = filtered.filter(restricted_to_user__isnull=True)
+    return [filtered.filter(restricted_to_user=user), shared] if user is not None else [shared]
+
+
 def _vector_ranking(
     *,
     filtered: QuerySet[FactEmbedding],
@@ -146,51 +155,51 @@ def _vector_ranking(
     user: EndUser | None,
     vector: np.ndarray,
     limit: int,
-    exact: bool,
 ) -> list[tuple[int, float, datetime]]:
     """(fact id, cosine similarity, valid_from), most similar first.
 
-    The user's own rows are few: an exact scan of their (space, agent, restricted_to_user) btree entries. It orders
-    by the uncast column on purpose, which keeps the planner off the HNSW index: forced under a per-user filter, HNSW
-    is slow and misses rows. The agent-wide rows order by the indexed cast expression, so the planner may use the
-    space's HNSW index, with iterative scans to keep the filtered results coming."""
-    exact_distance = CosineDistance("embedding", vector)
-    if exact:
-        rows = _nearest(filtered.filter(_visible_to(user)), distance=exact_distance, limit=limit)
-    else:
-        rows = []
-        if user is not None:
-            rows += _nearest(filtered.filter(restricted_to_user=user), distance=exact_distance, limit=limit)
-        indexed_distance = CosineDistance(embedding_expression(space=space), vector)
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-                "set_config('hnsw.ef_search', %s, true)",
-                [str(max(settings.MEMORY_SEARCH_HNSW_EF_SEARCH, limit))],
-            )
-            rows += _nearest(filtered.filter(restricted_to_user__isnull=True), distance=indexed_distance, limit=limit)
-        # relaxed_order may return the HNSW rows slightly out of order, and the two parts need merging anyway.
-        rows.sort(key=lambda row: (row[1], row[0]))
+    The user's part orders by the uncast column on purpose, which keeps the planner off the HNSW index: forced under
+    a per-user filter, HNSW is slow and misses rows. The agent-wide part orders by the indexed cast expression, so
+    the planner may use the space's HNSW index, with iterative scans to keep the filtered results coming."""
+    *own, shared = _scope_parts(filtered, user)
+    rows = [row for part in own for row in _nearest(part, distance=CosineDistance("embedding", vector), limit=limit)]
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', %s, true)",
+            [str(max(settings.MEMORY_SEARCH_HNSW_EF_SEARCH, limit))],
+        )
+        rows += _nearest(shared, distance=CosineDistance(embedding_expression(space=space), vector), limit=limit)
+    # relaxed_order may return the HNSW rows slightly out of order, and the two parts need merging anyway.
+    rows.sort(key=lambda row: (row[1], row[0]))
     return [(fact_id, 1.0 - distance, valid_from) for fact_id, distance, valid_from in rows[:limit]]
 
 
 def _text_ranking(
-    *, visible: QuerySet[FactEmbedding], query: str, vector: np.ndarray | None, limit: int
+    *,
+    filtered: QuerySet[FactEmbedding],
+    user: EndUser | None,
+    query: str,
+    vector: np.ndarray | None,
+    limit: int,
 ) -> list[tuple[int, float, float | None, datetime]]:
     """(fact id, ts_rank_cd, cosine similarity or None, valid_from) of the facts matching the query, best first."""
     text_query = SearchQuery(query, search_type="websearch", config=TEXT_SEARCH_CONFIG)
-    matches = visible.filter(fact__search_vector=text_query).annotate(
-        text_score=SearchRank(F("fact__search_vector"), text_query, cover_density=True)
-    )
-    if vector is None:
-        rows = matches.order_by("-text_score", "fact_id").values_list("fact_id", "text_score", "fact__valid_from")
-        return [(fact_id, score, None, valid_from) for fact_id, score, valid_from in rows[:limit]]
-    rows = (
-        matches.annotate(distance=CosineDistance("embedding", vector))
-        .order_by("-text_score", "fact_id")
-        .values_list("fact_id", "text_score", "distance", "fact__valid_from")
-    )
-    return [(fact_id, score, 1.0 - distance, valid_from) for fact_id, score, distance, valid_from in rows[:limit]]
+    distance = CosineDistance("embedding", vector) if vector is not None else Value(None, FloatField())
+    rows = []
+    for part in _scope_parts(filtered, user):
+        rows += (
+            part.filter(fact__search_vector=text_query)
+            .annotate(
+                text_score=SearchRank(F("fact__search_vector"), text_query, cover_density=True), distance=distance
+            )
+            .order_by("-text_score", "fact_id")
+            .values_list("fact_id", "text_score", "distance", "fact__valid_from")[:limit]
+        )
+    rows.sort(key=lambda row: (-row[1], row[0]))
+    return [
+        (fact_id, score, None if distance is None else 1.0 - distance, valid_from)
+        for fact_id, score, distance, valid_from in rows[:limit]
+    ]
 
 
 def _fuse(
@@ -300,24 +309,30 @@ def facts_search(
         include_history=include_history,
     )
     limit = max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
-    visible = filtered.filter(_visible_to(user))
-    small_store = visible[: SMALL_STORE_MAX_FACTS + 1].count() <= SMALL_STORE_MAX_FACTS
     use_vector = mode != SearchMode.TEXT
     use_text = mode != SearchMode.SEMANTIC
     vector = embedding_provider_for_space(space=space).embed_one(query) if use_vector else None
 
     vector_rows: list[tuple[int, float, datetime]] = []
     if vector is not None:
-        vector_rows = _vector_ranking(
-            filtered=filtered, space=space, user=user, vector=vector, limit=limit, exact=small_store
-        )
+        vector_rows = _vector_ranking(filtered=filtered, space=space, user=user, vector=vector, limit=limit)
+        # The vector signal ranks up to `limit` candidates: fewer means it ranked the whole scope.
+        small_store = len(vector_rows) <= SMALL_STORE_MAX_FACTS
         if min_similarity is not None and not small_store:
             vector_rows = [row for row in vector_rows if row[1] >= min_similarity]
-    text_rows = _text_ranking(visible=visible, query=query, vector=vector, limit=limit) if use_text else []
+    else:
+        small_store = sum(part[: SMALL_STORE_MAX_FACTS + 1].count() for part in _scope_parts(filtered, user)) <= (
+            SMALL_STORE_MAX_FACTS
+        )
+    text_rows = _text_ranking(filtered=filtered, user=user, query=query, vector=vector, limit=limit) if use_text else []
     candidates = _fuse(vector_rows=vector_rows, text_rows=text_rows, signal_count=int(use_vector) + int(use_text))
     if small_store or (fallback_to_recent and not candidates):
         # Facts neither signal ranked: all of a small store, or the most recent ones as a fallback. Score 0.
-        rest = visible.exclude(fact_id__in=list(candidates)).order_by("-fact__valid_from", "-fact_id")
+        rest = (
+            filtered.filter(_visible_to(user))
+            .exclude(fact_id__in=list(candidates))
+            .order_by("-fact__valid_from", "-fact_id")
+        )
         for fact_id, valid_from in rest.values_list("fact_id", "fact__valid_from")[:top_k]:
             candidates[fact_id] = _Candidate(fact_id=fact_id, valid_from=valid_from)
 

@@ -1,3 +1,4 @@
+from django.db import transaction
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import status
 from rest_framework.generics import ListAPIView
@@ -79,12 +80,13 @@ class ReflectionListView(ListAPIView):
         target = memory_scope_resolve(agent=agent, user_external_id=user_id, session_external_id=session_id)
         if scope == MemoryScope.SESSION and target.session is None:
             raise ApplicationError(f"no session {session_id!r}.", fields={"session": ["not found"]})
-        user = target.user
-        if user is None and user_id and scope == MemoryScope.USER:
-            user = end_user_get_or_create(agent=agent, external_id=user_id)
-        reflection = reflection_create_manual(
-            agent=agent, scope=scope, content=data.validated_data["content"], user=user, session=target.session
-        )
+        with transaction.atomic():  # a refused reflection leaves no new end user behind either
+            user = target.user
+            if user is None and user_id and scope == MemoryScope.USER:
+                user = end_user_get_or_create(agent=agent, external_id=user_id)
+            reflection = reflection_create_manual(
+                agent=agent, scope=scope, content=data.validated_data["content"], user=user, session=target.session
+            )
         return Response(ReflectionOutputSerializer(reflection).data, status=status.HTTP_201_CREATED)
 
 

@@ -55,7 +55,7 @@ def test_create_without_a_user_is_agent_wide(api):
     [
         ({}, "content"),
         ({"content": "   "}, "content"),
-        ({"content": " ".join(["word"] * 31)}, "content"),
+        ({"content": " ".join(["word"] * 31), "user": "newcomer"}, "content"),
         ({"content": "ok", "scopes": ["session"]}, "scopes.0"),
         ({"content": "ok", "scopes": []}, "scopes"),
         ({"content": "ok", "scopes": ["user"]}, "user"),
@@ -69,6 +69,7 @@ def test_create_with_bad_input_names_the_field_and_stores_nothing(api, body, fie
     assert response.status_code == 400, response.json()
     assert field in response.json()["error"]["fields"], response.json()
     assert Fact.objects.count() == 0
+    assert not EndUser.objects.filter(external_id="newcomer").exists()
 
 
 @pytest.mark.django_db

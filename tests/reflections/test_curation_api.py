@@ -59,7 +59,7 @@ def test_a_new_reflection_invalidates_the_cached_context_block(
         ({"content": "x"}, "scope"),
         ({"scope": "team", "content": "x"}, "scope"),
         ({"scope": "agent"}, "content"),
-        ({"scope": "agent", "content": " ".join(["word"] * 36)}, "content"),
+        ({"scope": "user", "user": "newcomer", "content": " ".join(["word"] * 36)}, "content"),
         ({"scope": "user", "content": "x"}, "user"),
         ({"scope": "session", "session": "no-such-session", "content": "x"}, "session"),
     ],
@@ -70,6 +70,7 @@ def test_bad_reflections_are_refused_naming_the_field(api, body, field):
     assert response.status_code == 400, response.json()
     assert field in response.json()["error"]["fields"], response.json()
     assert not Reflection.objects.exists()
+    assert not EndUser.objects.filter(external_id="newcomer").exists()
 
 
 @pytest.mark.django_db
