@@ -11,7 +11,14 @@ from django.db import IntegrityError, transaction
 from conversations.models import Agent, EndUser, Session
 from core.exceptions import ApplicationError, ConflictError
 from facts.models import Fact, FactScope
-from facts.services import fact_close, fact_content_hash, fact_create, fact_scopes_validate, fact_supersede
+from facts.services import (
+    fact_close,
+    fact_content_hash,
+    fact_create,
+    fact_profile_set,
+    fact_scopes_validate,
+    fact_supersede,
+)
 
 
 def _content_validate(content: str) -> None:
@@ -43,12 +50,26 @@ def fact_get_or_create(
     metadata: dict | None = None,
     source_session: Session | None = None,
     change_reason: str = "created by hand",
+    key: str = "",
 ) -> tuple[Fact, bool]:
     """The current fact with this content in the scope (same normalised hash), else a new one, embedded.
-    Returns (fact, created). A concurrent writer of the same content gets the row the other one stored."""
+    Returns (fact, created). A concurrent writer of the same content gets the row the other one stored.
+    With a profile key, the fact becomes that attribute's value and supersedes the previous one."""
     _content_validate(content)
     scopes = fact_scopes_validate(scopes=scopes, user=user)
     owner = user if FactScope.USER in scopes else None
+    if key:
+        if owner is None or FactScope.AGENT in scopes:
+            raise ApplicationError("a profile key belongs to a user-only fact.", fields={"key": ["needs scope 'user'"]})
+        fact, outcome = fact_profile_set(
+            agent=agent,
+            user=owner,
+            key=key,
+            content=content,
+            source_session=source_session,
+            change_reason=change_reason,
+        )
+        return fact, outcome == "created"
     same_content = Fact.objects.filter(
         agent=agent, user=owner, content_hash=fact_content_hash(content), valid_to__isnull=True
     )

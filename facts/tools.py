@@ -85,6 +85,11 @@ def tool_definitions(*, agent: Agent) -> list[dict]:
                     "description": "'user': about or for this user only (default). 'agent': true for every user.",
                 },
                 "tags": {"type": "array", "items": {"type": "string"}, "description": "Optional labels."},
+                "key": {
+                    "type": "string",
+                    "description": "For a stable attribute of the user with one current value, its profile key in "
+                    "snake_case (home_city, employer, preferred_language): replaces the previous value.",
+                },
             },
             ["content"],
         ),
@@ -130,6 +135,7 @@ class _SaveArguments(serializers.Serializer):
     content = serializers.CharField()
     scope = serializers.ChoiceField(choices=[FactScope.USER, FactScope.AGENT], default=FactScope.USER)
     tags = serializers.ListField(child=serializers.CharField(max_length=100), max_length=20, default=list)
+    key = serializers.RegexField(r"^[a-z][a-z0-9_]{0,99}$", required=False, default="")
 
 
 class _UpdateArguments(serializers.Serializer):
@@ -194,6 +200,7 @@ def _save_memory(context: ToolContext, arguments: dict) -> dict:
         tags=options["tags"],
         source_session=context.session,
         change_reason="saved by the assistant",
+        key=options["key"],
     )
     return {"saved": created, "already_known": not created, "memory": _memory(fact)}
 

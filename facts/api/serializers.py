@@ -17,6 +17,8 @@ class FactOutputSerializer(serializers.ModelSerializer):
             "content",
             "scopes",
             "user",
+            "key",
+            "pinned",
             "tags",
             "metadata",
             "lineage",
@@ -80,6 +82,12 @@ class FactCreateInputSerializer(serializers.Serializer):
     )
     tags = _TAGS
     metadata = serializers.DictField(required=False)
+    key = serializers.RegexField(
+        r"^[a-z][a-z0-9_]{0,99}$",
+        required=False,
+        help_text="A profile attribute (home_city, employer, ...): a new value supersedes the user's previous one.",
+        error_messages={"invalid": "a profile key is lowercase letters, digits and underscores, like home_city."},
+    )
 
 
 class FactUpdateInputSerializer(serializers.Serializer):

@@ -95,6 +95,7 @@ class FactListView(ListAPIView):
                 content=data.validated_data["content"],
                 tags=data.validated_data.get("tags", ()),
                 metadata=data.validated_data.get("metadata"),
+                key=data.validated_data.get("key", ""),
             )
         return Response(
             FactOutputSerializer(fact).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK

@@ -114,3 +114,40 @@ def test_the_context_block_shows_the_profile_and_follows_its_changes(
         agent.profile_in_context = False
         agent.save()
     assert "home_city" not in memory_context_get(agent=agent, user=end_user, session=None).text
+
+
+@pytest.mark.django_db
+def test_api_and_save_memory_tool_accept_a_key(agent):
+    from django.test import Client
+
+    from conversations.services.api_keys import api_key_create
+
+    _, raw_key = api_key_create(agent=agent)
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
+    created = api.post(
+        "/api/v1/facts",
+        {"content": "The user speaks Portuguese.", "user": "ana", "key": "preferred_language"},
+        content_type="application/json",
+    )
+    assert created.status_code == 201 and created.json()["key"] == "preferred_language"
+    bad = api.post(
+        "/api/v1/facts",
+        {"content": "The user speaks Portuguese.", "user": "ana", "key": "Bad Key"},
+        content_type="application/json",
+    )
+    assert bad.status_code == 400 and "key" in bad.json()["error"]["fields"]
+
+    call = api.post(
+        "/api/v1/tools/call",
+        {
+            "name": "save_memory",
+            "user": "ana",
+            "arguments": {"content": "The user prefers English now.", "key": "preferred_language"},
+        },
+        content_type="application/json",
+    )
+
+    assert call.status_code == 200 and call.json()["ok"] is True, call.json()
+    profile = user_profile(agent=agent, user=Fact.objects.get(key="preferred_language", valid_to__isnull=True).user)
+    assert profile["preferred_language"].value == "The user prefers English now."
+    assert profile["preferred_language"].version == 2
