@@ -15,7 +15,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from conversations.models import Agent, AgentAPIKey, EndUser, FormationJob, Message, Session
+from conversations.models import Agent, AgentAPIKey, EndUser, FormationJob, Message, RetentionRun, Session
 from conversations.selectors.agent_settings import OVERRIDABLE_SETTINGS, agent_thresholds
 from conversations.selectors.memory_scope import memory_scope_resolve
 from conversations.selectors.session_detail import session_formation_jobs_recent, session_messages
@@ -24,7 +24,14 @@ from conversations.services.api_keys import api_key_create, api_key_revoke
 from conversations.services.erasure import user_erase
 from conversations.services.formation_triggers import formation_request
 from conversations.services.ingestion import session_close
-from core.admin_utils import TextInputFilter, admin_change_url, admin_changelist_url, admin_link, text_shorten
+from core.admin_utils import (
+    FastActionCheckboxMixin,
+    TextInputFilter,
+    admin_change_url,
+    admin_changelist_url,
+    admin_link,
+    text_shorten,
+)
 from core.exceptions import ApplicationError
 from core.models import LLMCall
 from core.portability.native import memories_export
@@ -70,16 +77,35 @@ class AgentAdmin(admin.ModelAdmin):
     list_editable = ["rag_enabled", "always_in_context_enabled"]
     list_filter = ["rag_enabled", "always_in_context_enabled"]
     search_fields = ["external_id", "name"]
-    readonly_fields = ["thresholds_in_force", "memory_links", "created_at", "updated_at"]
+    readonly_fields = ["thresholds_in_force", "memory_links", "retention_runs_link", "created_at", "updated_at"]
     fieldsets = [
         (None, {"fields": ["external_id", "name", "memory_links"]}),
-        ("Memory switches", {"fields": ["rag_enabled", "always_in_context_enabled"]}),
+        ("Memory switches", {"fields": ["rag_enabled", "always_in_context_enabled", "profile_in_context"]}),
         (
             "Thresholds (empty: the deployment's setting applies)",
             {"fields": [*OVERRIDABLE_SETTINGS, "thresholds_in_force"]},
         ),
+        (
+            "Retention caps (empty: no cap; evicted facts are closed, pinned ones kept)",
+            {
+                "fields": [
+                    "max_current_facts_per_user",
+                    "max_current_facts_per_agent",
+                    "max_embedded_messages_per_session",
+                    "retention_runs_link",
+                ]
+            },
+        ),
         ("Provenance", {"fields": ["created_at", "updated_at"]}),
     ]
+
+    @admin.display(description="retention runs")
+    def retention_runs_link(self, agent: Agent) -> str:
+        if agent.pk is None:
+            return "-"
+        return format_html(
+            '<a href="{}">what retention evicted</a>', admin_changelist_url(RetentionRun, agent__id__exact=agent.pk)
+        )
 
     @admin.display(description="in force")
     def thresholds_in_force(self, agent: Agent) -> str:
@@ -223,7 +249,7 @@ class AgentAPIKeyAdmin(admin.ModelAdmin):
 
 
 @admin.register(EndUser)
-class EndUserAdmin(admin.ModelAdmin):
+class EndUserAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
     """Users come from the API. Deleting one is an erasure (user_erase, with its audit record), never a plain
     cascade delete, so the admin's delete is replaced by "erase this user"."""
 
@@ -314,7 +340,7 @@ class SessionUserFilter(TextInputFilter):
 
 
 @admin.register(Session)
-class SessionAdmin(admin.ModelAdmin):
+class SessionAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
     list_display = [
         "external_id",
         "agent",
@@ -442,7 +468,7 @@ class MessageSessionFilter(TextInputFilter):
 
 
 @admin.register(Message)
-class MessageAdmin(admin.ModelAdmin):
+class MessageAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
     """Messages are the record facts are traced back to: read-only here."""
 
     list_display = ["id", "session", "role", "short_content", "token_count", "created_at"]
@@ -491,7 +517,7 @@ class MessageAdmin(admin.ModelAdmin):
 
 
 @admin.register(FormationJob)
-class FormationJobAdmin(admin.ModelAdmin):
+class FormationJobAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
     list_display = [
         "id",
         "session",
@@ -551,3 +577,23 @@ class FormationJobAdmin(admin.ModelAdmin):
         self.message_user(
             request, f"Formation queued for {queued} sessions; sessions already queued or running were left alone."
         )
+
+
+@admin.register(RetentionRun)
+class RetentionRunAdmin(admin.ModelAdmin):
+    """What each retention pass evicted; written by the retention job only."""
+
+    list_display = ["agent", "started_at", "finished_at", "facts_closed", "message_embeddings_dropped"]
+    list_select_related = ["agent"]
+    list_filter = ["agent"]
+    date_hierarchy = "started_at"
+    show_full_result_count = False
+
+    def get_readonly_fields(self, request, obj=None):
+        return [field.name for field in RetentionRun._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

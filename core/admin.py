@@ -4,6 +4,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from conversations.models import Agent
+from core.admin_utils import FastActionCheckboxMixin
 from core.models import EmbeddingSpace, ErasureRecord, LLMCall
 from core.selectors.llm_usage import llm_usage_daily, llm_usage_windows
 
@@ -53,7 +54,7 @@ class LLMCallJobFilter(admin.SimpleListFilter):
 
 
 @admin.register(LLMCall)
-class LLMCallAdmin(admin.ModelAdmin):
+class LLMCallAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
     """Read-only records of every LLM call; the usage page sums them per agent."""
 
     list_display = [

@@ -8,6 +8,7 @@ from django.db.models import Model, QuerySet
 from django.http import QueryDict
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 
 
 def admin_change_url(obj: Model) -> str:
@@ -62,3 +63,17 @@ class TextInputFilter(admin.SimpleListFilter):
             "hidden": [(name, value) for name in others for value in others.getlist(name)],
             "clear_url": changelist.get_query_string(remove=[self.parameter_name]),
         }
+
+
+class FastActionCheckboxMixin:
+    """Renders each row's action checkbox as a plain string instead of through a form widget template: the same
+    markup Django renders, at a fraction of the cost, which matters on 100-row pages of the largest tables."""
+
+    @admin.display(description=mark_safe('<input type="checkbox" id="action-toggle">'))
+    def action_checkbox(self, obj: Model) -> str:
+        return format_html(
+            '<input type="checkbox" name="{}" value="{}" class="action-select" aria-label="{}">',
+            admin.helpers.ACTION_CHECKBOX_NAME,
+            obj.pk,
+            format_html("Select this object for an action - {}", obj),
+        )

@@ -18,9 +18,9 @@ from django.utils.html import format_html, format_html_join
 
 from conversations.models import Agent
 from conversations.selectors.memory_scope import memory_scope_resolve
-from core.admin_utils import TextInputFilter, admin_change_url, admin_link, text_shorten
+from core.admin_utils import FastActionCheckboxMixin, TextInputFilter, admin_change_url, admin_link, text_shorten
 from core.exceptions import ApplicationError
-from facts.models import TEXT_SEARCH_CONFIG, Fact, FactScope
+from facts.models import TEXT_SEARCH_CONFIG, Fact, FactScope, ReferenceChunk, ReferenceDocument
 from facts.selectors import SearchMode, facts_search
 from facts.selectors.export import facts_export_lines
 from facts.selectors.versions import fact_versions
@@ -171,7 +171,7 @@ class FactForm(forms.ModelForm):
 
 
 @admin.register(Fact)
-class FactAdmin(admin.ModelAdmin):
+class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
     form = FactForm
     list_display = [
         "id",
@@ -189,6 +189,7 @@ class FactAdmin(admin.ModelAdmin):
     list_filter = [
         FactStatusFilter,
         FactScopeFilter,
+        "pinned",
         "agent",
         FactUserFilter,
         FactTagFilter,
@@ -203,6 +204,8 @@ class FactAdmin(admin.ModelAdmin):
     autocomplete_fields = ["agent"]
     raw_id_fields = ["user"]
     readonly_provenance = [
+        "key",
+        "pinned",
         "lineage",
         "version",
         "status",
@@ -529,3 +532,63 @@ class FactSearchForm(forms.Form):
     mode = forms.ChoiceField(choices=SearchMode.choices, initial=SearchMode.HYBRID)
     top_k = forms.IntegerField(min_value=1, max_value=100, initial=10, label="results")
     include_history = forms.BooleanField(required=False, help_text="Also closed versions.")
+
+
+class ReferenceChunkInline(admin.TabularInline):
+    model = ReferenceChunk
+    fields = ["index", "content"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(ReferenceDocument)
+class ReferenceDocumentAdmin(admin.ModelAdmin):
+    """Reference documents are chunked and embedded by their service; here they are read, and deleted with their
+    chunks and vectors."""
+
+    list_display = ["title", "agent", "created_at", "updated_at"]
+    list_select_related = ["agent"]
+    list_filter = ["agent"]
+    search_fields = ["title"]
+    fields = ["agent", "title", "content", "metadata", "content_hash", "created_at", "updated_at"]
+    readonly_fields = fields
+    inlines = [ReferenceChunkInline]
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        return queryset.defer("content") if request.resolver_match.url_name.endswith("_changelist") else queryset
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(ReferenceChunk)
+class ReferenceChunkAdmin(admin.ModelAdmin):
+    list_display = ["document", "index", "short_content"]
+    list_select_related = ["document"]
+    list_filter = ["document__agent"]
+    search_fields = ["content", "document__title"]
+    show_full_result_count = False
+    fields = ["document", "index", "content"]
+    readonly_fields = fields
+
+    @admin.display(description="content")
+    def short_content(self, chunk: ReferenceChunk) -> str:
+        return text_shorten(chunk.content, 120)
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

@@ -12,7 +12,7 @@ from django.template.response import TemplateResponse
 from django.urls import path
 from django.utils.html import format_html
 
-from core.admin_utils import admin_change_url, admin_changelist_url, admin_link, text_shorten
+from core.admin_utils import FastActionCheckboxMixin, admin_change_url, admin_changelist_url, admin_link, text_shorten
 from core.exceptions import ApplicationError
 from core.models import LLMCall
 from reflections.models import (
@@ -67,7 +67,7 @@ class ReflectionAddForm(forms.ModelForm):
 
 
 @admin.register(Reflection)
-class ReflectionAdmin(admin.ModelAdmin):
+class ReflectionAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
     """The buffer: unabsorbed reflections first. An operator may add a note (reflection_create, source manual) or
     delete one; the context cache follows through reflections.signals."""
 
