@@ -25,6 +25,7 @@ from core.exceptions import ApplicationError
 from core.models import EmbeddingSpace
 from facts.access import facts_access_record_later
 from facts.models import TEXT_SEARCH_CONFIG, Fact, FactEmbedding, FactScope
+from facts.selectors.first_person import first_person_query
 
 TOP_K_MAX = 100
 SMALL_STORE_MAX_FACTS = 5
@@ -234,6 +235,14 @@ def _recency_blend(*, candidates: list[_Candidate], weight: float, now: datetime
         candidate.score = (1.0 - weight) * candidate.score + weight * math.exp(-age_days / RECENCY_DECAY_DAYS)
 
 
+def _own_facts_boost(*, candidates: list[_Candidate], user: EndUser, boost: float) -> None:
+    """A first-person question is about the user: their own facts outrank agent-wide ones of similar score."""
+    own = set(Fact.objects.filter(pk__in=[c.fact_id for c in candidates], user=user).values_list("pk", flat=True))
+    for candidate in candidates:
+        if candidate.fact_id in own:
+            candidate.score *= 1 + boost
+
+
 def _mmr_select(
     *, candidates: list[_Candidate], space: EmbeddingSpace, mmr_lambda: float, top_k: int
 ) -> list[_Candidate]:
@@ -311,7 +320,9 @@ def facts_search(
     limit = max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
     use_vector = mode != SearchMode.TEXT
     use_text = mode != SearchMode.SEMANTIC
-    vector = embedding_provider_for_space(space=space).embed_one(query) if use_vector else None
+    first_person = first_person_query(query) if user is not None else None
+    vector_query = first_person.vector_query if first_person else query
+    vector = embedding_provider_for_space(space=space).embed_one(vector_query) if use_vector else None
 
     vector_rows: list[tuple[int, float, datetime]] = []
     if vector is not None:
@@ -324,7 +335,10 @@ def facts_search(
         small_store = sum(part[: SMALL_STORE_MAX_FACTS + 1].count() for part in _scope_parts(filtered, user)) <= (
             SMALL_STORE_MAX_FACTS
         )
-    text_rows = _text_ranking(filtered=filtered, user=user, query=query, vector=vector, limit=limit) if use_text else []
+    text_query = first_person.text_query if first_person else query
+    text_rows = (
+        _text_ranking(filtered=filtered, user=user, query=text_query, vector=vector, limit=limit) if use_text else []
+    )
     candidates = _fuse(vector_rows=vector_rows, text_rows=text_rows, signal_count=int(use_vector) + int(use_text))
     if small_store or (fallback_to_recent and not candidates):
         # Facts neither signal ranked: all of a small store, or the most recent ones as a fallback. Score 0.
@@ -337,6 +351,8 @@ def facts_search(
             candidates[fact_id] = _Candidate(fact_id=fact_id, valid_from=valid_from)
 
     ranked = list(candidates.values())
+    if first_person is not None:
+        _own_facts_boost(candidates=ranked, user=user, boost=settings.FIRST_PERSON_USER_BOOST)
     if recency_weight:
         _recency_blend(candidates=ranked, weight=recency_weight, now=as_of or timezone.now())
     ranked.sort(key=lambda candidate: (-candidate.score, -candidate.valid_from.timestamp(), -candidate.fact_id))
