@@ -100,12 +100,13 @@ def fact_profile_set(
     source_messages: Sequence[Message] = (),
     embedding: np.ndarray | None = None,
     change_reason: str = "created",
+    metadata: dict | None = None,
 ) -> tuple[Fact, str]:
     """Set a user's profile attribute. A new value supersedes the current one as a new version (reason "new
     value"); the same value changes nothing. Returns the current fact and what happened: created, updated or
     unchanged."""
     key = profile_key_validate(key=key, user=user)
-    metadata = {"value": value} if value is not None else {}
+    metadata = {**(metadata or {}), **({"value": value} if value is not None else {})}
     current = Fact.objects.select_for_update().filter(agent=agent, user=user, key=key, valid_to__isnull=True).first()
     content_hash = fact_content_hash(content)
     if current is not None:

@@ -33,7 +33,13 @@ from core.exceptions import ApplicationError
 from core.portability.records import ImportedBlob, ImportedFact, ImportedSession, MemoryImport
 from core.tokens import count_tokens_batch
 from facts.models import Fact
-from facts.services import fact_content_hash, fact_content_normalize, fact_embeddings_write, fact_scopes_validate
+from facts.services import (
+    fact_content_hash,
+    fact_content_normalize,
+    fact_embeddings_write,
+    fact_profile_set,
+    fact_scopes_validate,
+)
 from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion, Reflection
 from reflections.services.consolidation import consolidated_memory_replace, words_cap
 from reflections.services.reflections import reflection_create, scope_key
@@ -299,6 +305,10 @@ class _AgentImport:
 
     def _facts_batch_store(self, batch: list[ImportedFact]) -> None:
         new = self._facts_batch_new(batch)
+        keyed = [item for item in new if item[0].key and item[2] is not None]
+        new = [item for item in new if item not in keyed]
+        for fact, content, owner, _ in sorted(keyed, key=lambda item: item[0].valid_from or timezone.now()):
+            self._profile_fact_store(fact=fact, content=content, owner=owner)
         if not new:
             return
         space = embedding_space_active()
@@ -335,6 +345,25 @@ class _AgentImport:
                 fact_embeddings_write(facts=facts, space=space, vectors=vectors)
                 self.report.embedded["facts"] += len(facts)
         self.report.add("facts", "added", len(facts))
+
+    def _profile_fact_store(self, *, fact: ImportedFact, content: str, owner: EndUser) -> None:
+        """A key/value memory becomes the user's profile attribute: a later value supersedes an earlier one."""
+        try:
+            _, outcome = fact_profile_set(
+                agent=self.agent,
+                user=owner,
+                key=fact.key,
+                content=content,
+                value=fact.metadata.get("value"),
+                metadata={**fact.metadata, "import": _provenance(self.data, fact.original_id)},
+                change_reason=f"imported from {self.data.format}",
+            )
+        except ApplicationError:
+            self.report.add("facts", "invalid")
+            return
+        self.report.add("facts", {"created": "added", "updated": "updated", "unchanged": "duplicate"}[outcome])
+        if outcome != "unchanged":
+            self.report.embedded["facts"] += 1
 
     # --- reflections and blobs ------------------------------------------------------------------------------------
 

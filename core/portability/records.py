@@ -38,6 +38,7 @@ class ImportedFact:
     metadata: dict = field(default_factory=dict)
     source_session: str | None = None
     source_messages: tuple[tuple[str, str], ...] = ()
+    key: str = ""  # a profile key: the fact becomes that attribute's value, superseding an earlier one
 
 
 @dataclass(frozen=True)

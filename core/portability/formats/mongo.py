@@ -5,6 +5,7 @@ mongo-collections: a folder with `vectors`, `summaries` and `memories` (.jsonl o
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -59,6 +60,12 @@ def _collection(folder: Path, name: str) -> list[dict]:
     return []
 
 
+def profile_key_from(key: str) -> str:
+    """The stored key as a profile key (home-City → home_city), or "" when nothing usable is left."""
+    slug = re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
+    return slug if re.fullmatch(r"[a-z][a-z0-9_]{0,99}", slug) else ""
+
+
 def _humanised(key: str) -> str:
     return key.replace("_", " ").replace("-", " ").strip()
 
@@ -67,7 +74,7 @@ def read_mongo_collections(*, path: Path, agent_external_id: str, user_external_
     """vectors: one document per message (`session_id`, `user_id`, `role`, `content`, `timestamp`) become the
     sessions' messages, in timestamp order. summaries: `{session_id, user_id, summaries: [...]}` become the session's
     blob, the last summary current and the earlier ones its past versions. memories: user key/value pairs
-    `{user_id, key, value}` become user facts "key: value"."""
+    `{user_id, key, value}` become the user's profile facts "key: value" under that key."""
     folder = require_directory(path)
     data = MemoryImport(format="mongo-collections", source=folder.name, agent_external_id=agent_external_id)
     vectors, summaries, memories = (_collection(folder, name) for name in ("vectors", "summaries", "memories"))
@@ -130,6 +137,7 @@ def read_mongo_collections(*, path: Path, agent_external_id: str, user_external_
                 scopes=("user",),
                 valid_from=parse_timestamp(document.get("updated_at") or document.get("created_at")),
                 metadata={"key": key, "value": value},
+                key=profile_key_from(key),
             )
         )
     shared = sorted(session_id for session_id, users in owners.items() if len(users) > 1)
