@@ -7,11 +7,19 @@ import logging
 logger = logging.getLogger(__name__)
 
 
+# While the broker is down an enqueue must fail fast: a short publish retry, and no result backend subscription
+# (nothing reads these results), whose reconnect loop alone held a request for ~20 s per enqueue.
+ENQUEUE_OPTIONS = {
+    "ignore_result": True,
+    "retry_policy": {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5},
+}
+
+
 def task_enqueue_safely(task, *args) -> bool:
     """Queue task(*args); when the broker is down, log and return False. Callers keep enough state (a 'queued'
     session, a fact without a vector) for a periodic sweep to redo the work once the broker is back."""
     try:
-        task.delay(*args)
+        task.apply_async(args=args, **ENQUEUE_OPTIONS)
     except Exception:
         logger.warning("could not enqueue %s%s; a sweep will retry", task.name, args, exc_info=True)
         return False

@@ -36,7 +36,7 @@ def facts_access_record_later(*, fact_ids: Sequence[int]) -> None:
 
     def enqueue() -> None:
         try:
-            facts_access_record_task.apply_async(args=[ids, accessed_at], retry=False)
+            facts_access_record_task.apply_async(args=[ids, accessed_at], retry=False, ignore_result=True)
         except Exception:
             logger.warning("could not enqueue access tracking of facts %s", ids, exc_info=True)
 

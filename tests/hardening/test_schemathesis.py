@@ -22,7 +22,7 @@ from conversations.models import Agent
 from conversations.services.api_keys import api_key_create
 from conversations.services.ingestion import MessageInput, session_append_messages
 
-EXAMPLES_PER_OPERATION = 10
+EXAMPLES_PER_OPERATION = 6
 
 schema = schemathesis.openapi.from_dict(
     json.loads(json.dumps(SchemaGenerator().get_schema(request=None, public=True), default=str))
