@@ -76,3 +76,23 @@ def test_documents_api_registers_once_lists_and_deletes_per_agent(agent):
     assert other.delete(f"/api/v1/documents/{document_id}").status_code == 404
     assert api.delete(f"/api/v1/documents/{document_id}").status_code == 204
     assert not ReferenceDocument.objects.exists() and not ReferenceChunkEmbedding.objects.exists()
+
+
+@pytest.mark.django_db
+def test_import_documents_registers_a_folder_once(agent, tmp_path):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    (tmp_path / "returns.md").write_text("# Returns policy\n\nReturns are accepted within 30 days.")
+    (tmp_path / "shipping.txt").write_text("Shipping is free over 50 euros.")
+    (tmp_path / "empty.md").write_text("   ")
+    (tmp_path / "image.png").write_bytes(b"\x89PNG")
+
+    first, second = StringIO(), StringIO()
+    call_command("import_documents", str(tmp_path), "--agent", agent.external_id, stdout=first)
+    call_command("import_documents", str(tmp_path), "--agent", agent.external_id, stdout=second)
+
+    assert sorted(ReferenceDocument.objects.values_list("title", flat=True)) == ["Returns policy", "shipping"]
+    assert "2 registered, 0 already registered, 1 empty or invalid" in first.getvalue()
+    assert "0 registered, 2 already registered" in second.getvalue()
