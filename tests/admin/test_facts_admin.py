@@ -183,3 +183,24 @@ def test_the_list_search_is_full_text_and_the_filters_narrow(admin_client, paris
     assert "Gene lives in Paris." not in listed(tag="work")
     assert "Gene lives in Paris." not in listed(scope="agent") and "Support is open" in listed(scope="agent")
     assert "Gene lives in Paris." not in listed(status="superseded")
+
+
+def test_adding_a_fact_goes_through_fact_create_and_embeds_it(admin_client, agent, end_user, scripted_llm):
+    response = admin_client.post(
+        reverse("admin:facts_fact_add"),
+        {
+            "agent": agent.pk,
+            "user": end_user.pk,
+            "scopes": ["user"],
+            "content": "Gene  is vegetarian.",
+            "tags": "diet",
+            "reason": "told support by phone",
+        },
+    )
+
+    fact = Fact.objects.get()
+    assert response.status_code == 302
+    assert (fact.content, fact.tags, fact.version) == ("Gene is vegetarian.", ["diet"], 1)
+    assert fact.change_reason.startswith("told support by phone")
+    assert fact.embeddings.count() == 1
+    assert scripted_llm.requests == []  # no LLM call in an admin request

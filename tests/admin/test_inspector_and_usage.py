@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_the_inspector_shows_context_block_hits_with_ranks_and_bundle_parts(
-    admin_client, agent, end_user, session, paris_fact, user_blob
+    admin_client, agent, end_user, session, paris_fact, user_blob, scripted_llm
 ):
     Reflection.objects.create(
         agent=agent, user=end_user, session=session, scope=MemoryScope.SESSION, content="Planning a move."
@@ -36,6 +36,7 @@ def test_the_inspector_shows_context_block_hits_with_ranks_and_bundle_parts(
     assert "Memory bundle: " in page and "of 500 tokens" in page
     for part in ("context", "recent_turns", "facts", "similar_messages"):
         assert f'data-part="{part}"' in page
+    assert scripted_llm.requests == []  # the inspector reads; it never calls the LLM
 
 
 def test_the_inspector_says_when_a_user_is_unknown(admin_client, agent):

@@ -82,7 +82,14 @@ def test_the_blob_page_lists_versions_and_the_buffer_unabsorbed_first(
 
 
 def test_consolidate_now_and_retry_queue_a_forced_consolidation(
-    admin_client, agent, end_user, user_blob, buffered_reflection, queued_tasks, django_capture_on_commit_callbacks
+    admin_client,
+    agent,
+    end_user,
+    user_blob,
+    buffered_reflection,
+    queued_tasks,
+    django_capture_on_commit_callbacks,
+    scripted_llm,
 ):
     failed = ConsolidationJob.objects.create(
         agent=agent, user=end_user, scope=MemoryScope.USER, status="failed", error="ProviderError: timeout"
@@ -100,6 +107,7 @@ def test_consolidate_now_and_retry_queue_a_forced_consolidation(
 
     expected = ("conversations.consolidate_scope", (agent.pk, "user", end_user.pk, None, True))
     assert [(task.name, task.args) for task in queued_tasks] == [expected] * 3
+    assert scripted_llm.requests == []  # queued for the worker, not run in the request
 
 
 def test_an_operator_adds_a_reflection_through_the_service(admin_client, agent, end_user, session):
