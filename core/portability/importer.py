@@ -166,8 +166,13 @@ class _AgentImport:
         else:
             from conversations.tasks import messages_embed_task
 
-            transaction.on_commit(lambda ids=list(message_ids): messages_embed_task.delay(ids))
-            self.report.queued["message embeddings"] += len(message_ids)
+            space = embedding_space_active()
+            missing = list(
+                Message.objects.filter(pk__in=message_ids).exclude(embeddings__space=space).values_list("pk", flat=True)
+            )
+            if missing:
+                transaction.on_commit(lambda: messages_embed_task.delay(missing))
+                self.report.queued["message embeddings"] += len(missing)
 
     @transaction.atomic
     def _session_messages_store(self, imported: ImportedSession) -> list[int]:

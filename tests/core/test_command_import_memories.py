@@ -287,3 +287,8 @@ def test_by_default_the_workers_embed_imported_messages_as_at_ingestion(celery_w
         what="the worker to embed the imported messages",
         process=celery_worker_process,
     )
+    again = StringIO()
+    call_command(
+        "import_memories", str(FIXTURES / "locomo_sample.json"), "--format", "locomo", "--agent", "queued", stdout=again
+    )
+    assert "queued for the workers" not in again.getvalue()
