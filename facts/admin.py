@@ -32,6 +32,7 @@ from facts.services import (
     fact_scopes_validate,
     fact_supersede,
     facts_erase,
+    facts_pin,
     facts_reembed_request,
 )
 
@@ -222,7 +223,15 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
         "last_accessed_at",
         "metadata",
     ]
-    actions = ["reembed_selected", "close_selected", "change_scope_of_selected", "export_selected", "erase_selected"]
+    actions = [
+        "reembed_selected",
+        "close_selected",
+        "pin_selected",
+        "unpin_selected",
+        "change_scope_of_selected",
+        "export_selected",
+        "erase_selected",
+    ]
     change_list_template = "admin/facts/fact/change_list.html"
     delete_confirmation_template = "admin/facts/fact/close_confirmation.html"
 
@@ -437,6 +446,16 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
             fact_close(fact=fact, reason=f"closed by an operator ({_operator(request)})")
             closed += 1
         self.message_user(request, f"Closed {closed} facts; already closed versions were left as they were.")
+
+    @admin.action(description="Pin selected facts (retention keeps them)")
+    def pin_selected(self, request, queryset) -> None:
+        pinned = facts_pin(fact_ids=queryset.values_list("pk", flat=True), pinned=True)
+        self.message_user(request, f"Pinned {pinned} current facts.")
+
+    @admin.action(description="Unpin selected facts")
+    def unpin_selected(self, request, queryset) -> None:
+        unpinned = facts_pin(fact_ids=queryset.values_list("pk", flat=True), pinned=False)
+        self.message_user(request, f"Unpinned {unpinned} current facts.")
 
     @admin.action(description="Change the scope of selected facts…")
     def change_scope_of_selected(self, request, queryset):

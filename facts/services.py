@@ -301,3 +301,11 @@ def facts_erase(*, fact_ids: Iterable[int]) -> int:
     lineages = Fact.objects.filter(pk__in=list(fact_ids)).values("lineage")
     _, per_model = Fact.objects.filter(lineage__in=lineages).delete()
     return per_model.get(Fact._meta.label, 0)
+
+
+def facts_pin(*, fact_ids: Iterable[int], pinned: bool) -> int:
+    """Pin (or unpin) current facts: retention never evicts a pinned fact. Pinning writes no new version: it is the
+    operator's decision about keeping the fact, not a change of what it says. Returns how many changed."""
+    return (
+        Fact.objects.filter(pk__in=list(fact_ids), valid_to__isnull=True).exclude(pinned=pinned).update(pinned=pinned)
+    )

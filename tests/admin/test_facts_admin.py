@@ -204,3 +204,16 @@ def test_adding_a_fact_goes_through_fact_create_and_embeds_it(admin_client, agen
     assert fact.change_reason.startswith("told support by phone")
     assert fact.embeddings.count() == 1
     assert scripted_llm.requests == []  # no LLM call in an admin request
+
+
+def test_pin_and_unpin_actions_change_only_current_facts_and_write_no_version(admin_client, paris_fact):
+    _edit(admin_client, paris_fact, content="Gene lives in Lyon.")
+    current = Fact.objects.get(lineage=paris_fact.lineage, valid_to__isnull=True)
+
+    admin_client.post(CHANGELIST, {"action": "pin_selected", "_selected_action": [paris_fact.pk, current.pk]})
+    assert list(Fact.objects.filter(pinned=True).values_list("pk", flat=True)) == [current.pk]
+    assert Fact.objects.filter(lineage=paris_fact.lineage).count() == 2
+    assert "Gene lives in Lyon." in admin_client.get(CHANGELIST, {"pinned__exact": 1}).content.decode()
+
+    admin_client.post(CHANGELIST, {"action": "unpin_selected", "_selected_action": [current.pk]})
+    assert not Fact.objects.filter(pinned=True).exists()
