@@ -21,6 +21,7 @@ from conversations.selectors.memory_scope import memory_scope_resolve
 from core.admin_utils import FastActionCheckboxMixin, TextInputFilter, admin_change_url, admin_link, text_shorten
 from core.exceptions import ApplicationError
 from facts.models import TEXT_SEARCH_CONFIG, Fact, FactScope, ReferenceChunk, ReferenceDocument
+from facts.reference_documents import reference_document_create
 from facts.selectors import SearchMode, facts_search
 from facts.selectors.export import facts_export_lines
 from facts.selectors.versions import fact_versions
@@ -567,26 +568,39 @@ class ReferenceChunkInline(admin.TabularInline):
 
 @admin.register(ReferenceDocument)
 class ReferenceDocumentAdmin(admin.ModelAdmin):
-    """Reference documents are chunked and embedded by their service; here they are read, and deleted with their
-    chunks and vectors."""
+    """Operators register documents here (chunked and embedded by reference_document_create, the API's service);
+    a registered document is read-only: to change it, delete it and register the new text."""
 
     list_display = ["title", "agent", "created_at", "updated_at"]
     list_select_related = ["agent"]
     list_filter = ["agent"]
     search_fields = ["title"]
-    fields = ["agent", "title", "content", "metadata", "content_hash", "created_at", "updated_at"]
-    readonly_fields = fields
+    autocomplete_fields = ["agent"]
     inlines = [ReferenceChunkInline]
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["agent", "title", "content"]
+        return ["agent", "title", "content", "metadata", "content_hash", "created_at", "updated_at"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [] if obj is None else self.get_fields(request, obj)
+
+    def get_inlines(self, request, obj):
+        return self.inlines if obj is not None else []
 
     def get_queryset(self, request):
         queryset = super().get_queryset(request)
         return queryset.defer("content") if request.resolver_match.url_name.endswith("_changelist") else queryset
 
-    def has_add_permission(self, request) -> bool:
-        return False
-
     def has_change_permission(self, request, obj=None) -> bool:
-        return False
+        return obj is None
+
+    def save_model(self, request, obj: ReferenceDocument, form, change: bool) -> None:
+        document, created = reference_document_create(agent=obj.agent, title=obj.title, content=obj.content)
+        obj.pk, obj.content_hash, obj.created_at = document.pk, document.content_hash, document.created_at
+        if not created:
+            messages.info(request, f"This text was already registered as “{document.title}”.")
 
 
 @admin.register(ReferenceChunk)

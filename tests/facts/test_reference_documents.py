@@ -96,3 +96,17 @@ def test_import_documents_registers_a_folder_once(agent, tmp_path):
     assert sorted(ReferenceDocument.objects.values_list("title", flat=True)) == ["Returns policy", "shipping"]
     assert "2 registered, 0 already registered, 1 empty or invalid" in first.getvalue()
     assert "0 registered, 2 already registered" in second.getvalue()
+
+
+@pytest.mark.django_db
+def test_operators_register_a_document_in_the_admin(admin_client, agent):
+    response = admin_client.post(
+        "/admin/facts/referencedocument/add/",
+        {"agent": agent.pk, "title": "Policy", "content": POLICY, "chunks-TOTAL_FORMS": 0, "chunks-INITIAL_FORMS": 0},
+        follow=True,
+    )
+
+    assert response.status_code == 200
+    document = ReferenceDocument.objects.get(agent=agent)
+    assert document.title == "Policy" and document.chunks.count() == 1
+    assert admin_client.get(f"/admin/facts/referencedocument/{document.pk}/change/").status_code == 200
