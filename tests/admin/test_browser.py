@@ -1,5 +1,7 @@
 """The operator's main journeys in a real browser: Debian's Chromium driven by Playwright against the live server.
-Each journey saves screenshots of the pages it walks through into docs/screenshots/ (linked from docs/admin.md).
+Each journey saves screenshots of the pages it walks through into test-artifacts/screenshots/; with
+UPDATE_DOC_SCREENSHOTS=1 into docs/screenshots/ (linked from docs/admin.md), so a plain test run leaves the tree
+clean.
 
 "Consolidate now" is the real thing: the admin queues the task and the session's Celery worker process
 (`celery_worker_process`) runs it against the test database, with the offline LLM provider of the test settings."""
@@ -26,7 +28,9 @@ from reflections.services.consolidation import consolidated_memory_replace
 pytestmark = pytest.mark.django_db(transaction=True)
 
 REPO_DIR = Path(__file__).resolve().parents[2]
-SCREENSHOTS = REPO_DIR / "docs" / "screenshots"
+SCREENSHOTS = (
+    REPO_DIR / ("docs" if os.environ.get("UPDATE_DOC_SCREENSHOTS") == "1" else "test-artifacts") / "screenshots"
+)
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-background-networking",
