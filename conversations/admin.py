@@ -26,6 +26,8 @@ from conversations.services.formation_triggers import formation_request
 from conversations.services.ingestion import session_close
 from core.admin_utils import (
     FastActionCheckboxMixin,
+    JobAdminMixin,
+    ReadOnlyAdminMixin,
     TextInputFilter,
     admin_change_url,
     admin_changelist_url,
@@ -517,7 +519,8 @@ class MessageAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
 
 
 @admin.register(FormationJob)
-class FormationJobAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
+class FormationJobAdmin(JobAdminMixin, FastActionCheckboxMixin, admin.ModelAdmin):
+    job_kind = "formation"
     list_display = [
         "id",
         "session",
@@ -546,30 +549,6 @@ class FormationJobAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
             return queryset
         return queryset.defer("input", "error").annotate(error_excerpt=Left("error", 81))
 
-    def get_readonly_fields(self, request, obj=None):
-        return [field.name for field in FormationJob._meta.fields] + ["duration", "llm_calls_link"]
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    @admin.display(description="duration")
-    def duration(self, job: FormationJob) -> str:
-        seconds = job.duration_seconds
-        return "-" if seconds is None else f"{seconds:.1f} s"
-
-    @admin.display(description="error")
-    def short_error(self, job: FormationJob) -> str:
-        error = getattr(job, "error_excerpt", None)
-        return text_shorten(error, 80) if error else ""
-
-    @admin.display(description="LLM calls")
-    def llm_calls_link(self, job: FormationJob) -> str:
-        url = admin_changelist_url(LLMCall, job_kind="formation", job_id=job.pk)
-        return format_html('<a href="{}">LLM calls of this job</a>', url)
-
     @admin.action(description="Retry: queue formation of these jobs' sessions")
     def retry_jobs(self, request, queryset) -> None:
         sessions = Session.objects.filter(pk__in=queryset.values("session_id"))
@@ -580,7 +559,7 @@ class FormationJobAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
 
 
 @admin.register(RetentionRun)
-class RetentionRunAdmin(admin.ModelAdmin):
+class RetentionRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """What each retention pass evicted; written by the retention job only."""
 
     list_display = ["agent", "started_at", "finished_at", "facts_closed", "message_embeddings_dropped"]
@@ -588,12 +567,3 @@ class RetentionRunAdmin(admin.ModelAdmin):
     list_filter = ["agent"]
     date_hierarchy = "started_at"
     show_full_result_count = False
-
-    def get_readonly_fields(self, request, obj=None):
-        return [field.name for field in RetentionRun._meta.fields]
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False

@@ -77,3 +77,43 @@ class FastActionCheckboxMixin:
             obj.pk,
             format_html("Select this object for an action - {}", obj),
         )
+
+
+class ReadOnlyAdminMixin:
+    """Rows written by the system (jobs, runs, records): shown, never added or edited in the admin."""
+
+    def get_readonly_fields(self, request, obj=None):
+        return [field.name for field in self.model._meta.fields] + list(self.extra_readonly_fields)
+
+    extra_readonly_fields: tuple[str, ...] = ()
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class JobAdminMixin(ReadOnlyAdminMixin):
+    """Duration, error excerpt and the job's LLM calls, for formation and consolidation jobs (`job_kind`)."""
+
+    job_kind: str
+    extra_readonly_fields = ("duration", "llm_calls_link")
+
+    @admin.display(description="duration")
+    def duration(self, job) -> str:
+        seconds = job.duration_seconds
+        return "-" if seconds is None else f"{seconds:.1f} s"
+
+    @admin.display(description="error")
+    def short_error(self, job) -> str:
+        # Lists annotate an excerpt and defer the full error, which would cost a query per row.
+        error = job.error_excerpt if hasattr(job, "error_excerpt") else job.error
+        return text_shorten(error, 80) if error else ""
+
+    @admin.display(description="LLM calls")
+    def llm_calls_link(self, job) -> str:
+        from core.models import LLMCall
+
+        url = admin_changelist_url(LLMCall, job_kind=self.job_kind, job_id=job.pk)
+        return format_html('<a href="{}">LLM calls of this job</a>', url)

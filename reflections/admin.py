@@ -10,11 +10,15 @@ from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path
-from django.utils.html import format_html
 
-from core.admin_utils import FastActionCheckboxMixin, admin_change_url, admin_changelist_url, admin_link, text_shorten
+from core.admin_utils import (
+    FastActionCheckboxMixin,
+    JobAdminMixin,
+    admin_change_url,
+    admin_link,
+    text_shorten,
+)
 from core.exceptions import ApplicationError
-from core.models import LLMCall
 from reflections.models import (
     ConsolidatedMemory,
     ConsolidatedMemoryVersion,
@@ -334,7 +338,8 @@ class ConsolidatedMemoryVersionAdmin(admin.ModelAdmin):
 
 
 @admin.register(ConsolidationJob)
-class ConsolidationJobAdmin(admin.ModelAdmin):
+class ConsolidationJobAdmin(JobAdminMixin, admin.ModelAdmin):
+    job_kind = "consolidation"
     list_display = [
         "id",
         "scope",
@@ -354,31 +359,6 @@ class ConsolidationJobAdmin(admin.ModelAdmin):
     date_hierarchy = "started_at"
     show_full_result_count = False
     actions = ["retry_jobs"]
-
-    def get_readonly_fields(self, request, obj=None):
-        return [field.name for field in ConsolidationJob._meta.fields] + ["duration", "llm_calls_link"]
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    @admin.display(description="duration")
-    def duration(self, job: ConsolidationJob) -> str:
-        seconds = job.duration_seconds
-        return "-" if seconds is None else f"{seconds:.1f} s"
-
-    @admin.display(description="error")
-    def short_error(self, job: ConsolidationJob) -> str:
-        return text_shorten(job.error, 80) if job.error else ""
-
-    @admin.display(description="LLM calls")
-    def llm_calls_link(self, job: ConsolidationJob) -> str:
-        return format_html(
-            '<a href="{}">LLM calls of this job</a>',
-            admin_changelist_url(LLMCall, job_kind="consolidation", job_id=job.pk),
-        )
 
     @admin.action(description="Retry: consolidate these jobs' scopes now (queued)")
     def retry_jobs(self, request, queryset) -> None:
