@@ -200,9 +200,16 @@ async def drain(http: httpx.AsyncClient, stats: Stats, timeout: float) -> tuple[
     pending: dict[tuple[str, str], str] = dict.fromkeys(sessions, "unknown")
     while pending and time.monotonic() - started < timeout:
         for key, session in list(pending):
-            body = (await http.get(f"/api/v1/sessions/{session}", headers={"Authorization": f"Bearer {key}"})).json()
-            last = await last_message_id(http, key, session)
-            if body["formation_status"] == "idle" and body["formed_through_message_id"] == last:
+            try:
+                response = await http.get(f"/api/v1/sessions/{session}", headers={"Authorization": f"Bearer {key}"})
+                last = await last_message_id(http, key, session)
+            except (httpx.HTTPError, KeyError) as error:  # a poll that failed is tried again on the next round
+                pending[(key, session)] = f"poll failed: {type(error).__name__}"
+                continue
+            body = response.json()
+            if response.status_code != 200:
+                pending[(key, session)] = f"poll failed: {response.status_code}"
+            elif body["formation_status"] == "idle" and body["formed_through_message_id"] == last:
                 del pending[(key, session)]
             else:
                 pending[(key, session)] = body["formation_status"]
@@ -216,7 +223,9 @@ async def drain(http: httpx.AsyncClient, stats: Stats, timeout: float) -> tuple[
 async def stored_keys(http: httpx.AsyncClient, key: str, session: str) -> list[str]:
     keys, url = [], f"/api/v1/sessions/{session}/messages?page_size=500"
     while url:
-        body = (await http.get(url, headers={"Authorization": f"Bearer {key}"})).json()
+        response = await http.get(url, headers={"Authorization": f"Bearer {key}"})
+        response.raise_for_status()  # the final count must read everything, or fail loudly
+        body = response.json()
         keys += [message["idempotency_key"] for message in body["results"]]
         url = body["next"]
     return keys
@@ -287,7 +296,11 @@ def main() -> int:
             raise SystemExit("the stack did not come up")
         keys = create_keys(data_dir, args.clients, output)
         load_average = os.getloadavg()
-        report = asyncio.run(load(f"http://127.0.0.1:{port}", keys, args.duration, args.drain_timeout))
+        try:
+            report = asyncio.run(load(f"http://127.0.0.1:{port}", keys, args.duration, args.drain_timeout))
+        except Exception:
+            print("".join(output[-60:]))  # what the stack said before it stopped answering
+            raise
         report["load_average_before"] = [round(value, 1) for value in load_average]
         report["load_average_after"] = [round(value, 1) for value in os.getloadavg()]
         report["cpus"] = os.cpu_count()

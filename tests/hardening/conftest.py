@@ -15,7 +15,8 @@ from conversations.models import Agent, EndUser, Session
 from conversations.services.api_keys import api_key_create
 from conversations.services.ingestion import MessageInput, session_append_messages
 from facts.curation import fact_get_or_create
-from facts.models import Fact, FactScope
+from facts.models import Fact, FactScope, ReferenceDocument
+from facts.reference_documents import reference_document_create
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.services.consolidation import consolidated_memory_replace
 from reflections.services.manual import reflection_create_manual
@@ -30,6 +31,8 @@ STORED_TABLES = [
     "reflections_reflection",
     "reflections_consolidatedmemory",
     "reflections_consolidatedmemoryversion",
+    "facts_referencedocument",
+    "facts_referencechunk",
 ]
 
 
@@ -43,6 +46,7 @@ class Tenant:
     blob_ids: list[int]
     reflection_ids: list[int]
     message_ids: list[int]
+    document_ids: list[int]
 
     def client(self, **headers: str) -> Client:
         """A client of this agent's key; a server error is a response to assert on, not an exception."""
@@ -93,6 +97,9 @@ def _memory_of_every_kind(*, agent: Agent, user_id: str, session_id: str, marker
                 reason="hardening fixture",
             )
         blobs.append(blob)
+    document, _ = reference_document_create(
+        agent=agent, title=f"Handbook {marker}", content=f"Lockers are opened with the code {marker} 4471."
+    )
     return Tenant(
         agent=agent,
         key=key,
@@ -102,6 +109,7 @@ def _memory_of_every_kind(*, agent: Agent, user_id: str, session_id: str, marker
         blob_ids=[blob.pk for blob in blobs],
         reflection_ids=[reflection.pk for reflection in reflections],
         message_ids=[message.pk for message in appended.messages],
+        document_ids=[document.pk],
     )
 
 
@@ -141,6 +149,8 @@ def _belongs_to(table: str, row: dict, agent: Agent) -> bool:
         return Session.objects.filter(pk=row["session_id"], agent=agent).exists()
     if table == "reflections_consolidatedmemoryversion":
         return ConsolidatedMemory.objects.filter(pk=row["memory_id"], agent=agent).exists()
+    if table == "facts_referencechunk":
+        return ReferenceDocument.objects.filter(pk=row["document_id"], agent=agent).exists()
     raise AssertionError(f"no agent column known for {table}")
 
 

