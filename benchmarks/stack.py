@@ -9,6 +9,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -111,6 +112,8 @@ class Stack:
 @contextlib.contextmanager
 def throwaway_stack(*, settings_module: str = "memory_project.settings.local", extra_env=None) -> Iterator[Stack]:
     (REPO_DIR / ".data").mkdir(exist_ok=True)
+    # SIGTERM (a `kill` of the benchmark) unwinds like Ctrl-C, so the servers below are stopped all the same.
+    signal.signal(signal.SIGTERM, _exit_on_signal)
     data_dir = Path(tempfile.mkdtemp(prefix="bench-", dir=REPO_DIR / ".data"))
     stack = None
     try:
@@ -127,6 +130,10 @@ def throwaway_stack(*, settings_module: str = "memory_project.settings.local", e
                 stack.processes.stop()
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def _exit_on_signal(signum, frame) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _wait_until_answering(url: str, *, timeout: float) -> None:

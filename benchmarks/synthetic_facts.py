@@ -24,7 +24,7 @@ _NAME_LINES = (
 )
 FIRST_NAMES = [name for line in _NAME_LINES for name in line.split()]
 # People and animals around a user that facts are about ("Maria K.'s sister ...").
-RELATIONS = ["sister", "brother", "mother", "daughter", "son", "partner", "manager", "landlord", "best friend", "dog"]
+RELATIONS = ["sister", "partner", "manager", "best friend", "dog"]
 PREDICATES = {
     "works as a {job} in {city}": None,
     "moved to {city} in {month}": None,
@@ -71,6 +71,25 @@ WORDS = {
     "thing": "dishwasher,bicycle,laptop,boiler,car,fridge,washing machine,oven,roof",
     "body": "knee,shoulder,back,wrist,ankle",
 }
+# Appended to a predicate (or not), for variety: the templates alone give a few thousand distinct predicates.
+SUFFIXES = (
+    "",
+    " since last spring",
+    " these days",
+    " every summer",
+    " according to {name}",
+    " together with {name}",
+    " after a long break",
+    " for the first time",
+    " on most weekends",
+    " since moving to {city}",
+    " as of {month}",
+    " despite the cost",
+    " which surprised {name}",
+    " while on holiday in {city}",
+    " because of the new job",
+    " like their parents did",
+)
 QUESTIONS = (
     "Where does {subject} work?",
     "What is {subject} allergic to?",
@@ -88,7 +107,7 @@ QUESTIONS = (
 class FactGenerator:
     """Deterministic pools of subjects and predicates, and facts drawn from them."""
 
-    def __init__(self, *, seed: int = 7, predicate_pool: int = 20_000, users_per_agent: int = 1000) -> None:
+    def __init__(self, *, seed: int = 7, predicate_pool: int = 10_000, users_per_agent: int = 1000) -> None:
         self.rng = random.Random(seed)
         self.predicates = self._predicates(predicate_pool)
         self.user_names = [self._full_name(i) for i in range(users_per_agent)]
@@ -102,7 +121,7 @@ class FactGenerator:
         out: list[str] = []
         choices = {key: values.split(",") for key, values in WORDS.items()}
         while len(out) < n:
-            template = self.rng.choice(templates)
+            template = self.rng.choice(templates) + self.rng.choice(SUFFIXES)
             text = template.format(**{key: self.rng.choice(values) for key, values in choices.items()})
             if text not in seen:
                 seen.add(text)

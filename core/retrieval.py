@@ -23,8 +23,11 @@ BM25_B = 0.75
 
 def bm25_ranking(
     *, scope_sql: str, scope_params: Sequence, query: str, config: str, limit: int
-) -> list[tuple[int, float]]:
-    """(id, BM25 score) of the scope's documents matching any lexeme of `query`, best first.
+) -> list[tuple[int, float, float]]:
+    """(id, BM25 score, coverage) of the scope's documents matching any lexeme of `query`, best first. Coverage is
+    the share of the query's inverse document frequency that the document matches (1.0: every query word, 0.1: only
+    words most documents have): fusion scales the full-text signal by it, so a document that matched only the user's
+    name cannot outrank the vector signal's best (a weak signal trusted blindly loses to the strong one).
 
     `scope_sql` selects `id` and `tsv` (a tsvector in text-search configuration `config`) of every searchable
     document; it is used twice, once filtered by the query (where a GIN index on `tsv` applies) and once counted."""
@@ -44,12 +47,19 @@ def bm25_ranking(
         ), stats AS (
             SELECT (SELECT count(*) FROM ({scope_sql}) AS everything)::float AS n,
                    greatest((SELECT avg(length(tsv)) FROM matched), 1)::float AS average_length
+        ), idf AS (
+            SELECT lexeme, ln(1 + (stats.n - coalesce(frequency.df, 0) + 0.5) / (coalesce(frequency.df, 0) + 0.5))
+                   AS idf
+            FROM (SELECT unnest(lexemes) AS lexeme FROM query) AS asked LEFT JOIN frequency USING (lexeme), stats
+        ), total AS (
+            SELECT sum(idf) AS idf FROM idf
         )
         SELECT terms.id,
-               sum(ln(1 + (stats.n - frequency.df + 0.5) / (frequency.df + 0.5))
-                   * terms.tf * (%s + 1) / (terms.tf + %s * (1 - %s + %s * terms.length / stats.average_length)))
-               AS score
-        FROM terms JOIN frequency USING (lexeme), stats
+               sum(idf.idf * terms.tf * (%s + 1)
+                   / (terms.tf + %s * (1 - %s + %s * terms.length / stats.average_length))) AS score,
+               sum(idf.idf) / max(total.idf) AS coverage
+        FROM terms JOIN idf USING (lexeme), stats
+        CROSS JOIN total
         GROUP BY terms.id
         ORDER BY score DESC, terms.id
         LIMIT %s
@@ -57,11 +67,18 @@ def bm25_ranking(
     params = [config, query, *scope_params, *scope_params, BM25_K1, BM25_K1, BM25_B, BM25_B, limit]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return [(row[0], float(row[1])) for row in cursor.fetchall()]
+        return [(row[0], float(row[1]), float(row[2])) for row in cursor.fetchall()]
 
 
-def reciprocal_rank_fusion(*, ranks: Sequence[int | None], weights: Sequence[float], k: float) -> float:
-    """Σ weight / (k + rank) over the signals that ranked the item, scaled so that first place in every signal
-    scores 1.0 (scores stay comparable across modes and settings)."""
+def reciprocal_rank_fusion(
+    *, ranks: Sequence[int | None], weights: Sequence[float], k: float, strengths: Sequence[float] | None = None
+) -> float:
+    """Σ weight · strength / (k + rank) over the signals that ranked the item, scaled so that first place in every
+    signal at full strength scores 1.0 (scores stay comparable across modes and settings). `strengths` (default 1)
+    say how fully the item matched in each signal, such as full text's coverage."""
+    strengths = strengths or [1.0] * len(ranks)
     total = sum(weights)
-    return sum(w * (k + 1) / (k + r) for r, w in zip(ranks, weights, strict=True) if r is not None) / total
+    return (
+        sum(w * s * (k + 1) / (k + r) for r, w, s in zip(ranks, weights, strengths, strict=True) if r is not None)
+        / total
+    )

@@ -143,23 +143,25 @@ def messages_search(
         vector_rows = _vector_ranking(
             candidates, space=space, vector=vector, limit=limit, min_similarity=min_similarity
         )
-    text_rows: list[tuple[int, float]] = []
+    text_rows: list[tuple[int, float, float]] = []
     if mode != "semantic":
         text_rows = _text_ranking(
             agent=agent, user=user, session=session, exclude_message_ids=exclude_message_ids, query=query, limit=limit
         )
     similarity = dict(vector_rows)
     vector_rank = {pk: rank for rank, (pk, _) in enumerate(vector_rows, start=1)}
-    text_rank = {pk: rank for rank, (pk, _) in enumerate(text_rows, start=1)}
-    signals = []  # (ranks, weight) of each signal used
+    text_rank = {pk: rank for rank, (pk, _, _) in enumerate(text_rows, start=1)}
+    coverage = {pk: share for pk, _, share in text_rows}
+    signals = []  # (ranks, weight, strengths) of each signal used
     if mode != "text":
-        signals.append((vector_rank, 1.0))
+        signals.append((vector_rank, 1.0, {}))
     if mode != "semantic":
-        signals.append((text_rank, settings.MEMORY_TEXT_WEIGHT))
+        signals.append((text_rank, settings.MEMORY_TEXT_WEIGHT, coverage))
     scores = {
         pk: reciprocal_rank_fusion(
-            ranks=[ranks.get(pk) for ranks, _ in signals],
-            weights=[weight for _, weight in signals],
+            ranks=[ranks.get(pk) for ranks, _, _ in signals],
+            weights=[weight for _, weight, _ in signals],
+            strengths=[strengths.get(pk, 1.0) for _, _, strengths in signals],
             k=settings.MEMORY_RRF_K,
         )
         for pk in {*vector_rank, *text_rank}

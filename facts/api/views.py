@@ -165,8 +165,8 @@ class MemorySearchView(APIView):
         responses=MemorySearchOutputSerializer,
         summary="Hybrid fact search (vector + full-text, reciprocal rank fusion)",
         description="Searches the agent's facts visible agent-wide plus the user's own. A user id the agent has "
-        "never used has no facts of its own, so only agent-wide facts can match: 200, never 404. Full-text terms "
-        "are AND-ed like a web search engine (`or`, quotes and `-word` work). 403 when the agent's RAG is off.",
+        "never used has no facts of its own, so only agent-wide facts can match: 200, never 404. Full text matches "
+        "any query word, ranked by BM25. 403 when the agent's RAG is off.",
         examples=[
             OpenApiExample(
                 "what the agent knows about a user's birthday",

@@ -13,9 +13,8 @@ from datetime import datetime
 
 import numpy as np
 from django.conf import settings
-from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection, models, transaction
-from django.db.models import F, FloatField, Q, QuerySet, Value
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
@@ -23,9 +22,11 @@ from conversations.models import Agent, EndUser
 from core.embeddings.spaces import embedding_expression, embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
 from core.models import EmbeddingSpace
+from core.retrieval import reciprocal_rank_fusion
 from facts.access import facts_access_record_later
-from facts.models import TEXT_SEARCH_CONFIG, Fact, FactEmbedding, FactScope
+from facts.models import Fact, FactEmbedding, FactScope
 from facts.selectors.first_person import first_person_query
+from facts.selectors.fulltext import facts_text_ranking
 
 TOP_K_MAX = 100
 SMALL_STORE_MAX_FACTS = 5
@@ -182,50 +183,40 @@ def _text_ranking(
     query: str,
     vector: np.ndarray | None,
     limit: int,
-) -> list[tuple[int, float, float | None, datetime]]:
-    """(fact id, ts_rank_cd, cosine similarity or None, valid_from) of the facts matching the query, best first."""
-    text_query = SearchQuery(query, search_type="websearch", config=TEXT_SEARCH_CONFIG)
-    distance = CosineDistance("embedding", vector) if vector is not None else Value(None, FloatField())
-    rows = []
-    for part in _scope_parts(filtered, user):
-        rows += (
-            part.filter(fact__search_vector=text_query)
-            .annotate(
-                text_score=SearchRank(F("fact__search_vector"), text_query, cover_density=True), distance=distance
-            )
-            .order_by("-text_score", "fact_id")
-            .values_list("fact_id", "text_score", "distance", "fact__valid_from")[:limit]
-        )
-    rows.sort(key=lambda row: (-row[1], row[0]))
-    return [
-        (fact_id, score, None if distance is None else 1.0 - distance, valid_from)
-        for fact_id, score, distance, valid_from in rows[:limit]
-    ]
+) -> list[tuple[int, float, float | None, datetime, float]]:
+    """(fact id, BM25 score, cosine similarity or None, valid_from, coverage) of the facts matching any query word,
+    best first (facts.selectors.fulltext)."""
+    return facts_text_ranking(parts=_scope_parts(filtered, user), query=query, vector=vector, limit=limit)
 
 
 def _fuse(
     *,
     vector_rows: list[tuple[int, float, datetime]],
-    text_rows: list[tuple[int, float, float | None, datetime]],
-    signal_count: int,
+    text_rows: list[tuple[int, float, float | None, datetime, float]],
+    use_vector: bool,
+    use_text: bool,
 ) -> dict[int, _Candidate]:
-    """Reciprocal rank fusion: score = Σ 1 / (k + rank), scaled by (k + 1) / signal_count so that first place in
-    every signal scores 1.0 and scores stay comparable across modes."""
-    k = settings.MEMORY_RRF_K
+    """Weighted reciprocal rank fusion (core.retrieval): score = Σ weight / (k + rank) over the signals used, the
+    vector's weight 1 and full text's MEMORY_TEXT_WEIGHT times the share of the query the fact matched, scaled so that
+    first place in every signal scores 1.0 and scores stay comparable across modes."""
     candidates: dict[int, _Candidate] = {}
     for rank, (fact_id, similarity, valid_from) in enumerate(vector_rows, start=1):
         candidates[fact_id] = _Candidate(
             fact_id=fact_id, valid_from=valid_from, similarity=similarity, vector_rank=rank
         )
-    for rank, (fact_id, text_score, similarity, valid_from) in enumerate(text_rows, start=1):
+    coverage = {}
+    for rank, (fact_id, text_score, similarity, valid_from, share) in enumerate(text_rows, start=1):
         candidate = candidates.setdefault(fact_id, _Candidate(fact_id=fact_id, valid_from=valid_from))
-        candidate.text_rank, candidate.text_score = rank, text_score
+        candidate.text_rank, candidate.text_score, coverage[fact_id] = rank, text_score, share
         if candidate.similarity is None:
             candidate.similarity = similarity
-    scale = (k + 1) / signal_count
+    weights = [1.0] * use_vector + [settings.MEMORY_TEXT_WEIGHT] * use_text
     for candidate in candidates.values():
-        ranks = [rank for rank in (candidate.vector_rank, candidate.text_rank) if rank is not None]
-        candidate.score = scale * sum(1.0 / (k + rank) for rank in ranks)
+        ranks = [candidate.vector_rank] * use_vector + [candidate.text_rank] * use_text
+        strengths = [1.0] * use_vector + [coverage.get(candidate.fact_id, 1.0)] * use_text
+        candidate.score = reciprocal_rank_fusion(
+            ranks=ranks, weights=weights, strengths=strengths, k=settings.MEMORY_RRF_K
+        )
     return candidates
 
 
@@ -339,7 +330,7 @@ def facts_search(
     text_rows = (
         _text_ranking(filtered=filtered, user=user, query=text_query, vector=vector, limit=limit) if use_text else []
     )
-    candidates = _fuse(vector_rows=vector_rows, text_rows=text_rows, signal_count=int(use_vector) + int(use_text))
+    candidates = _fuse(vector_rows=vector_rows, text_rows=text_rows, use_vector=use_vector, use_text=use_text)
     if small_store or (fallback_to_recent and not candidates):
         # Facts neither signal ranked: all of a small store, or the most recent ones as a fallback. Score 0.
         rest = (

@@ -181,8 +181,8 @@ LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=60.0)
 # Weighted reciprocal rank fusion of fact and message search: score = sum of weight / (k + rank) over the vector
 # (weight 1) and BM25 full-text (weight MEMORY_TEXT_WEIGHT) signals. Tuned on the LoCoMo dev split
 # (docs/benchmarks.md): a small k trusts each signal's first places; full text is the stronger signal there.
-MEMORY_RRF_K = env.int("MEMORY_RRF_K", default=5)
-MEMORY_TEXT_WEIGHT = env.float("MEMORY_TEXT_WEIGHT", default=1.5)
+MEMORY_RRF_K = env.int("MEMORY_RRF_K", default=2)
+MEMORY_TEXT_WEIGHT = env.float("MEMORY_TEXT_WEIGHT", default=2.0)
 # HNSW candidate list size of agent-wide vector search (recall against latency; raised to the candidates needed).
 MEMORY_SEARCH_HNSW_EF_SEARCH = env.int("MEMORY_SEARCH_HNSW_EF_SEARCH", default=200)
 

@@ -81,3 +81,23 @@ def test_facts_search_and_tools_through_the_client(client):
     assert remembered["ok"] and remembered["result"]["saved"] is True
     assert found["ok"] and found["result"]["memories"][0]["content"] == "Gene is vegetarian"
     assert mistake["ok"] is False and "JSON" in mistake["error"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_message_search_through_the_client(client):
+    from conversations.services.message_embeddings import messages_embed_missing
+
+    client.messages_append(
+        "chat 2",
+        [
+            {"role": "assistant", "content": "Did you do anything fun last weekend?"},
+            {"role": "user", "content": "Yes, we went kayaking on Lake Annecy.", "metadata": {"speaker": "Gene"}},
+        ],
+        user="gene",
+    )
+    messages_embed_missing(message_ids=Message.objects.values_list("pk", flat=True))
+
+    hits = client.messages_search(query="Where did Gene go kayaking?", user="gene", top_k=1)["results"]
+
+    assert hits[0]["message"]["content"] == "Yes, we went kayaking on Lake Annecy." and hits[0]["session"] == "chat 2"
+    assert hits[0]["vector_rank"] == 1 and hits[0]["text_rank"] == 1

@@ -17,6 +17,7 @@ from memory_client.types import (
     MemoryBundle,
     MemoryContext,
     MessageIn,
+    MessageSearchResults,
     SearchResults,
     SessionInfo,
     StoredMessage,
@@ -72,6 +73,14 @@ class MemoryClient:
         8601), include_history, fallback_to_recent (see docs/api.md)."""
         payload = {"query": query, "user": user, "top_k": top_k, **options}
         return cast(SearchResults, self._post("/api/v1/memory/search", payload))
+
+    def messages_search(
+        self, *, query: str, user: str | None = None, session: str | None = None, top_k: int = 10, **options: Any
+    ) -> MessageSearchResults:
+        """The user's past messages (one session's when given) that best answer `query`. `options`: mode,
+        min_similarity (see docs/api.md)."""
+        payload = {"query": query, "user": user, "session": session, "top_k": top_k, **options}
+        return cast(MessageSearchResults, self._post("/api/v1/messages/search", payload))
 
     # --- facts ----------------------------------------------------------------------------------------------------
 

@@ -141,6 +141,19 @@ class StoredMessage(TypedDict):
     metadata: dict[str, Any]
 
 
+class MessageHit(TypedDict):
+    message: StoredMessage
+    session: str
+    score: float
+    similarity: float | None
+    vector_rank: int | None
+    text_rank: int | None
+
+
+class MessageSearchResults(TypedDict):
+    results: list[MessageHit]
+
+
 class AppendResult(TypedDict):
     session: SessionInfo
     created_count: int

@@ -1,0 +1,130 @@
+"""Markdown tables of the full runs (benchmarks/results/*.json), as docs/benchmarks.md shows them.
+
+.venv/bin/python benchmarks/report.py"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+KS = ("5", "10", "25", "50")
+CATEGORIES = ("single-hop", "multi-hop", "temporal", "open-domain", "adversarial")
+
+
+def _load(name: str) -> dict | None:
+    path = RESULTS / name
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def locomo(split: str) -> None:
+    run = _load(f"locomo_{split}.json")
+    if not run:
+        return
+    machine = run["machine"]
+    print(
+        f"\n#### {split} split ({', '.join(run['conversations'])}; {run['questions']} questions, "
+        f"{run['repeats']} runs; {machine['date'][:10]}, load {machine['load_average_at_start']:.1f})\n"
+    )
+    print("| corpus | mode | R@5 | R@10 | R@25 | R@50 | HTTP p50 ms | p95 ms |")
+    print("|---|---|---|---|---|---|---|---|")
+    for key, table in run["recall"].items():
+        corpus, mode = key.split("/")
+        latency = run["latency_http_ms"][key]
+        cells = " | ".join(f"{table['overall'][k]:.1f}" for k in KS)
+        print(f"| {corpus} | {mode} | {cells} | {latency['p50_ms']:.0f} | {latency['p95_ms']:.0f} |")
+    for corpus in ("turns", "observations"):
+        paper = run["paper_dragon"]["overall"][corpus]["overall"]
+        print(f"| {corpus} | paper (DRAGON) | " + " | ".join(f"{paper[k]:.1f}" for k in KS) + " | | |")
+    if run.get("mem0"):
+        mem0 = run["mem0"]
+        cells = " | ".join(f"{mem0['recall']['overall'][k]:.1f}" for k in KS)
+        latency = mem0["latency_in_process_ms"]
+        print(
+            f"| observations | mem0 2.2.1 (in-process) | {cells} | {latency['p50_ms']:.0f} | {latency['p95_ms']:.0f} |"
+        )
+    print("\nRecall@10 per category:\n")
+    print("| corpus | mode | " + " | ".join(CATEGORIES) + " |")
+    print("|---|---|" + "---|" * len(CATEGORIES))
+    for key, table in run["recall"].items():
+        corpus, mode = key.split("/")
+        cells = " | ".join(f"{table[c]['10']:.1f}" if c in table else "-" for c in CATEGORIES)
+        print(f"| {corpus} | {mode} | {cells} |")
+    for corpus in ("turns", "observations"):
+        paper = run["paper_dragon"]["category_at_10"][corpus]
+        cells = " | ".join(f"{paper[c]:.1f}" if paper[c] is not None else "-" for c in CATEGORIES)
+        print(f"| {corpus} | paper (DRAGON) | {cells} |")
+    if run.get("mem0"):
+        table = run["mem0"]["recall"]
+        print("| observations | mem0 2.2.1 | " + " | ".join(f"{table[c]['10']:.1f}" for c in CATEGORIES) + " |")
+        print(
+            "\nOurs (hybrid, over HTTP) against mem0 (in-process): "
+            + ", ".join(f"{name} {value}" for name, value in run["mem0"]["ratios"].items())
+        )
+
+
+def search_latency() -> None:
+    run = _load("search_latency.json")
+    if not run:
+        return
+    machine = run["machine"]
+    print(
+        f"\n#### Search latency ({machine['date'][:10]}, load {machine['load_average_at_start']:.1f}; "
+        f"composed vectors vs real embeddings: cosine {run['composition_fidelity']['mean']:.3f} mean)\n"
+    )
+    print("| facts | scope | concurrency | p50 ms | p95 ms | p99 ms | searches/s |")
+    print("|---|---|---|---|---|---|---|")
+    for scale, row in sorted(run["scales"].items(), key=lambda item: int(item[0])):
+        for scope in ("per_user", "agent_wide"):
+            for concurrency in (1, 8):
+                cell = row[f"{scope}_c{concurrency}"]
+                print(
+                    f"| {int(scale):,} | {scope.replace('_', '-')} | {concurrency} | {cell['p50_ms']:.1f} | "
+                    f"{cell['p95_ms']:.1f} | {cell['p99_ms']:.1f} | {cell['searches_per_s']:.1f} |"
+                )
+    print("\n| facts | load s | HNSW build s | HNSW recall@10 vs exact by ef_search | RSS web MB | RSS worker MB |")
+    print("|---|---|---|---|---|---|")
+    for scale, row in sorted(run["scales"].items(), key=lambda item: int(item[0])):
+        recall = ", ".join(f"{ef}: {value:.3f}" for ef, value in row["hnsw_recall_at_10_vs_exact"].items())
+        print(
+            f"| {int(scale):,} | {row['load_seconds']:.0f} | {row['hnsw_build_seconds']:.0f} | {recall} | "
+            f"{row['rss_mb']['web']:.0f} | {row['rss_mb']['worker']:.0f} |"
+        )
+
+
+def ingestion_formation() -> None:
+    run = _load("ingestion_formation.json")
+    if not run:
+        return
+    machine = run["machine"]
+    print(f"\n#### Ingestion and formation ({machine['date'][:10]}, load {machine['load_average_at_start']:.1f})\n")
+    print("| clients | messages/s (median) | runs |")
+    print("|---|---|---|")
+    for name, cell in run["ingestion"].items():
+        runs = ", ".join(f"{r['messages_per_s']:.0f}" for r in cell["runs"])
+        print(f"| {name.split('_')[1]} | {cell['messages_per_s_median']:.0f} | {runs} |")
+    formation = run["formation"]
+    print(
+        f"\nFormation, 20-message sessions, instant LLM, one worker: backlog drained at "
+        f"{formation['drain_ms_per_session_median']:.1f} ms per session (median of {len(formation['runs'])} runs); "
+        f"job duration minus LLM time p50 {formation['job_p50_ms_median']:.1f} ms."
+    )
+    for r in formation["runs"]:
+        print(
+            f"- {r['sessions']} sessions: drain {r['drain_seconds']} s, {r['drain_ms_per_session']} ms/session, "
+            f"job p50 {r['job_p50_ms']} / p95 {r['job_p95_ms']} ms, {r['facts_added']} facts, "
+            f"{r['reflections_added']} reflections, {r['failed_jobs']} failed"
+        )
+
+
+def main() -> int:
+    locomo("dev")
+    locomo("eval")
+    search_latency()
+    ingestion_formation()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
