@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from core.embeddings.providers import get_embedding_provider
-from core.embeddings.spaces import embedding_space_active
+from core.embeddings.spaces import embedding_record_models, embedding_space_active
 from core.models import EmbeddingSpace
 from core.tokens import count_tokens, count_tokens_batch
 
@@ -30,7 +30,9 @@ def test_first_use_creates_one_active_space_with_its_vector_indexes(django_db_bl
     with connection.cursor() as cursor:
         cursor.execute("SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE %s", [f"%_s{space.pk}_hnsw"])
         indexes = dict(cursor.fetchall())
-    assert set(indexes) == {f"facts_factembedding_s{space.pk}_hnsw", f"conversations_messageembedding_s{space.pk}_hnsw"}
+    tables = {model._meta.db_table for model in embedding_record_models()}
+    assert {"facts_factembedding", "conversations_messageembedding", "facts_referencechunkembedding"} <= tables
+    assert set(indexes) == {f"{table}_s{space.pk}_hnsw" for table in tables}
     assert all("hnsw" in definition and "vector(384)" in definition for definition in indexes.values())
 
 
