@@ -182,6 +182,7 @@ class AgentAdmin(admin.ModelAdmin):
                         query=data["message"],
                         top_k=10,
                         mode=data["mode"] or SearchMode.HYBRID,
+                        record_access=False,
                     )
                     if agent.rag_enabled
                     else []
@@ -193,6 +194,7 @@ class AgentAdmin(admin.ModelAdmin):
                     query=data["message"],
                     token_budget=data["token_budget"] or DEFAULT_TOKEN_BUDGET,
                     limits=BundleLimits(),
+                    record_access=False,
                 )
                 result = {"target": target, "context": context, "hits": hits, "bundle": bundle}
             except ApplicationError as failure:

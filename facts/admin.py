@@ -417,6 +417,7 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
                     top_k=form.cleaned_data["top_k"],
                     mode=form.cleaned_data["mode"],
                     include_history=form.cleaned_data["include_history"],
+                    record_access=False,
                 )
             except ApplicationError as failure:
                 error = failure.message

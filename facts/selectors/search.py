@@ -278,6 +278,7 @@ def facts_search(
     as_of: datetime | None = None,
     include_history: bool = False,
     fallback_to_recent: bool = False,
+    record_access: bool = True,
 ) -> list[FactHit]:
     """The facts the agent may show in a conversation with `user` (its agent-wide facts plus the user's own; only
     agent-wide ones without a user) that best answer `query`.
@@ -352,7 +353,8 @@ def facts_search(
     ranked = ranked[:top_k]
 
     facts = Fact.objects.select_related("user").in_bulk([candidate.fact_id for candidate in ranked])
-    facts_access_record_later(fact_ids=list(facts))
+    if record_access:  # an operator looking is not the agent using the memory; retention reads access times
+        facts_access_record_later(fact_ids=list(facts))
     return [
         FactHit(
             fact=facts[candidate.fact_id],

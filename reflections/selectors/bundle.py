@@ -175,6 +175,7 @@ def memory_bundle_build(
     limits: BundleLimits | None = None,
     min_similarity: float | None = None,
     recency_weight: float = 0.0,
+    record_access: bool = True,
 ) -> MemoryBundle:
     limits = limits or BundleLimits()
     parts = {
@@ -249,6 +250,7 @@ def memory_bundle_build(
                 top_k=limits.facts_top_k,
                 min_similarity=min_similarity,
                 recency_weight=recency_weight,
+                record_access=record_access,
             )
             if limits.facts_top_k > 0
             else []

@@ -40,3 +40,15 @@ def test_search_hits_are_counted_by_the_worker(agent, end_user, celery_worker_pr
     hit.refresh_from_db()
     assert hit.access_count == 1 and hit.last_accessed_at is not None
     assert Fact.objects.get(pk=missed.pk).access_count == 0
+
+
+@pytest.mark.django_db
+def test_operator_searches_do_not_count_as_the_agent_using_memory(agent, end_user, django_capture_on_commit_callbacks):
+    fact_create(agent=agent, user=end_user, scopes=["user"], content="Gene's licence plate is QX-4471")
+
+    with django_capture_on_commit_callbacks() as operator_callbacks:
+        facts_search(agent=agent, user=end_user, query="QX-4471", mode="text", record_access=False)
+    with django_capture_on_commit_callbacks() as agent_callbacks:
+        facts_search(agent=agent, user=end_user, query="QX-4471", mode="text")
+
+    assert (len(operator_callbacks), len(agent_callbacks)) == (0, 1)
