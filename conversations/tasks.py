@@ -11,7 +11,7 @@ from django.conf import settings
 
 from conversations.services.formation import session_form_memories
 from conversations.services.formation_triggers import sessions_formation_sweep
-from conversations.services.message_embeddings import messages_embed_missing
+from conversations.services.message_embeddings import messages_embed_missing, messages_embedding_sweep
 from conversations.services.retention import retention_enforce_all
 from core.exceptions import ProviderError
 from reflections.services.consolidation import ScopeKey, scope_consolidate
@@ -58,7 +58,8 @@ def scope_consolidate_task(
 
 @shared_task(name="conversations.sweep_formation")
 def sessions_formation_sweep_task() -> dict:
-    return sessions_formation_sweep()
+    """Also re-queues the embedding of messages whose task a broker outage lost."""
+    return sessions_formation_sweep() | {"messages_to_embed": messages_embedding_sweep()}
 
 
 @shared_task(

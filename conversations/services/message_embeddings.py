@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import timedelta
 
 from django.db.models import OuterRef, Subquery
+from django.utils import timezone
 
 from conversations.models import Message, MessageEmbedding
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.models import EmbeddingSpace
+from core.queueing import task_enqueue_safely
 
 
 def message_speaker(*, message: Message) -> str:
@@ -74,3 +77,20 @@ def messages_embed_missing(*, message_ids: Iterable[int], space: EmbeddingSpace 
         ignore_conflicts=True,
     )
     return len(messages)
+
+
+def messages_embedding_sweep(*, within: timedelta = timedelta(days=1), limit: int = 2000) -> int:
+    """Queue embedding of recent messages that have no vector in the active space: their task was lost (broker
+    down at ingestion). Returns how many were queued."""
+    from conversations.tasks import messages_embed_task
+
+    space = embedding_space_active()
+    missing = list(
+        Message.objects.filter(stored_at__gte=timezone.now() - within)
+        .exclude(embeddings__space=space)
+        .order_by("id")
+        .values_list("id", flat=True)[:limit]
+    )
+    for start in range(0, len(missing), 500):
+        task_enqueue_safely(messages_embed_task, missing[start : start + 500])
+    return len(missing)

@@ -3,7 +3,11 @@ change to an agent's blob invalidates every (agent, user, session) block at once
 
 from __future__ import annotations
 
+import logging
+
 from django.core.cache import cache
+
+logger = logging.getLogger(__name__)
 
 _GENERATION_TIMEOUT = None  # generations never expire; a lost one only causes a cache miss
 
@@ -38,9 +42,14 @@ def context_cache_invalidate(*, agent_id: int, user_id: int | None = None, sessi
     else:
         kind, pk = "agent", agent_id
     key = _generation_key(kind, pk)
-    if cache.add(key, 2, timeout=_GENERATION_TIMEOUT):
-        return
     try:
-        cache.incr(key)
-    except ValueError:
-        cache.set(key, 2, timeout=_GENERATION_TIMEOUT)
+        if cache.add(key, 2, timeout=_GENERATION_TIMEOUT):
+            return
+        try:
+            cache.incr(key)
+        except ValueError:
+            cache.set(key, 2, timeout=_GENERATION_TIMEOUT)
+    except Exception:
+        # Runs after the write committed: Redis being down must not turn a stored change into an error. Blocks
+        # cached before the outage expire (MEMORY_CONTEXT_CACHE_SECONDS) and the beat refresh rebuilds them.
+        logger.warning("could not invalidate the context cache for %s %s", kind, pk, exc_info=True)

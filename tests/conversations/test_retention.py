@@ -80,3 +80,22 @@ def test_agent_wide_cap_and_message_vector_cap(agent, end_user):
     kept = MessageEmbedding.objects.values_list("message__content", flat=True).order_by("message_id")
     assert list(kept) == ["message 3", "message 4"]
     assert result.session.messages.count() == 5
+
+
+@pytest.mark.django_db
+def test_the_sweep_requeues_messages_whose_embedding_task_was_lost(agent, end_user, monkeypatch):
+    from conversations.services import message_embeddings
+    from conversations.services.message_embeddings import messages_embedding_sweep
+
+    result = session_append_messages(
+        agent=agent,
+        user_external_id=end_user.external_id,
+        session_external_id="s",
+        messages=[MessageInput(role="user", content=f"message {n}") for n in range(3)],
+    )
+    messages_embed_missing(message_ids=[result.messages[0].pk])
+    queued: list[list[int]] = []
+    monkeypatch.setattr(message_embeddings, "task_enqueue_safely", lambda task, ids: queued.append(ids))
+
+    assert messages_embedding_sweep() == 2
+    assert queued == [[message.pk for message in result.messages[1:]]]
