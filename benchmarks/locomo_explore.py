@@ -145,6 +145,64 @@ class FullText:
         return [row[0] for row in self.conn.execute(sql, params).fetchall()]
 
 
+COVERAGE_SQL = """
+    WITH q AS (
+        SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %(q)s)) u(lexeme, positions, weights)
+    ), n AS (
+        SELECT count(*)::float AS docs, avg(length(tsv))::float AS avglen FROM items
+    ), df AS (
+        SELECT q.lexeme, count(i.id)::float AS df
+        FROM q LEFT JOIN (items i CROSS JOIN LATERAL unnest(i.tsv) u(lexeme, positions, weights))
+            ON u.lexeme = q.lexeme
+        GROUP BY q.lexeme
+    ), idf AS (
+        SELECT lexeme, ln(1 + (n.docs - df.df + 0.5) / (df.df + 0.5)) AS idf FROM df, n
+    ), total AS (SELECT sum(idf) AS idf FROM idf)
+    SELECT i.id, sum(idf.idf) / max(total.idf) AS coverage
+    FROM items i, n, unnest(i.tsv) u(lexeme, positions, weights) JOIN idf USING (lexeme), total
+    GROUP BY i.id, n.docs, n.avglen, i.tsv
+    ORDER BY sum(
+        idf.idf * cardinality(u.positions) * 2.2
+        / (cardinality(u.positions) + 1.2 * (0.25 + 0.75 * length(i.tsv) / n.avglen))
+    ) DESC, i.id LIMIT %(n)s
+"""
+
+
+STUDY_GRID = [
+    *((k, w, tau, 1) for k in (1, 2, 3, 5) for w in (1.5, 2.0, 2.5) for tau in (0.0, 0.25, 0.5, 0.75, 1.0)),
+    *((2, 2.0, tau, 2) for tau in (0.1, 0.2, 0.25, 0.3)),
+]
+
+
+def coverage_study(conversations, embed, fulltext: FullText) -> None:
+    """The product's signals fused at several k, text weights and coverage thresholds τ: the full-text term of an
+    item is scaled by min(1, coverage / τ) ** power (τ = 0: not scaled)."""
+    runs = defaultdict(list)  # (corpus, k, w, tau) -> [(question, ranking, sources)]
+    for conversation in conversations:
+        questions = conversation.questions
+        query_vectors = embed([q.text for q in questions])
+        for corpus, renderings in conversation.corpora().items():
+            name = PRODUCT_SIGNALS[corpus]["dense"].split(":")[1]
+            texts, sources = renderings["texts"][name], renderings["sources"]
+            dense = dense_rankings(embed(texts), query_vectors, 50)
+            fulltext.load(texts)
+            for question, vector_ranking in zip(questions, dense, strict=True):
+                rows = fulltext.conn.execute(COVERAGE_SQL, {"q": question.text, "n": 50}).fetchall()
+                for k, weight, tau, power in STUDY_GRID:
+                    scores: dict[int, float] = defaultdict(float)
+                    for rank, item in enumerate(vector_ranking, start=1):
+                        scores[int(item)] += 1 / (k + rank)
+                    for rank, (item, coverage) in enumerate(rows, start=1):
+                        strength = 1.0 if tau == 0 else min(1.0, coverage / tau) ** power
+                        scores[item] += weight * strength / (k + rank)
+                    ranking = sorted(scores, key=lambda i: (-scores[i], i))[:50]
+                    runs[(corpus, k, weight, tau, power)].append((question, ranking, sources))
+    print("\ncoverage study: recall@10 by k, text weight, coverage threshold (tau 0 = unscaled) and power")
+    for (corpus, k, weight, tau, power), ranked in sorted(runs.items()):
+        recall = recall_table(_sourced(ranked))["overall"][10]
+        print(f"  {corpus:12} k={k} w={weight} tau={tau} power={power}: {recall:5.1f}")
+
+
 def rrf(rankings: list[list[int]], *, k: float, weights: list[float] | None = None, depth: int) -> list[int]:
     weights = weights or [1.0] * len(rankings)
     scores: dict[int, float] = defaultdict(float)
@@ -158,6 +216,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--locomo", type=Path, default=DEFAULT_LOCOMO)
     parser.add_argument("--split", choices=["dev"], default="dev", help="exploration runs on the dev split only")
+    parser.add_argument("--coverage-study", action="store_true", help="only the fusion study of the product signals")
     args = parser.parse_args()
     conversations = load_conversations(args.locomo, sample_ids=SPLITS[args.split])
     embed = embedder()
@@ -171,6 +230,9 @@ def main() -> int:
         url = postgres.start().replace("postgres://", "postgresql://")
         with psycopg.connect(url, autocommit=True) as conn:
             fulltext = FullText(conn)
+            if args.coverage_study:
+                coverage_study(conversations, embed, fulltext)
+                return 0
             # runs[corpus][signal]: (question, ranked item indices, the conversation's item sources) per question.
             runs: dict[str, dict[str, list[tuple]]] = defaultdict(lambda: defaultdict(list))
             for conversation in conversations:

@@ -104,7 +104,7 @@ def run_once(conversations, agents, base_url: str, *, modes, corpora, workers: i
                 agent = agents[conversation.sample_id]
                 started = time.perf_counter()
                 sources = retrieve(
-                    MemoryClient(base_url, agent["key"]),
+                    MemoryClient(base_url, agent["key"], timeout=300),
                     corpus=corpus,
                     query=question.text,
                     user=agent["owner"],
@@ -227,6 +227,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="hybrid mode only, one conversation (make bench)")
     parser.add_argument("--mem0", action="store_true", help="also mem0 on the same observations, same run")
+    parser.add_argument("--mem0-repeats", type=int, default=0, help="mem0's search runs (default: --repeats)")
     parser.add_argument(
         "--workers", type=int, default=1, help="concurrent clients; latencies are per request under that concurrency"
     )
@@ -258,7 +259,7 @@ def main() -> int:
             runs.append(tables)
             latency_runs.append(latencies)
             print(f"run {repeat + 1}/{args.repeats}: {time.monotonic() - started:.0f}s", flush=True)
-        mem0 = run_mem0(stack, conversations, repeats=args.repeats) if args.mem0 else None
+        mem0 = run_mem0(stack, conversations, repeats=args.mem0_repeats or args.repeats) if args.mem0 else None
     tables = median_tables(runs)
     latencies = {
         key: {stat: statistics.median(run[key][stat] for run in latency_runs if key in run) for stat in cell}

@@ -19,15 +19,19 @@ from django.db import connection
 
 BM25_K1 = 1.2
 BM25_B = 0.75
+# Full-text matches covering at least this share of the query's IDF count fully in fusion; weaker ones in proportion.
+FULL_STRENGTH_COVERAGE = 0.2
 
 
 def bm25_ranking(
     *, scope_sql: str, scope_params: Sequence, query: str, config: str, limit: int
 ) -> list[tuple[int, float, float]]:
-    """(id, BM25 score, coverage) of the scope's documents matching any lexeme of `query`, best first. Coverage is
-    the share of the query's inverse document frequency that the document matches (1.0: every query word, 0.1: only
-    words most documents have): fusion scales the full-text signal by it, so a document that matched only the user's
-    name cannot outrank the vector signal's best (a weak signal trusted blindly loses to the strong one).
+    """(id, BM25 score, strength) of the scope's documents matching any lexeme of `query`, best first. Strength is
+    min(1, coverage / FULL_STRENGTH_COVERAGE)², coverage being the share of the query's inverse document frequency
+    that the document matches (1.0: every query word, 0.05: only a word most documents have). Fusion scales the
+    full-text signal by it, so a document that matched only the user's name cannot outrank the vector signal's best,
+    while one that matched a fair part of the question keeps its full weight (LoCoMo dev split: scaling by coverage
+    itself cost 1 to 2 points of recall@10, this threshold nothing measurable; docs/benchmarks.md).
 
     `scope_sql` selects `id` and `tsv` (a tsvector in text-search configuration `config`) of every searchable
     document; it is used twice, once filtered by the query (where a GIN index on `tsv` applies) and once counted."""
@@ -57,14 +61,25 @@ def bm25_ranking(
         SELECT terms.id,
                sum(idf.idf * terms.tf * (%s + 1)
                    / (terms.tf + %s * (1 - %s + %s * terms.length / stats.average_length))) AS score,
-               sum(idf.idf) / max(total.idf) AS coverage
+               power(least(1.0, sum(idf.idf) / max(total.idf) / %s), 2) AS strength
         FROM terms JOIN idf USING (lexeme), stats
         CROSS JOIN total
         GROUP BY terms.id
         ORDER BY score DESC, terms.id
         LIMIT %s
     """
-    params = [config, query, *scope_params, *scope_params, BM25_K1, BM25_K1, BM25_B, BM25_B, limit]
+    params = [
+        config,
+        query,
+        *scope_params,
+        *scope_params,
+        BM25_K1,
+        BM25_K1,
+        BM25_B,
+        BM25_B,
+        FULL_STRENGTH_COVERAGE,
+        limit,
+    ]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return [(row[0], float(row[1]), float(row[2])) for row in cursor.fetchall()]

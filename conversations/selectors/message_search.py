@@ -151,12 +151,12 @@ def messages_search(
     similarity = dict(vector_rows)
     vector_rank = {pk: rank for rank, (pk, _) in enumerate(vector_rows, start=1)}
     text_rank = {pk: rank for rank, (pk, _, _) in enumerate(text_rows, start=1)}
-    coverage = {pk: share for pk, _, share in text_rows}
+    strength = {pk: share for pk, _, share in text_rows}
     signals = []  # (ranks, weight, strengths) of each signal used
     if mode != "text":
         signals.append((vector_rank, 1.0, {}))
     if mode != "semantic":
-        signals.append((text_rank, settings.MEMORY_TEXT_WEIGHT, coverage))
+        signals.append((text_rank, settings.MEMORY_TEXT_WEIGHT, strength))
     scores = {
         pk: reciprocal_rank_fusion(
             ranks=[ranks.get(pk) for ranks, _, _ in signals],

@@ -20,8 +20,8 @@ from facts.models import TEXT_SEARCH_CONFIG, FactEmbedding
 def facts_text_ranking(
     *, parts: list[QuerySet[FactEmbedding]], query: str, vector: np.ndarray | None, limit: int
 ) -> list[tuple[int, float, float | None, datetime, float]]:
-    """(fact id, BM25 score, cosine similarity or None, valid_from, coverage) of the facts of the scope matching any
-    query word, best first (coverage: core.retrieval.bm25_ranking). `parts` together are the caller's scope (the
+    """(fact id, BM25 score, cosine similarity or None, valid_from, strength) of the facts of the scope matching any
+    query word, best first (strength: core.retrieval.bm25_ranking). `parts` together are the caller's scope (the
     user's own rows, the agent-wide rows); each is planned on its own (UNION ALL), so the selective part keeps its
     own index."""
     branches, params = [], []
@@ -51,7 +51,7 @@ def facts_text_ranking(
             score,
             None if details[fact_id][0] is None else 1.0 - details[fact_id][0],
             details[fact_id][1],
-            coverage,
+            strength,
         )
-        for fact_id, score, coverage in ranked
+        for fact_id, score, strength in ranked
     ]

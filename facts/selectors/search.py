@@ -184,7 +184,7 @@ def _text_ranking(
     vector: np.ndarray | None,
     limit: int,
 ) -> list[tuple[int, float, float | None, datetime, float]]:
-    """(fact id, BM25 score, cosine similarity or None, valid_from, coverage) of the facts matching any query word,
+    """(fact id, BM25 score, cosine similarity or None, valid_from, strength) of the facts matching any query word,
     best first (facts.selectors.fulltext)."""
     return facts_text_ranking(parts=_scope_parts(filtered, user), query=query, vector=vector, limit=limit)
 
@@ -197,23 +197,23 @@ def _fuse(
     use_text: bool,
 ) -> dict[int, _Candidate]:
     """Weighted reciprocal rank fusion (core.retrieval): score = Σ weight / (k + rank) over the signals used, the
-    vector's weight 1 and full text's MEMORY_TEXT_WEIGHT times the share of the query the fact matched, scaled so that
+    vector's weight 1 and full text's MEMORY_TEXT_WEIGHT times the strength of the fact's match, scaled so that
     first place in every signal scores 1.0 and scores stay comparable across modes."""
     candidates: dict[int, _Candidate] = {}
     for rank, (fact_id, similarity, valid_from) in enumerate(vector_rows, start=1):
         candidates[fact_id] = _Candidate(
             fact_id=fact_id, valid_from=valid_from, similarity=similarity, vector_rank=rank
         )
-    coverage = {}
+    strength = {}
     for rank, (fact_id, text_score, similarity, valid_from, share) in enumerate(text_rows, start=1):
         candidate = candidates.setdefault(fact_id, _Candidate(fact_id=fact_id, valid_from=valid_from))
-        candidate.text_rank, candidate.text_score, coverage[fact_id] = rank, text_score, share
+        candidate.text_rank, candidate.text_score, strength[fact_id] = rank, text_score, share
         if candidate.similarity is None:
             candidate.similarity = similarity
     weights = [1.0] * use_vector + [settings.MEMORY_TEXT_WEIGHT] * use_text
     for candidate in candidates.values():
         ranks = [candidate.vector_rank] * use_vector + [candidate.text_rank] * use_text
-        strengths = [1.0] * use_vector + [coverage.get(candidate.fact_id, 1.0)] * use_text
+        strengths = [1.0] * use_vector + [strength.get(candidate.fact_id, 1.0)] * use_text
         candidate.score = reciprocal_rank_fusion(
             ranks=ranks, weights=weights, strengths=strengths, k=settings.MEMORY_RRF_K
         )
