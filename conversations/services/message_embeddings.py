@@ -79,14 +79,17 @@ def messages_embed_missing(*, message_ids: Iterable[int], space: EmbeddingSpace 
     return len(messages)
 
 
-def messages_embedding_sweep(*, within: timedelta = timedelta(days=1), limit: int = 2000) -> int:
+def messages_embedding_sweep(
+    *, within: timedelta = timedelta(days=1), grace: timedelta = timedelta(minutes=2), limit: int = 2000
+) -> int:
     """Queue embedding of recent messages that have no vector in the active space: their task was lost (broker
-    down at ingestion). Returns how many were queued."""
+    down at ingestion). Messages younger than `grace` are left to the task still queued for them.
+    Returns how many were queued."""
     from conversations.tasks import messages_embed_task
 
     space = embedding_space_active()
     missing = list(
-        Message.objects.filter(stored_at__gte=timezone.now() - within)
+        Message.objects.filter(stored_at__gte=timezone.now() - within, stored_at__lt=timezone.now() - grace)
         .exclude(embeddings__space=space)
         .order_by("id")
         .values_list("id", flat=True)[:limit]

@@ -103,7 +103,7 @@ def test_conversations_become_facts_reflections_and_consolidated_memory(client, 
     # Session A: posted, nothing formed while the conversation is live.
     ids_a = _post(client, key, "session-a", SESSION_A)
     session_a = Session.objects.get(agent=agent, external_id="session-a")
-    assert sessions_formation_sweep_task.delay().get(timeout=60) == {"cold": 0, "retried": 0}
+    assert sessions_formation_sweep_task.delay().get(timeout=60) == {"cold": 0, "retried": 0, "messages_to_embed": 0}
     assert session_a.formed_through_message_id is None and not Fact.objects.exists()
 
     _go_cold_and_sweep(session_a)

@@ -3,7 +3,7 @@ import datetime
 import pytest
 from django.utils import timezone
 
-from conversations.models import EndUser, MessageEmbedding, RetentionRun
+from conversations.models import EndUser, Message, MessageEmbedding, RetentionRun
 from conversations.services.ingestion import MessageInput, session_append_messages
 from conversations.services.message_embeddings import messages_embed_missing
 from conversations.services.retention import retention_enforce, retention_enforce_all
@@ -97,5 +97,7 @@ def test_the_sweep_requeues_messages_whose_embedding_task_was_lost(agent, end_us
     queued: list[list[int]] = []
     monkeypatch.setattr(message_embeddings, "task_enqueue_safely", lambda task, ids: queued.append(ids))
 
+    assert messages_embedding_sweep() == 0, "a message just stored still has its own task queued"
+    Message.objects.update(stored_at=timezone.now() - datetime.timedelta(minutes=5))
     assert messages_embedding_sweep() == 2
     assert queued == [[message.pk for message in result.messages[1:]]]
