@@ -34,7 +34,7 @@ $(CHROMIUM):
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -r requirements/bench.txt
 	$(BIN)/python benchmarks/locomo_retrieval.py --split dev --quick --mem0
-	$(BIN)/python benchmarks/search_latency.py --scales 10000 --queries 100 --predicates 2000 --output search_latency_quick.json
+	$(BIN)/python benchmarks/search_latency.py --scales 10000 --queries 50 --recall-queries 50 --predicates 1000 --output search_latency_quick.json
 	$(BIN)/python benchmarks/ingestion_formation.py --quick
 
 lint: $(STAMP)

@@ -48,7 +48,6 @@ def locomo_recall() -> None:
         if paper:
             ax.plot([int(k) for k in KS], [paper[k] for k in KS], "k-", marker="^", lw=2, label="paper (DRAGON)")
         ax.set_title(f"LoCoMo {corpus}: recall@k")
-        ax.set_xscale("log")
         ax.set_xticks([5, 10, 25, 50], ["5", "10", "25", "50"])
         ax.set_xlabel("k")
         ax.grid(alpha=0.3)
@@ -83,6 +82,8 @@ def search_latency() -> None:
             )
     axes[0].axhline(20, color="red", lw=1, ls=":", label="goal: per-user p95 at c1")
     axes[0].set_xscale("log")
+    axes[0].minorticks_off()
+    axes[0].set_xticks(x, [f"{v:,}" for v in x])
     axes[0].set_xlabel("facts in the store")
     axes[0].set_ylabel("ms per search (HTTP, query embedding included)")
     axes[0].set_title("Fact search latency")

@@ -119,10 +119,13 @@ def ingestion_formation() -> None:
 
 
 def main() -> int:
-    locomo("dev")
-    locomo("eval")
-    search_latency()
-    ingestion_formation()
+    sections = {
+        "locomo": lambda: (locomo("dev"), locomo("eval")),
+        "latency": search_latency,
+        "ingestion": ingestion_formation,
+    }
+    for name in sys.argv[1:] or sections:
+        sections[name]()
     return 0
 
 
