@@ -99,15 +99,25 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--only", choices=["ingestion"], help="run only this part (no formation; results are not written)"
+    )
+    parser.add_argument("--web-workers", type=int, default=2, help="gunicorn worker processes")
+    parser.add_argument("--web-threads", type=int, default=4, help="gunicorn threads per worker (1: sync workers)")
     args = parser.parse_args()
     ingest_sessions = 40 if args.quick else 100
     formation_sessions = 40 if args.quick else 100
     repeats = 1 if args.quick else args.repeats
     generator = FactGenerator(seed=11, predicate_pool=5000)
-    result: dict = {"benchmark": "ingestion_formation", "machine": machine(), "quick": args.quick}
+    result: dict = {
+        "benchmark": "ingestion_formation",
+        "machine": machine(),
+        "quick": args.quick,
+        "web": {"workers": args.web_workers, "threads": args.web_threads},
+    }
     with throwaway_stack(extra_env=STACK_ENV) as stack:
         key = stack.api_key(AGENT)
-        base_url = stack.start_web()
+        base_url = stack.start_web(workers=args.web_workers, threads=args.web_threads)
         os.environ.update(stack.env)
         import django
 
@@ -146,6 +156,11 @@ def main() -> int:
         }
         for c, rs in runs.items():
             print(f"ingestion, {c} client(s): {statistics.median(r['messages_per_s'] for r in rs):.0f} messages/s")
+        if args.only == "ingestion":
+            for c, rs in runs.items():
+                last = rs[-1]
+                print(f"  {c} client(s): request p50 {last['request_p50_ms']} ms, p95 {last['request_p95_ms']} ms")
+            return 0
 
         # Formation: sessions of 20 messages, embedded first so the backlog holds formation work only. The embedding
         # tasks the ingestion runs queued are dropped (this stack's own Redis): those messages are never formed here.
