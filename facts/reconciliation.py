@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 from django.db import connection
+from django.db.models import Q
 from pgvector.django import CosineDistance
 
 from conversations.models import Agent, EndUser, Message, Session
@@ -23,7 +24,7 @@ from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
 from core.models import EmbeddingSpace
 from facts.extraction import ExtractedFact
 from facts.models import Fact, FactEmbedding, FactScope
-from facts.reference_documents import fact_restates_reference
+from facts.reference_documents import facts_restating_reference
 from facts.services import fact_close, fact_content_hash, fact_create, fact_profile_set, fact_supersede
 
 PROMPT = Path(__file__).parent / "prompts" / "reconcile_facts.txt"
@@ -36,6 +37,7 @@ class FactDecision:
     new: ExtractedFact
     owner: EndUser | None
     vector: np.ndarray
+    space: EmbeddingSpace
     action: str
     reason: str
     target: Fact | None = None
@@ -98,20 +100,29 @@ def facts_reconcile_plan(
         return []
     new_facts = list(unique.values())
     vectors = provider.embed([fact.content for fact in new_facts])
+    restating = facts_restating_reference(
+        agent=agent, contents=[fact.content for fact in new_facts], vectors=vectors, space=space
+    )
+    exact_of: dict[tuple[int | None, str], Fact] = {}
+    for fact in Fact.objects.filter(
+        Q(user=user) | Q(user__isnull=True),
+        agent=agent,
+        content_hash__in=[content_hash for _, content_hash in unique],
+        valid_to__isnull=True,
+    ).order_by("pk"):
+        exact_of.setdefault((fact.user_id, fact.content_hash), fact)
 
     decisions: list[FactDecision] = []
-    for fact, vector in zip(new_facts, vectors, strict=True):
-        owner = user if FactScope.USER in fact.scopes else None
-        decision = FactDecision(new=fact, owner=owner, vector=vector, action="ADD", reason="new")
-        exact = Fact.objects.filter(
-            agent=agent, user=owner, content_hash=fact_content_hash(fact.content), valid_to__isnull=True
-        ).first()
+    for (owner_pk, content_hash), fact, vector, restates in zip(unique, new_facts, vectors, restating, strict=True):
+        owner = user if owner_pk is not None else None
+        decision = FactDecision(new=fact, owner=owner, vector=vector, space=space, action="ADD", reason="new")
+        exact = exact_of.get((owner_pk, content_hash))
         keyed = (
             Fact.objects.filter(agent=agent, user=owner, key=fact.key, valid_to__isnull=True).first()
             if fact.key and owner is not None
             else None
         )
-        if fact_restates_reference(agent=agent, content=fact.content, vector=vector):
+        if restates:
             decision.action, decision.reason = "NONE", "restates a reference document"
         elif exact is not None:
             decision.action, decision.reason, decision.target = "NONE", "exact duplicate", exact
@@ -212,7 +223,7 @@ def _is_duplicate_now(*, decision: FactDecision, agent: Agent, content: str, vec
         agent=agent,
         owner=decision.owner,
         vector=vector,
-        space=embedding_space_active(),
+        space=decision.space,
         min_similarity=settings.FACT_DUPLICATE_SIMILARITY,
     )
     return bool(similar)
@@ -247,6 +258,7 @@ def facts_reconcile_apply(
                     source_session=session,
                     source_messages=sources,
                     embedding=decision.vector,
+                    space=decision.space,
                     change_reason="extracted",
                 )
                 if outcome == "unchanged":
@@ -264,6 +276,7 @@ def facts_reconcile_apply(
                     source_session=session,
                     source_messages=sources,
                     embedding=decision.vector,
+                    space=decision.space,
                 )
             )
         elif action == "UPDATE":
@@ -291,6 +304,7 @@ def facts_reconcile_apply(
                 source_session=session,
                 source_messages=sources,
                 embedding=decision.content_vector if decision.content_vector is not None else decision.vector,
+                space=decision.space,
             )
             new_key = decision.new.key
             if (

@@ -102,12 +102,14 @@ def reference_chunks_embed_missing(*, chunk_ids: Iterable[int], space: Embedding
     return len(chunks)
 
 
-def fact_restates_reference(*, agent: Agent, content: str, vector: np.ndarray) -> bool:
+def fact_restates_reference(
+    *, agent: Agent, content: str, vector: np.ndarray, space: EmbeddingSpace | None = None
+) -> bool:
     """Whether the statement is already in one of the agent's reference documents."""
     normalized = reference_text_normalize(content)
     if normalized and ReferenceChunk.objects.filter(document__agent=agent, normalized__contains=normalized).exists():
         return True
-    space = embedding_space_active()
+    space = space or embedding_space_active()
     nearest = (
         ReferenceChunkEmbedding.objects.filter(space=space, agent=agent)
         .annotate(distance=CosineDistance(embedding_expression(space=space), vector))
@@ -116,3 +118,16 @@ def fact_restates_reference(*, agent: Agent, content: str, vector: np.ndarray) -
         .first()
     )
     return nearest is not None and 1 - nearest >= settings.REFERENCE_RESTATEMENT_SIMILARITY
+
+
+def facts_restating_reference(
+    *, agent: Agent, contents: list[str], vectors: list[np.ndarray], space: EmbeddingSpace
+) -> list[bool]:
+    """fact_restates_reference for each statement; most agents have no reference documents, and one query
+    finding none answers for every statement."""
+    if not ReferenceChunk.objects.filter(document__agent=agent).exists():
+        return [False] * len(contents)
+    return [
+        fact_restates_reference(agent=agent, content=content, vector=vector, space=space)
+        for content, vector in zip(contents, vectors, strict=True)
+    ]

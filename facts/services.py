@@ -99,6 +99,7 @@ def fact_profile_set(
     source_session: Session | None = None,
     source_messages: Sequence[Message] = (),
     embedding: np.ndarray | None = None,
+    space: EmbeddingSpace | None = None,
     change_reason: str = "created",
     metadata: dict | None = None,
 ) -> tuple[Fact, str]:
@@ -119,6 +120,7 @@ def fact_profile_set(
             source_session=source_session,
             source_messages=source_messages,
             embedding=embedding,
+            space=space,
             metadata={**current.metadata, **metadata},
         )
         return successor, "updated"
@@ -141,6 +143,7 @@ def fact_profile_set(
         source_messages=source_messages,
         metadata=metadata,
         embedding=embedding,
+        space=space,
         key=key,
     )
     return fact, "created"
@@ -160,11 +163,13 @@ def fact_create(
     metadata: dict | None = None,
     valid_from: datetime | None = None,
     embedding: np.ndarray | None = None,
+    space: EmbeddingSpace | None = None,
     key: str = "",
     pinned: bool = False,
 ) -> Fact:
     """Store and embed a new current fact. The caller handles duplicates (the unique constraints reject a second
-    current fact with the same content, or the same profile key, in the same scope)."""
+    current fact with the same content, or the same profile key, in the same scope). A given embedding belongs to
+    `space` (the active space when not given)."""
     scopes = fact_scopes_validate(scopes=scopes, user=user)
     key = profile_key_validate(key=key, user=user if FactScope.USER in scopes else None)
     content = fact_content_normalize(content)
@@ -188,9 +193,9 @@ def fact_create(
         pinned=pinned,
     )
     if source_messages:
-        fact.source_messages.set(source_messages)
+        fact.source_messages.add(*source_messages)  # a new fact has none: add() skips set()'s read of them
     _profile_changed_on_commit(fact)
-    space = embedding_space_active()
+    space = space or embedding_space_active()
     vector = embedding if embedding is not None else embedding_provider_for_space(space=space).embed_one(content)
     fact_embeddings_write(facts=[fact], space=space, vectors=[vector])
     return fact
@@ -238,6 +243,7 @@ def fact_supersede(
     tags: Sequence[str] | None = None,
     metadata: dict | None = None,
     embedding: np.ndarray | None = None,
+    space: EmbeddingSpace | None = None,
 ) -> Fact:
     """An UPDATE: close the current version and write its successor (same lineage, version + 1, re-embedded).
     Scopes, user, tags and metadata carry over unless given."""
@@ -261,6 +267,7 @@ def fact_supersede(
         metadata=metadata if metadata is not None else current.metadata,
         valid_from=now,
         embedding=embedding,
+        space=space,
         key=current.key,
         pinned=current.pinned,
     )

@@ -25,7 +25,7 @@ from reflections.models import (
     MemoryScope,
     Reflection,
 )
-from reflections.services.reflections import scope_key
+from reflections.services.reflections import LEVELS, scope_key, scopes_filter
 
 logger = logging.getLogger(__name__)
 
@@ -139,13 +139,19 @@ def consolidated_memory_replace(
 def consolidation_due_scopes(*, session: Session) -> list[ScopeKey]:
     """The scopes touched by this session whose unabsorbed reflections reached the agent's threshold."""
     thresholds = agent_thresholds(agent=session.agent)
+    keys = {scope: scope_key(scope=scope, user=session.user, session=session) for scope in LEVELS}
+    buffered = dict(
+        Reflection.objects.filter(
+            scopes_filter(user=session.user, session=session), agent=session.agent, absorbed=False
+        )
+        .order_by()
+        .values("scope")
+        .annotate(n=Count("id"))
+        .values_list("scope", "n")
+    )
     due = []
-    for scope in (MemoryScope.AGENT, MemoryScope.USER, MemoryScope.SESSION):
-        key = scope_key(scope=scope, user=session.user, session=session)
-        buffered = Reflection.objects.filter(agent=session.agent, scope=scope, absorbed=False, **key).aggregate(
-            n=Count("id")
-        )["n"]
-        if buffered >= thresholds.consolidation_threshold(scope):
+    for scope, key in keys.items():
+        if buffered.get(scope, 0) >= thresholds.consolidation_threshold(scope):
             due.append(
                 ScopeKey(
                     agent_id=session.agent_id,

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F, Q, Window
+from django.db.models.functions import RowNumber
 
 from conversations.models import Agent, EndUser, Session
 from conversations.services.conversation_text import NumberedMessage, conversation_render
@@ -16,6 +18,7 @@ from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 
 PROMPT = Path(__file__).resolve().parent.parent / "prompts" / "reflect.txt"
 LEVELS = (MemoryScope.AGENT, MemoryScope.USER, MemoryScope.SESSION)
+REFLECTIONS_IN_PROMPT = 50  # per scope, oldest first
 
 
 @dataclass
@@ -61,14 +64,33 @@ def scope_key(*, scope: str, user: EndUser | None, session: Session | None) -> d
     }
 
 
+def scopes_filter(*, user: EndUser | None, session: Session | None) -> Q:
+    """Rows of any of the three scopes a session touches (for one agent), to read them in one query."""
+    in_scopes = Q()
+    for scope in LEVELS:
+        in_scopes |= Q(scope=scope, **scope_key(scope=scope, user=user, session=session))
+    return in_scopes
+
+
 def memory_text_for_prompt(*, agent: Agent, user: EndUser, session: Session) -> str:
     """The current memory of the three scopes, as the reflection step must not repeat it."""
+    in_scopes = scopes_filter(user=user, session=session)
+    blobs: dict[str, list[str]] = {scope: [] for scope in LEVELS}
+    for scope, content in ConsolidatedMemory.objects.filter(in_scopes, agent=agent).values_list("scope", "content"):
+        blobs[scope].append(content)
+    buffered: dict[str, list[str]] = {scope: [] for scope in LEVELS}
+    rows = (
+        Reflection.objects.filter(in_scopes, agent=agent, absorbed=False)
+        .annotate(rank=Window(RowNumber(), partition_by=[F("scope")], order_by=[F("created_at"), F("pk")]))
+        .filter(rank__lte=REFLECTIONS_IN_PROMPT)
+        .order_by("scope", "created_at", "pk")
+        .values_list("scope", "content")
+    )
+    for scope, content in rows:
+        buffered[scope].append(content)
     parts = []
     for scope in LEVELS:
-        key = scope_key(scope=scope, user=user, session=session)
-        blob = ConsolidatedMemory.objects.filter(agent=agent, scope=scope, **key).values_list("content", flat=True)
-        buffered = Reflection.objects.filter(agent=agent, scope=scope, absorbed=False, **key).order_by("created_at")
-        lines = [*(content for content in blob if content), *(f"- {r.content}" for r in buffered[:50])]
+        lines = [*(content for content in blobs[scope] if content), *(f"- {content}" for content in buffered[scope])]
         parts.append(f"<{scope}>\n" + ("\n".join(lines) or "(empty)") + f"\n</{scope}>")
     return "\n".join(parts)
 

@@ -29,8 +29,10 @@ def session_summary_due(*, session: Session) -> bool:
     memory = ConsolidatedMemory.objects.filter(
         agent_id=session.agent_id, scope=MemoryScope.SESSION, session=session
     ).first()
-    pending = session_summary_pending_messages(session=session, memory=memory)
-    user_turns = sum(message.role == Message.Role.USER for message in pending)
+    after = (memory.summarized_through_message_id if memory else None) or 0
+    user_turns = Message.objects.filter(
+        session=session, id__gt=after, id__lte=session.formed_through_message_id or 0, role=Message.Role.USER
+    ).count()
     if memory is not None and memory.is_rule_based:
         return user_turns >= 1  # replace the fallback as soon as there is anything new
     return user_turns >= settings.SESSION_SUMMARY_EVERY_N_PAIRS
