@@ -44,6 +44,13 @@ def session_formation_due_by_interval(*, session: Session) -> bool:
     if session.formation_status in (Status.QUEUED, Status.RUNNING):
         return False
     thresholds = agent_thresholds(agent=session.agent)
+    # The session's counters only grow and cover every message it ever held: when they are below both intervals,
+    # the messages after the cursor are too, and the count query (one per append) is not needed.
+    if (
+        session.message_count < thresholds.formation_msg_interval
+        and session.token_count < thresholds.formation_token_interval
+    ):
+        return False
     messages, tokens = session_unformed_totals(session=session)
     return messages >= thresholds.formation_msg_interval or tokens >= thresholds.formation_token_interval
 

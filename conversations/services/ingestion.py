@@ -38,24 +38,38 @@ class AppendResult:
 
 
 def end_user_get_or_create(*, agent: Agent, external_id: str) -> EndUser:
-    try:
-        with transaction.atomic():
-            user, _ = EndUser.objects.get_or_create(agent=agent, external_id=external_id)
-    except IntegrityError:  # a concurrent request created it first
-        user = EndUser.objects.get(agent=agent, external_id=external_id)
+    # get_or_create inserts in its own savepoint and reads the row again when a concurrent request created it first.
+    user, _ = EndUser.objects.get_or_create(agent=agent, external_id=external_id)
     return user
 
 
 def session_get_or_create(*, agent: Agent, user_external_id: str | None, session_external_id: str) -> Session:
     """The agent's session with that external id, created for the user on first use. A session belongs to one
     user: naming another user for an existing session is a conflict, not a silent move."""
-    session = Session.objects.select_related("user").filter(agent=agent, external_id=session_external_id).first()
+    session, _ = _session_get_or_create(
+        agent=agent, user_external_id=user_external_id, session_external_id=session_external_id, lock=False
+    )
+    return session
+
+
+def _session_get_or_create(
+    *, agent: Agent, user_external_id: str | None, session_external_id: str, lock: bool
+) -> tuple[Session, bool]:
+    """The session and whether it was created. With lock, an existing session is read with its row lock (and its
+    user's, which erasure takes too); a created one is invisible to other transactions until commit."""
+    sessions = Session.objects.select_related("agent", "user").filter(agent=agent, external_id=session_external_id)
+    if lock:
+        # NO KEY UPDATE: serialises appends and formation's claim on the session, yet does not block inserts that
+        # only reference the row (message embeddings, formation jobs). The agent row is not locked: one agent's
+        # sessions are appended to concurrently.
+        sessions = sessions.select_for_update(of=("self", "user"), no_key=True)
+    session = sessions.first()
     if session is not None:
         if user_external_id is not None and session.user.external_id != user_external_id:
             raise ConflictError(
                 f"session {session_external_id!r} belongs to another user.", fields={"user": ["does not match"]}
             )
-        return session
+        return session, False
     if not user_external_id:
         raise ConflictError(
             f"session {session_external_id!r} does not exist yet; name its user to create it.",
@@ -65,38 +79,59 @@ def session_get_or_create(*, agent: Agent, user_external_id: str | None, session
     user = end_user_get_or_create(agent=agent, external_id=user_external_id)
     try:
         with transaction.atomic():
-            return Session.objects.create(agent=agent, user=user, external_id=session_external_id)
-    except IntegrityError:
-        return session_get_or_create(
-            agent=agent, user_external_id=user_external_id, session_external_id=session_external_id
+            return Session.objects.create(agent=agent, user=user, external_id=session_external_id), True
+    except IntegrityError:  # a concurrent request created it first
+        return _session_get_or_create(
+            agent=agent, user_external_id=user_external_id, session_external_id=session_external_id, lock=lock
         )
 
 
-@transaction.atomic
 def session_append_messages(
     *, agent: Agent, user_external_id: str | None, session_external_id: str, messages: list[MessageInput]
 ) -> AppendResult:
     """Store messages in order. A message whose idempotency key the session already holds is not stored again:
     the stored one is returned in its place, so a client retry is harmless."""
-    session = session_get_or_create(
-        agent=agent, user_external_id=user_external_id, session_external_id=session_external_id
-    )
-    # The row lock serialises concurrent appends to one session: counters and idempotency checks stay exact.
-    session = Session.objects.select_for_update().select_related("agent", "user").get(pk=session.pk)
+    # Counted before the transaction: tokenizing is the costliest step, and the session's row lock need not wait
+    # for it (a retried message is counted for nothing, which is rare).
+    token_counts = count_tokens_batch([message.content for message in messages])
+    with transaction.atomic():
+        return _messages_store(
+            agent=agent,
+            user_external_id=user_external_id,
+            session_external_id=session_external_id,
+            messages=messages,
+            token_counts=token_counts,
+        )
 
+
+def _messages_store(
+    *,
+    agent: Agent,
+    user_external_id: str | None,
+    session_external_id: str,
+    messages: list[MessageInput],
+    token_counts: list[int],
+) -> AppendResult:
+    # The row lock serialises concurrent appends to one session: counters and idempotency checks stay exact.
+    session, created_now = _session_get_or_create(
+        agent=agent, user_external_id=user_external_id, session_external_id=session_external_id, lock=True
+    )
     keys = [message.idempotency_key for message in messages if message.idempotency_key]
-    by_key = {m.idempotency_key: m for m in Message.objects.filter(session=session, idempotency_key__in=keys)}
+    by_key = (
+        {m.idempotency_key: m for m in Message.objects.filter(session=session, idempotency_key__in=keys)}
+        if keys and not created_now  # a session created by this transaction holds no messages yet
+        else {}
+    )
     seen_keys = set(by_key)
-    new_inputs: list[MessageInput] = []
-    for message in messages:
+    new_inputs: list[tuple[MessageInput, int]] = []
+    for message, tokens in zip(messages, token_counts, strict=True):
         if message.idempotency_key:
             if message.idempotency_key in seen_keys:
                 continue  # already stored, or repeated within this batch
             seen_keys.add(message.idempotency_key)
-        new_inputs.append(message)
+        new_inputs.append((message, tokens))
 
     now = timezone.now()
-    token_counts = count_tokens_batch([message.content for message in new_inputs])
     created = Message.objects.bulk_create(
         [
             Message(
@@ -108,7 +143,7 @@ def session_append_messages(
                 idempotency_key=message.idempotency_key or None,
                 metadata=message.metadata or {},
             )
-            for message, tokens in zip(new_inputs, token_counts, strict=True)
+            for message, tokens in new_inputs
         ]
     )
     by_key.update({message.idempotency_key: message for message in created if message.idempotency_key})
@@ -117,7 +152,7 @@ def session_append_messages(
 
     if created:
         session.message_count += len(created)
-        session.token_count += sum(token_counts)
+        session.token_count += sum(tokens for _, tokens in new_inputs)
         session.last_activity_at = now
         session.closed_at = None
         session.save(update_fields=["message_count", "token_count", "last_activity_at", "closed_at"])
