@@ -14,6 +14,7 @@ from conversations.api.serializers import (
     MessagesAppendOutputSerializer,
     SessionCreateInputSerializer,
     SessionOutputSerializer,
+    messages_append_input_validated,
 )
 from conversations.models import Message, Session
 from conversations.services.formation_triggers import formation_request
@@ -103,13 +104,12 @@ class SessionMessagesView(ListAPIView):
         ],
     )
     def post(self, request: Request, session_id: str) -> Response:
-        data = MessagesAppendInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = messages_append_input_validated(request.data)
         result = session_append_messages(
             agent=request_agent(request),
-            user_external_id=data.validated_data.get("user"),
+            user_external_id=data.get("user"),
             session_external_id=_session_id_checked(session_id),
-            messages=[MessageInput(**message) for message in data.validated_data["messages"]],
+            messages=[MessageInput(**message) for message in data["messages"]],
         )
         body = MessagesAppendOutputSerializer(
             {"session": result.session, "created_count": result.created_count, "messages": result.messages}
