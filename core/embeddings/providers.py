@@ -60,10 +60,35 @@ class LocalSentenceTransformerEmbeddings(EmbeddingProvider):
     def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
         if not texts:
             return []
+        if len(texts) == 1:
+            return [self._embed_single(texts[0])]
         vectors = self._loaded_model().encode(
             list(texts), batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True
         )
         return [vector.astype(np.float32) for vector in vectors]
+
+    def _embed_single(self, text: str) -> np.ndarray:
+        """What encode() returns for one text, bit for bit, without its per-call overhead (length sorting, input
+        parsing, batching: about 4 of the 14 ms of a search query's embedding). Only for a single text: a padded batch
+        would not give the same bits."""
+        import torch
+
+        model = self._loaded_model()
+        transformer = model[0]
+        features = dict(
+            transformer.tokenizer(
+                [text],
+                padding=True,
+                truncation="longest_first",
+                max_length=transformer.max_seq_length,
+                return_tensors="pt",
+            )
+        )
+        with torch.inference_mode():
+            for module in model:
+                features = module(features)
+            vector = torch.nn.functional.normalize(features["sentence_embedding"], p=2, dim=1)[0]
+        return vector.numpy().astype(np.float32)
 
 
 class OpenAICompatibleEmbeddings(EmbeddingProvider):

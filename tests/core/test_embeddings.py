@@ -42,3 +42,11 @@ def test_token_counts_are_offline_and_plausible():
     text = "The quick brown fox jumps over the lazy dog near the riverbank."
     assert 12 <= count_tokens(text) <= 16
     assert count_tokens_batch(["Hello world", text]) == [2, count_tokens(text)]
+
+
+def test_local_model_embeds_one_text_exactly_as_encode_does():
+    provider = get_embedding_provider()
+    texts = ["Where does Maria's sister work?", "hi", "", "Émilie ❤️ 東京", "word " * 400]
+    for text in texts:
+        expected = provider._loaded_model().encode([text], normalize_embeddings=True, convert_to_numpy=True)[0]
+        assert np.array_equal(provider.embed_one(text), expected.astype(np.float32)), text
