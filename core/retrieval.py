@@ -14,13 +14,27 @@ is that of the matched rows (reading every document of a large scope for it woul
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 
+import numpy as np
 from django.db import connection
+
+from core.embeddings.providers import EmbeddingProvider
 
 BM25_K1 = 1.2
 BM25_B = 0.75
 # Full-text matches covering at least this share of the query's IDF count fully in fusion; weaker ones in proportion.
 FULL_STRENGTH_COVERAGE = 0.2
+
+# Created lazily (threads start on the first submit), so forking servers start clean.
+_query_embedding_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query-embedding")
+
+
+def query_embedding_start(*, provider: EmbeddingProvider, text: str) -> Future[np.ndarray]:
+    """Embeds a search query in a pool thread, so that the caller's thread can run the full-text ranking, which needs
+    no vector, meanwhile: torch and the database driver both release the GIL, so the two overlap. The pool thread
+    never touches the database."""
+    return _query_embedding_pool.submit(provider.embed_one, text)
 
 
 def bm25_ranking(

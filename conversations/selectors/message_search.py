@@ -17,7 +17,7 @@ from pgvector.django import CosineDistance
 from conversations.models import Agent, EndUser, Message, MessageEmbedding, Session
 from core.embeddings.spaces import embedding_expression, embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
-from core.retrieval import bm25_ranking, reciprocal_rank_fusion
+from core.retrieval import bm25_ranking, query_embedding_start, reciprocal_rank_fusion
 
 TOP_K_MAX = 100
 TEXT_SEARCH_CONFIG = "english"
@@ -134,19 +134,23 @@ def messages_search(
         return []
     space = embedding_space_active()
     limit = max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
-    vector_rows: list[tuple[int, float]] = []
-    if mode != "text":
-        vector = embedding_provider_for_space(space=space).embed_one(query)
-        candidates = _searchable_embeddings(
-            space=space, agent=agent, user=user, session=session, exclude_message_ids=exclude_message_ids
-        )
-        vector_rows = _vector_ranking(
-            candidates, space=space, vector=vector, limit=limit, min_similarity=min_similarity
-        )
+    embedding = (
+        query_embedding_start(provider=embedding_provider_for_space(space=space), text=query)
+        if mode != "text"
+        else None
+    )
     text_rows: list[tuple[int, float, float]] = []
     if mode != "semantic":
         text_rows = _text_ranking(
             agent=agent, user=user, session=session, exclude_message_ids=exclude_message_ids, query=query, limit=limit
+        )
+    vector_rows: list[tuple[int, float]] = []
+    if embedding is not None:
+        candidates = _searchable_embeddings(
+            space=space, agent=agent, user=user, session=session, exclude_message_ids=exclude_message_ids
+        )
+        vector_rows = _vector_ranking(
+            candidates, space=space, vector=embedding.result(), limit=limit, min_similarity=min_similarity
         )
     similarity = dict(vector_rows)
     vector_rank = {pk: rank for rank, (pk, _) in enumerate(vector_rows, start=1)}

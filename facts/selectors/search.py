@@ -13,8 +13,8 @@ from datetime import datetime
 
 import numpy as np
 from django.conf import settings
-from django.db import connection, models, transaction
-from django.db.models import Q, QuerySet
+from django.db import connection, models
+from django.db.models import BooleanField, FloatField, Q, QuerySet, Value
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
@@ -22,7 +22,7 @@ from conversations.models import Agent, EndUser
 from core.embeddings.spaces import embedding_expression, embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
 from core.models import EmbeddingSpace
-from core.retrieval import reciprocal_rank_fusion
+from core.retrieval import query_embedding_start, reciprocal_rank_fusion
 from facts.access import facts_access_record_later
 from facts.models import Fact, FactEmbedding, FactScope
 from facts.selectors.first_person import first_person_query
@@ -133,11 +133,11 @@ def _visible_to(user: EndUser | None) -> Q:
     return visible | Q(restricted_to_user=user) if user is not None else visible
 
 
-def _nearest(queryset: QuerySet[FactEmbedding], *, distance, limit: int) -> list[tuple[int, float, datetime]]:
-    return list(
-        queryset.annotate(distance=distance)
+def _nearest(queryset: QuerySet[FactEmbedding], *, distance, limit: int) -> QuerySet[FactEmbedding]:
+    return (
+        queryset.annotate(distance=distance, text_match=Value(False, output_field=BooleanField()))
         .order_by("distance", "fact_id")
-        .values_list("fact_id", "distance", "fact__valid_from")[:limit]
+        .values_list("fact_id", "distance", "fact__valid_from", "text_match")[:limit]
     )
 
 
@@ -150,49 +150,69 @@ def _scope_parts(filtered: QuerySet[FactEmbedding], user: EndUser | None) -> lis
     return [filtered.filter(restricted_to_user=user), shared] if user is not None else [shared]
 
 
-def _vector_ranking(
+def _rankings_detail(
     *,
     filtered: QuerySet[FactEmbedding],
     space: EmbeddingSpace,
     user: EndUser | None,
-    vector: np.ndarray,
+    vector: np.ndarray | None,
     limit: int,
-) -> list[tuple[int, float, datetime]]:
-    """(fact id, cosine similarity, valid_from), most similar first.
+    text_ids: list[int],
+) -> tuple[list[tuple[int, float, datetime]], dict[int, tuple[float | None, datetime]]]:
+    """In one round trip: the vector ranking, (fact id, cosine similarity, valid_from) most similar first, when
+    there is a vector; and (cosine similarity or None, valid_from) of each full-text match in `text_ids`.
 
     The user's part orders by the uncast column on purpose, which keeps the planner off the HNSW index: forced under
     a per-user filter, HNSW is slow and misses rows. The agent-wide part orders by the indexed cast expression, so
-    the planner may use the space's HNSW index, with iterative scans to keep the filtered results coming."""
-    *own, shared = _scope_parts(filtered, user)
-    rows = [row for part in own for row in _nearest(part, distance=CosineDistance("embedding", vector), limit=limit)]
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', %s, true)",
-            [str(max(settings.MEMORY_SEARCH_HNSW_EF_SEARCH, limit))],
+    the planner may use the space's HNSW index, with iterative scans to keep the filtered results coming. Each
+    UNION ALL branch is planned on its own; the SET LOCALs and the query go as one simple-protocol message, which
+    PostgreSQL runs as one (implicit) transaction."""
+    branches: list[QuerySet[FactEmbedding]] = []
+    settings_sql = ""
+    if vector is not None:
+        *own, shared = _scope_parts(filtered, user)
+        branches += [_nearest(part, distance=CosineDistance("embedding", vector), limit=limit) for part in own]
+        branches.append(
+            _nearest(shared, distance=CosineDistance(embedding_expression(space=space), vector), limit=limit)
         )
-        rows += _nearest(shared, distance=CosineDistance(embedding_expression(space=space), vector), limit=limit)
+        ef_search = int(max(settings.MEMORY_SEARCH_HNSW_EF_SEARCH, limit))
+        settings_sql = f"SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {ef_search}; "
+    if text_ids:
+        cosine = CosineDistance("embedding", vector) if vector is not None else Value(None, FloatField())
+        # fact_embedding_unique: one row per fact and space, and these facts were ranked from the caller's scope.
+        branches.append(
+            FactEmbedding.objects.filter(space=space, fact_id__in=text_ids)
+            .annotate(distance=cosine, text_match=Value(True, output_field=BooleanField()))
+            .values_list("fact_id", "distance", "fact__valid_from", "text_match")
+        )
+    if not branches:
+        return [], {}
+    sqls, params = [], []
+    for branch in branches:
+        sql, branch_params = branch.query.sql_with_params()
+        sqls.append(f"({sql})")
+        params += branch_params
+    with connection.cursor() as cursor:
+        cursor.execute(settings_sql + " UNION ALL ".join(sqls), params)
+        while cursor.description is None and cursor.nextset():
+            pass
+        rows = cursor.fetchall()
+    nearest = [(fact_id, distance, valid_from) for fact_id, distance, valid_from, text_match in rows if not text_match]
     # relaxed_order may return the HNSW rows slightly out of order, and the two parts need merging anyway.
-    rows.sort(key=lambda row: (row[1], row[0]))
-    return [(fact_id, 1.0 - distance, valid_from) for fact_id, distance, valid_from in rows[:limit]]
-
-
-def _text_ranking(
-    *,
-    filtered: QuerySet[FactEmbedding],
-    user: EndUser | None,
-    query: str,
-    vector: np.ndarray | None,
-    limit: int,
-) -> list[tuple[int, float, float | None, datetime, float]]:
-    """(fact id, BM25 score, cosine similarity or None, valid_from, strength) of the facts matching any query word,
-    best first (facts.selectors.fulltext)."""
-    return facts_text_ranking(parts=_scope_parts(filtered, user), query=query, vector=vector, limit=limit)
+    nearest.sort(key=lambda row: (row[1], row[0]))
+    text_details = {
+        fact_id: (None if distance is None else 1.0 - distance, valid_from)
+        for fact_id, distance, valid_from, text_match in rows
+        if text_match
+    }
+    return [(fact_id, 1.0 - distance, valid_from) for fact_id, distance, valid_from in nearest[:limit]], text_details
 
 
 def _fuse(
     *,
     vector_rows: list[tuple[int, float, datetime]],
-    text_rows: list[tuple[int, float, float | None, datetime, float]],
+    text_rows: list[tuple[int, float, float]],
+    text_details: dict[int, tuple[float | None, datetime]],
     use_vector: bool,
     use_text: bool,
 ) -> dict[int, _Candidate]:
@@ -205,7 +225,8 @@ def _fuse(
             fact_id=fact_id, valid_from=valid_from, similarity=similarity, vector_rank=rank
         )
     strength = {}
-    for rank, (fact_id, text_score, similarity, valid_from, share) in enumerate(text_rows, start=1):
+    for rank, (fact_id, text_score, share) in enumerate(text_rows, start=1):
+        similarity, valid_from = text_details[fact_id]
         candidate = candidates.setdefault(fact_id, _Candidate(fact_id=fact_id, valid_from=valid_from))
         candidate.text_rank, candidate.text_score, strength[fact_id] = rank, text_score, share
         if candidate.similarity is None:
@@ -314,11 +335,25 @@ def facts_search(
     use_text = mode != SearchMode.SEMANTIC
     first_person = first_person_query(query) if user is not None else None
     vector_query = first_person.vector_query if first_person else query
-    vector = embedding_provider_for_space(space=space).embed_one(vector_query) if use_vector else None
-
-    vector_rows: list[tuple[int, float, datetime]] = []
+    text_query = first_person.text_query if first_person else query
+    embedding = (
+        query_embedding_start(provider=embedding_provider_for_space(space=space), text=vector_query)
+        if use_vector
+        else None
+    )
+    text_rows = (
+        facts_text_ranking(parts=_scope_parts(filtered, user), query=text_query, limit=limit) if use_text else []
+    )
+    vector = embedding.result() if embedding is not None else None
+    vector_rows, text_details = _rankings_detail(
+        filtered=filtered,
+        space=space,
+        user=user,
+        vector=vector,
+        limit=limit,
+        text_ids=[fact_id for fact_id, _, _ in text_rows],
+    )
     if vector is not None:
-        vector_rows = _vector_ranking(filtered=filtered, space=space, user=user, vector=vector, limit=limit)
         # The vector signal ranks up to `limit` candidates: fewer means it ranked the whole scope.
         small_store = len(vector_rows) <= SMALL_STORE_MAX_FACTS
         if min_similarity is not None and not small_store:
@@ -327,11 +362,13 @@ def facts_search(
         small_store = sum(part[: SMALL_STORE_MAX_FACTS + 1].count() for part in _scope_parts(filtered, user)) <= (
             SMALL_STORE_MAX_FACTS
         )
-    text_query = first_person.text_query if first_person else query
-    text_rows = (
-        _text_ranking(filtered=filtered, user=user, query=text_query, vector=vector, limit=limit) if use_text else []
+    candidates = _fuse(
+        vector_rows=vector_rows,
+        text_rows=text_rows,
+        text_details=text_details,
+        use_vector=use_vector,
+        use_text=use_text,
     )
-    candidates = _fuse(vector_rows=vector_rows, text_rows=text_rows, use_vector=use_vector, use_text=use_text)
     if small_store or (fallback_to_recent and not candidates):
         # Facts neither signal ranked: all of a small store, or the most recent ones as a fallback. Score 0.
         rest = (
@@ -352,7 +389,7 @@ def facts_search(
         ranked = _mmr_select(candidates=ranked, space=space, mmr_lambda=mmr_lambda, top_k=top_k)
     ranked = ranked[:top_k]
 
-    facts = Fact.objects.select_related("user").in_bulk([candidate.fact_id for candidate in ranked])
+    facts = Fact.objects.select_related("user", "source_session").in_bulk([candidate.fact_id for candidate in ranked])
     if record_access:  # an operator looking is not the agent using the memory; retention reads access times
         facts_access_record_later(fact_ids=list(facts))
     return [
