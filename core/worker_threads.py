@@ -3,14 +3,36 @@
 A worker scales by processes (--concurrency, one per core by default), and torch gives each process one
 intra-op thread per core: N processes then run N x N spinning threads on N cores. Measured on a 2-core machine
 under other load, embedding a formation's two facts took ~1,100 ms (p50) with torch's 2 threads and ~120 ms with
-one. Limited in the process that runs the tasks (before its first task), so it holds for every pool type."""
+one. A single-process worker (--concurrency 1, --pool solo) keeps every core: one thread there would roughly halve
+the embedding of a large import's messages. So by default each process gets cores / processes threads (at least
+one); EMBEDDING_WORKER_THREADS fixes the number instead. Limited in the process that runs the tasks (before its first
+task), so it holds for every pool type."""
 
 from __future__ import annotations
 
 import logging
+import os
 
 logger = logging.getLogger(__name__)
 _applied = False
+_worker_processes: int | None = None
+
+
+def worker_processes_record(instance=None, **_) -> None:
+    """celery `celeryd_after_setup`, in the main process once the concurrency is resolved and before the pool forks:
+    how many processes will run tasks."""
+    global _worker_processes
+    concurrency = getattr(instance, "concurrency", 1)
+    _worker_processes = max(1, concurrency if isinstance(concurrency, int) else 1)
+
+
+def worker_embedding_threads(*, configured: int, processes: int | None, cores: int) -> int | None:
+    """The thread count for each worker process, or None to leave torch's default (not known to be a worker)."""
+    if configured > 0:
+        return configured
+    if processes is None:
+        return None
+    return max(1, cores // processes)
 
 
 def worker_embedding_threads_limit(**_) -> None:
@@ -20,8 +42,14 @@ def worker_embedding_threads_limit(**_) -> None:
     _applied = True
     from django.conf import settings
 
-    threads = settings.EMBEDDING_WORKER_THREADS
-    if settings.EMBEDDING_PROVIDER != "local" or threads <= 0:
+    if settings.EMBEDDING_PROVIDER != "local":
+        return
+    threads = worker_embedding_threads(
+        configured=settings.EMBEDDING_WORKER_THREADS,
+        processes=_worker_processes,
+        cores=len(os.sched_getaffinity(0)),
+    )
+    if threads is None:
         return
     import torch
 

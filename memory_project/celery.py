@@ -13,12 +13,13 @@ app = Celery("memory_project")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
-from celery.signals import task_prerun  # noqa: E402
+from celery.signals import celeryd_after_setup, task_prerun  # noqa: E402
 
 from core.worker_heartbeat import WorkerHeartbeatStep  # noqa: E402
-from core.worker_threads import worker_embedding_threads_limit  # noqa: E402
+from core.worker_threads import worker_embedding_threads_limit, worker_processes_record  # noqa: E402
 
 app.steps["worker"].add(WorkerHeartbeatStep)
+celeryd_after_setup.connect(worker_processes_record, weak=False, dispatch_uid="worker_processes_record")
 task_prerun.connect(worker_embedding_threads_limit, weak=False, dispatch_uid="worker_embedding_threads_limit")
 
 app.conf.beat_schedule = {

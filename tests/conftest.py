@@ -27,10 +27,33 @@ def database_url_of_test_database() -> str:
     return f"postgres://{credentials}@{host}/{db['NAME']}"
 
 
+# Names of the session's live Celery workers (celery_worker_process), for the teardown below.
+_live_workers: list[str] = []
+
+
 @pytest.fixture(autouse=True)
 def _clear_cache() -> Iterator[None]:
     cache.clear()
     yield
+
+
+@pytest.fixture(autouse=True)
+def _background_work_settled_before_flush(_django_db_marker) -> Iterator[None]:
+    """Set up after the database fixtures, so torn down before a transactional test's flush: the session's live
+    worker must not still be running a task this test queued (a formation holding row locks) while the flush
+    truncates every table, or PostgreSQL aborts the flush as a deadlock. Tasks the test left queued are dropped."""
+    yield
+    if not _live_workers:
+        return
+    from memory_project.celery import app
+
+    app.control.purge()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        replies = app.control.inspect(destination=_live_workers, timeout=1.0, limit=len(_live_workers)).active()
+        if replies is not None and not any(replies.values()):
+            return
+        time.sleep(0.1)
 
 
 @pytest.fixture
@@ -80,7 +103,9 @@ def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[subpro
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
             raise RuntimeError("the test Celery worker did not start")
+    _live_workers.append(name)
     yield process
+    _live_workers.remove(name)
     process.terminate()
     try:
         process.wait(30)

@@ -166,8 +166,8 @@ EMBEDDING_BASE_URL = env("EMBEDDING_BASE_URL", default="")
 EMBEDDING_API_KEY = env("EMBEDDING_API_KEY", default="")
 EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=32)
 EMBEDDING_TIMEOUT_SECONDS = env.float("EMBEDDING_TIMEOUT_SECONDS", default=30.0)
-# Threads of the local model in each Celery worker process (core/worker_threads.py); 0 leaves torch's default.
-EMBEDDING_WORKER_THREADS = env.int("EMBEDDING_WORKER_THREADS", default=1)
+# Threads of the local model in each Celery worker process (core/worker_threads.py); 0: cores / worker processes.
+EMBEDDING_WORKER_THREADS = env.int("EMBEDDING_WORKER_THREADS", default=0)
 
 # --- LLM ------------------------------------------------------------------------------------------------------------
 # "openai": any OpenAI-compatible chat completions endpoint. "offline": a deterministic rule-based provider so the

@@ -2,6 +2,16 @@ import torch
 from django.test import override_settings
 
 from core import worker_threads
+from core.worker_threads import worker_embedding_threads
+
+
+def test_each_worker_process_gets_its_share_of_the_cores():
+    assert worker_embedding_threads(configured=0, processes=2, cores=2) == 1
+    assert worker_embedding_threads(configured=0, processes=4, cores=2) == 1
+    assert worker_embedding_threads(configured=0, processes=1, cores=2) == 2  # --pool solo keeps every core
+    assert worker_embedding_threads(configured=0, processes=2, cores=8) == 4
+    assert worker_embedding_threads(configured=3, processes=2, cores=2) == 3  # fixed by the setting
+    assert worker_embedding_threads(configured=0, processes=None, cores=2) is None  # not a worker: torch's default
 
 
 def test_a_worker_process_limits_the_local_model_threads_once(monkeypatch):
@@ -19,9 +29,18 @@ def test_a_worker_process_limits_the_local_model_threads_once(monkeypatch):
         torch.set_num_threads(before)
 
 
-def test_zero_keeps_torch_default(monkeypatch):
+def test_the_worker_concurrency_sets_the_default(monkeypatch):
+    class Worker:
+        concurrency = 2
+
     before = torch.get_num_threads()
     monkeypatch.setattr(worker_threads, "_applied", False)
-    with override_settings(EMBEDDING_PROVIDER="local", EMBEDDING_WORKER_THREADS=0):
-        worker_threads.worker_embedding_threads_limit()
-    assert torch.get_num_threads() == before
+    monkeypatch.setattr(worker_threads, "_worker_processes", None)
+    monkeypatch.setattr(worker_threads.os, "sched_getaffinity", lambda pid: {0, 1})
+    try:
+        worker_threads.worker_processes_record(sender="celery@host", instance=Worker())
+        with override_settings(EMBEDDING_PROVIDER="local", EMBEDDING_WORKER_THREADS=0):
+            worker_threads.worker_embedding_threads_limit()
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
