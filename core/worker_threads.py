@@ -22,7 +22,12 @@ def worker_processes_record(instance=None, **_) -> None:
     """celery `celeryd_after_setup`, in the main process once the concurrency is resolved and before the pool forks:
     how many processes will run tasks."""
     global _worker_processes
+    from celery.concurrency.prefork import TaskPool as PreforkPool
+
+    pool = getattr(instance, "pool_cls", None)
     concurrency = getattr(instance, "concurrency", 1)
+    if not (isinstance(pool, type) and issubclass(pool, PreforkPool)):
+        concurrency = 1  # solo and thread pools run their tasks in this one process, whatever --concurrency says
     _worker_processes = max(1, concurrency if isinstance(concurrency, int) else 1)
 
 

@@ -229,11 +229,29 @@ def _is_duplicate_now(*, decision: FactDecision, agent: Agent, content: str, vec
     return bool(similar)
 
 
+def _decisions_move_to_active_space(*, decisions: list[FactDecision]) -> None:
+    """`reembed` may have switched the active space while the LLM reconciled: vectors planned in the retired space
+    would be stored where no search reads them, so they are computed again in the active one (one batch)."""
+    active = embedding_space_active()
+    stale = [decision for decision in decisions if decision.space.pk != active.pk]
+    if not stale:
+        return
+    texts = [decision.new.content for decision in stale]
+    texts += [decision.content for decision in stale if decision.content_vector is not None]
+    vectors = iter(embedding_provider_for_space(space=active).embed(texts))
+    for decision in stale:
+        decision.vector, decision.space = next(vectors), active
+    for decision in stale:
+        if decision.content_vector is not None:
+            decision.content_vector = next(vectors)
+
+
 def facts_reconcile_apply(
     *, decisions: list[FactDecision], agent: Agent, session: Session, source_messages_fallback: list[Message]
 ) -> ReconciliationResult:
     """Run inside the formation's transaction. Takes a transaction-scoped advisory lock per scope (in a fixed
     order, so concurrent formations cannot deadlock) and re-checks each decision against the current facts."""
+    _decisions_move_to_active_space(decisions=decisions)
     result = ReconciliationResult()
     owners = {decision.owner.pk if decision.owner else 0: decision.owner for decision in decisions}
     for owner_pk in sorted(owners):

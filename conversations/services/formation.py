@@ -158,6 +158,7 @@ def _queue_follow_ups(*, session: Session, more_pending: bool) -> None:
         due.append(session_key)
     for key in due:
         task_enqueue_safely(scope_consolidate_task, *key.as_task_args())
-    session.refresh_from_db(fields=["formation_status", "formed_through_message_id"])
+    # The counters too: messages appended while this run held the session decide whether the interval is due.
+    session.refresh_from_db(fields=["formation_status", "formed_through_message_id", "message_count", "token_count"])
     if more_pending or session_formation_due_by_interval(session=session):
         formation_request(session=session, trigger="interval")

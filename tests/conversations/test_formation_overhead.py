@@ -1,5 +1,6 @@
 """What one formation run costs besides the LLM: each new fact text embedded once, in one batch, and the stored
-vectors are the ones reconciliation compared; per-run setup (the embedding space) is looked up once."""
+vectors are the ones reconciliation compared; the embedding space is looked up when planning and once more when
+applying (a re-embed may have switched it while the LLM answered)."""
 
 import numpy as np
 import pytest
@@ -54,4 +55,33 @@ def test_a_formation_run_embeds_each_new_fact_once_and_stores_that_vector(agent,
         stored = FactEmbedding.objects.get(fact=fact).embedding
         assert np.allclose(stored, planned[fact.content], atol=1e-6)
     space_lookups = [q for q in queries.captured_queries if 'FROM "core_embeddingspace"' in q["sql"]]
-    assert len(space_lookups) == 1
+    assert len(space_lookups) == 2
+
+
+@pytest.mark.django_db
+def test_vectors_planned_in_a_space_retired_meanwhile_are_recomputed_in_the_active_one(agent, monkeypatch):
+    from core.models import EmbeddingSpace
+    from facts import reconciliation
+    from facts.extraction import ExtractedFact
+
+    active = embedding_space_active()
+    retired = EmbeddingSpace.objects.create(
+        name="local:older-model:384",
+        provider="local",
+        model="older-model",
+        dimensions=384,
+        status=EmbeddingSpace.Status.RETIRED,
+    )
+    stale_vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
+    decision = reconciliation.FactDecision(
+        new=ExtractedFact(content="Gene lives in Lisbon.", scopes=["agent"], source_messages=[]),
+        owner=None,
+        vector=stale_vector,
+        space=retired,
+        action="ADD",
+        reason="new",
+    )
+    reconciliation._decisions_move_to_active_space(decisions=[decision])
+
+    assert decision.space.pk == active.pk
+    assert np.allclose(decision.vector, get_embedding_provider().embed_one("Gene lives in Lisbon."), atol=1e-6)

@@ -30,8 +30,11 @@ def test_a_worker_process_limits_the_local_model_threads_once(monkeypatch):
 
 
 def test_the_worker_concurrency_sets_the_default(monkeypatch):
+    from celery.concurrency.prefork import TaskPool as PreforkPool
+
     class Worker:
         concurrency = 2
+        pool_cls = PreforkPool
 
     before = torch.get_num_threads()
     monkeypatch.setattr(worker_threads, "_applied", False)
@@ -44,3 +47,15 @@ def test_the_worker_concurrency_sets_the_default(monkeypatch):
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_a_solo_worker_keeps_every_core(monkeypatch):
+    from celery.concurrency.solo import TaskPool as SoloPool
+
+    class Worker:
+        concurrency = 2  # celery's default even for --pool solo
+        pool_cls = SoloPool
+
+    monkeypatch.setattr(worker_threads, "_worker_processes", None)
+    worker_threads.worker_processes_record(sender="celery@host", instance=Worker())
+    assert worker_threads._worker_processes == 1
