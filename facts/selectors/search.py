@@ -166,7 +166,8 @@ def _rankings_detail(
     a per-user filter, HNSW is slow and misses rows. The agent-wide part orders by the indexed cast expression, so
     the planner may use the space's HNSW index, with iterative scans to keep the filtered results coming. Each
     UNION ALL branch is planned on its own; the SET LOCALs and the query go as one simple-protocol message, which
-    PostgreSQL runs as one (implicit) transaction."""
+    PostgreSQL runs as one (implicit) transaction. That needs Django's default client-side parameter binding: with
+    psycopg's `server_side_binding` the statement would be prepared and PostgreSQL refuses several commands in one."""
     branches: list[QuerySet[FactEmbedding]] = []
     settings_sql = ""
     if vector is not None:
@@ -226,6 +227,8 @@ def _fuse(
         )
     strength = {}
     for rank, (fact_id, text_score, share) in enumerate(text_rows, start=1):
+        if fact_id not in text_details:
+            continue  # erased or re-embedded between the two statements: it is no longer searchable
         similarity, valid_from = text_details[fact_id]
         candidate = candidates.setdefault(fact_id, _Candidate(fact_id=fact_id, valid_from=valid_from))
         candidate.text_rank, candidate.text_score, strength[fact_id] = rank, text_score, share
