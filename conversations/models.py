@@ -1,8 +1,10 @@
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from core.models import EmbeddingRecord, JobStatus, TimeStampedModel
+from core.models import TEXT_SEARCH_CONFIG, EmbeddingRecord, JobStatus, TimeStampedModel
 
 
 class Agent(TimeStampedModel):
@@ -138,17 +140,35 @@ class Message(models.Model):
 
 
 class MessageEmbedding(EmbeddingRecord):
-    """A message's vector in one embedding space, for turn-level retrieval. agent/user/session copy the message's
-    (immutable) owners so that vector search filters on this table alone and can use its index."""
+    """A message's vector in one embedding space, and the text it was embedded from, for turn-level retrieval:
+    both signals read this one row. agent/user/session copy the message's (immutable) owners so that search filters
+    on this table alone and can use its indexes. `search_text` is what conversations.services.message_embeddings
+    renders (the message with its speaker, after the previous turn); its full-text vector is stored with it."""
 
     message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="embeddings")
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+", db_index=False)
     user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="+", db_index=False)
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="+", db_index=False)
+    search_text = models.TextField(default="", help_text="What was embedded and is full-text searched.")
+    search_vector = models.GeneratedField(
+        expression=SearchVector("search_text", config=TEXT_SEARCH_CONFIG),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["message", "space"], name="message_embedding_unique")]
-        indexes = [models.Index(fields=["space", "user"], name="message_embedding_space_user")]
+        indexes = [
+            models.Index(fields=["space", "user"], name="message_embedding_space_user"),
+            # One user's full-text matches in one index scan (btree_gin). Messages are written at ingestion's pace:
+            # a small pending list keeps inserts cheap and bounds what a search scans of it.
+            GinIndex(
+                fields=["user", "search_vector"],
+                fastupdate=True,
+                gin_pending_list_limit=256,
+                name="message_embedding_user_text",
+            ),
+        ]
 
 
 class FormationJob(models.Model):

@@ -4,8 +4,8 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from conversations.models import Agent
-from core.admin_utils import FastActionCheckboxMixin
-from core.models import EmbeddingSpace, ErasureRecord, LLMCall
+from core.admin_utils import FastActionCheckboxMixin, ReadOnlyAdminMixin
+from core.models import CorpusStatistics, CorpusStatisticsChange, EmbeddingSpace, ErasureRecord, LLMCall
 from core.selectors.llm_usage import llm_usage_daily, llm_usage_windows
 
 
@@ -14,6 +14,30 @@ class EmbeddingSpaceAdmin(admin.ModelAdmin):
     list_display = ["name", "provider", "model", "dimensions", "status", "created_at", "activated_at"]
     list_filter = ["status", "provider"]
     readonly_fields = ["name", "provider", "model", "dimensions", "status", "created_at", "activated_at"]
+
+
+@admin.register(CorpusStatistics)
+class CorpusStatisticsAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """What full-text search knows of each scope's size (kept by database triggers; docs/architecture.md). Changes
+    not folded yet are listed on their own page; a scope's figures are the sum of both."""
+
+    list_display = ["corpus", "scope_id", "space_id", "documents", "lexemes"]
+    list_filter = ["corpus", "space_id"]
+    search_fields = ["=scope_id"]
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(CorpusStatisticsChange)
+class CorpusStatisticsChangeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """Changes appended by the writes since the last fold (core.corpus_statistics_fold, every 30 s)."""
+
+    list_display = ["corpus", "scope_id", "space_id", "documents", "lexemes"]
+    list_filter = ["corpus"]
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
 
 
 @admin.register(ErasureRecord)

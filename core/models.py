@@ -2,6 +2,10 @@ from django.db import models
 from django.db.models import Q
 from pgvector.django import VectorField
 
+# Full-text search of facts and messages: explicit, so that generated tsvector columns are immutable and queries
+# parse a question the way the index parsed the documents.
+TEXT_SEARCH_CONFIG = "english"
+
 
 class TimeStampedModel(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
@@ -107,3 +111,48 @@ class ErasureRecord(models.Model):
 
     def __str__(self) -> str:
         return f"erasure in {self.agent_external_id} at {self.erased_at:%Y-%m-%d %H:%M}"
+
+
+class CorpusStatistics(models.Model):
+    """Kept BM25 corpus statistics of one searchable scope: how many documents it holds and their total length in
+    lexemes. Full-text search reads them instead of counting the scope on every query (docs/architecture.md, "Search
+    statistics are kept by the database").
+
+    `corpus` names the document set and what `scope_id` is: `facts.shared` (current facts visible agent-wide; scope:
+    the agent), `facts.own` (current user-only facts; scope: the user), `messages` (scope: the user). No foreign
+    keys: database triggers on the embedding tables write the changes (core.CorpusStatisticsChange), and a scope whose
+    documents are all deleted folds to zero and is removed."""
+
+    corpus = models.CharField(max_length=20)
+    space_id = models.BigIntegerField()
+    scope_id = models.BigIntegerField()
+    documents = models.BigIntegerField(default=0)
+    lexemes = models.BigIntegerField(default=0)
+
+    class Meta:
+        verbose_name_plural = "corpus statistics"
+        constraints = [
+            models.UniqueConstraint(fields=["corpus", "space_id", "scope_id"], name="corpus_statistics_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.corpus} {self.scope_id} in space {self.space_id}: {self.documents} documents"
+
+
+class CorpusStatisticsChange(models.Model):
+    """A pending change of CorpusStatistics, appended by the triggers in the writing transaction: writes never wait on
+    each other for a shared counter row, and never deadlock over several. Readers add the pending changes to the
+    folded rows, so the statistics are exact at every commit; `corpus_statistics_fold` (Celery beat) moves them into
+    CorpusStatistics in one statement."""
+
+    corpus = models.CharField(max_length=20)
+    space_id = models.BigIntegerField()
+    scope_id = models.BigIntegerField()
+    documents = models.BigIntegerField()
+    lexemes = models.BigIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["corpus", "space_id", "scope_id"], name="corpus_change_scope")]
+
+    def __str__(self) -> str:
+        return f"{self.corpus} {self.scope_id} in space {self.space_id}: {self.documents:+} documents"

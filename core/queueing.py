@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
 
 logger = logging.getLogger(__name__)
+# One thread per process publishes the best-effort tasks a read queues, so the read's response never waits on the
+# broker. Created lazily (the thread starts on the first submit), so forking servers start clean.
+_background_publisher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="enqueue")
 
 
 # While the broker is down an enqueue must fail fast: a short publish retry, and no result backend subscription
@@ -24,3 +28,17 @@ def task_enqueue_safely(task, *args) -> bool:
         logger.warning("could not enqueue %s%s; a sweep will retry", task.name, args, exc_info=True)
         return False
     return True
+
+
+def task_enqueue_in_background(task, *args) -> None:
+    """Queue task(*args) from a background thread: for best-effort bookkeeping of reads (access counts), whose
+    request must not wait on the broker, nor fail or slow down while it is away. A process that exits first loses
+    the enqueue, as a broker outage would."""
+
+    def publish() -> None:
+        try:
+            task.apply_async(args=args, **ENQUEUE_OPTIONS)
+        except Exception:
+            logger.warning("could not enqueue %s%s", task.name, args, exc_info=True)
+
+    _background_publisher.submit(publish)

@@ -8,8 +8,8 @@ frequency. BM25 over the same lexemes, OR-matched, with document frequencies tak
 strongest single signal on both corpora.
 
 Every document holding any query lexeme matches the OR query, so the document frequencies computed over the matched
-rows are exactly those of the whole scope; only the scope's size is counted separately. The average document length
-is that of the matched rows (reading every document of a large scope for it would cost more than it changes)."""
+rows are exactly those of the whole scope. The scope's size and average length are kept by the database
+(core.models.CorpusStatistics), so a query reads only its matched rows, found through a GIN index per scope."""
 
 from __future__ import annotations
 
@@ -17,12 +17,15 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 from django.conf import settings
 from django.db import connection
 
 from core.embeddings.providers import EmbeddingProvider
+from core.models import TEXT_SEARCH_CONFIG
+from core.timing import in_request_context, stage_timed
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -59,28 +62,78 @@ def query_embedding_start(*, provider: EmbeddingProvider, text: str) -> Future[n
         done: Future[np.ndarray] = Future()
         done.set_result(cached)
         return done
-    return _query_embedding_pool.submit(lambda: _query_vector_remember(key=key, vector=provider.embed_one(text)))
+
+    def embed() -> np.ndarray:
+        with stage_timed("embed"):
+            vector = provider.embed_one(text)
+        return _query_vector_remember(key=key, vector=vector)
+
+    return _query_embedding_pool.submit(in_request_context(embed))
+
+
+@dataclass(frozen=True)
+class CorpusKey:
+    """One searchable scope whose statistics are kept (core.models.CorpusStatistics)."""
+
+    corpus: str
+    space_id: int
+    scope_id: int
+
+
+def corpus_statistics_sql(*, corpora: Sequence[CorpusKey]) -> tuple[str, list]:
+    """A query of (documents, lexemes) summed over `corpora`: the folded statistics plus the changes not folded yet,
+    read in one snapshot, so exact at every commit."""
+    keys = " OR ".join(["(corpus = %s AND space_id = %s AND scope_id = %s)"] * len(corpora)) or "false"
+    params = [value for key in corpora for value in (key.corpus, key.space_id, key.scope_id)]
+    sql = f"""
+        SELECT coalesce(sum(documents), 0)::float AS documents, coalesce(sum(lexemes), 0)::float AS lexemes FROM (
+            SELECT documents, lexemes FROM core_corpusstatistics WHERE {keys}
+            UNION ALL
+            SELECT documents, lexemes FROM core_corpusstatisticschange WHERE {keys}
+        ) AS kept
+    """
+    return sql, params + params
+
+
+def corpus_documents_by_scope(*, corpus: str, space_id: int) -> dict[int, int]:
+    """Documents of every scope of a corpus in a space, from the kept statistics (scopes with none are left out)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT scope_id, sum(documents) FROM (
+                SELECT scope_id, documents FROM core_corpusstatistics WHERE corpus = %s AND space_id = %s
+                UNION ALL
+                SELECT scope_id, documents FROM core_corpusstatisticschange WHERE corpus = %s AND space_id = %s
+            ) AS kept GROUP BY scope_id HAVING sum(documents) > 0
+            """,
+            [corpus, space_id, corpus, space_id],
+        )
+        return {scope_id: int(documents) for scope_id, documents in cursor.fetchall()}
 
 
 def bm25_ranking(
-    *, scope_sql: str, scope_params: Sequence, query: str, config: str, limit: int
+    *, corpora: Sequence[CorpusKey], matched_sql: str, matched_params: Sequence, query: str, limit: int
 ) -> list[tuple[int, float, float]]:
-    """(id, BM25 score, strength) of the scope's documents matching any lexeme of `query`, best first. Strength is
-    min(1, coverage / FULL_STRENGTH_COVERAGE)², coverage being the share of the query's inverse document frequency
-    that the document matches (1.0: every query word, 0.05: only a word most documents have). Fusion scales the
-    full-text signal by it, so a document that matched only the user's name cannot outrank the vector signal's best,
-    while one that matched a fair part of the question keeps its full weight (LoCoMo dev split: scaling by coverage
-    itself cost 1 to 2 points of recall@10, this threshold nothing measurable; docs/benchmarks.md).
+    """(id, BM25 score, strength) of the documents of `corpora` matching any lexeme of `query`, best first.
 
-    `scope_sql` selects `id` and `tsv` (a tsvector in text-search configuration `config`) of every searchable
-    document; it is used twice, once filtered by the query (where a GIN index on `tsv` applies) and once counted."""
+    `matched_sql` selects `id` and `tsv` of the scope's documents whose tsvector matches `(SELECT tsquery FROM
+    query)`, the OR of the query's lexemes, through a GIN index. Nothing else of the scope is read: its size and
+    average length come from the kept statistics, and every document holding a query lexeme is among the matched
+    ones, so document frequencies counted over them are exactly the scope's.
+
+    Strength is min(1, coverage / FULL_STRENGTH_COVERAGE)², coverage being the share of the query's inverse document
+    frequency that the document matches (1.0: every query word, 0.05: only a word most documents have). Fusion scales
+    the full-text signal by it, so a document that matched only the user's name cannot outrank the vector signal's
+    best, while one that matched a fair part of the question keeps its full weight (LoCoMo dev split: scaling by
+    coverage itself cost 1 to 2 points of recall@10, this threshold nothing measurable; docs/benchmarks.md)."""
+    statistics_sql, statistics_params = corpus_statistics_sql(corpora=corpora)
     sql = f"""
         WITH query AS (
             SELECT array_agg(lexeme) AS lexemes,
                    string_agg(quote_literal(lexeme), ' | ')::tsquery AS tsquery
             FROM unnest(tsvector_to_array(to_tsvector(%s::regconfig, %s))) AS lexeme
         ), matched AS (
-            SELECT scope.id, scope.tsv FROM ({scope_sql}) AS scope, query WHERE scope.tsv @@ query.tsquery
+            {matched_sql}
         ), terms AS (
             SELECT matched.id, length(matched.tsv) AS length, term.lexeme, cardinality(term.positions) AS tf
             FROM matched, query, unnest(matched.tsv) AS term(lexeme, positions, weights)
@@ -88,11 +141,14 @@ def bm25_ranking(
         ), frequency AS (
             SELECT lexeme, count(*)::float AS df FROM terms GROUP BY lexeme
         ), stats AS (
-            SELECT (SELECT count(*) FROM ({scope_sql}) AS everything)::float AS n,
-                   greatest((SELECT avg(length(tsv)) FROM matched), 1)::float AS average_length
+            SELECT greatest(kept.documents, 1) AS n, greatest(kept.lexemes / greatest(kept.documents, 1), 1)
+                   AS average_length
+            FROM ({statistics_sql}) AS kept
         ), idf AS (
-            SELECT lexeme, ln(1 + (stats.n - coalesce(frequency.df, 0) + 0.5) / (coalesce(frequency.df, 0) + 0.5))
-                   AS idf
+            -- greatest(): a document matched but not yet counted (written by a transaction this snapshot
+            -- straddles) must not push the frequency past the corpus size.
+            SELECT lexeme, ln(1 + (greatest(stats.n, coalesce(frequency.df, 0)) - coalesce(frequency.df, 0) + 0.5)
+                              / (coalesce(frequency.df, 0) + 0.5)) AS idf
             FROM (SELECT unnest(lexemes) AS lexeme FROM query) AS asked LEFT JOIN frequency USING (lexeme), stats
         ), total AS (
             SELECT sum(idf) AS idf FROM idf
@@ -100,7 +156,7 @@ def bm25_ranking(
         SELECT terms.id,
                sum(idf.idf * terms.tf * (%s + 1)
                    / (terms.tf + %s * (1 - %s + %s * terms.length / stats.average_length))) AS score,
-               power(least(1.0, sum(idf.idf) / max(total.idf) / %s), 2) AS strength
+               power(least(1.0, sum(idf.idf) / nullif(max(total.idf), 0) / %s), 2) AS strength
         FROM terms JOIN idf USING (lexeme), stats
         CROSS JOIN total
         GROUP BY terms.id
@@ -108,10 +164,10 @@ def bm25_ranking(
         LIMIT %s
     """
     params = [
-        config,
+        TEXT_SEARCH_CONFIG,
         query,
-        *scope_params,
-        *scope_params,
+        *matched_params,
+        *statistics_params,
         BM25_K1,
         BM25_K1,
         BM25_B,
@@ -121,7 +177,7 @@ def bm25_ranking(
     ]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return [(row[0], float(row[1]), float(row[2])) for row in cursor.fetchall()]
+        return [(row[0], float(row[1]), float(row[2] or 0.0)) for row in cursor.fetchall()]
 
 
 def reciprocal_rank_fusion(

@@ -2,6 +2,7 @@ from celery import shared_task
 from django.conf import settings
 
 from conversations.models import Agent
+from core.services import corpus_statistics_fold
 from facts.deduplication import facts_close_near_duplicates
 
 
@@ -14,3 +15,9 @@ def cleanup_duplicate_facts_nightly() -> dict[str, int]:
         report = facts_close_near_duplicates(agent=agent, threshold=settings.FACT_DUPLICATE_SIMILARITY)
         closed[agent.external_id] = len(report.closures)
     return closed
+
+
+@shared_task(name="core.corpus_statistics_fold", ignore_result=True)
+def corpus_statistics_fold_task() -> int:
+    """Idempotent: a second run folds only what was appended since."""
+    return corpus_statistics_fold()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -11,9 +10,8 @@ from django.db.models import F, Value
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
+from core.queueing import task_enqueue_in_background
 from facts.models import Fact
-
-logger = logging.getLogger(__name__)
 
 
 def facts_access_record(*, fact_ids: Sequence[int], accessed_at: datetime) -> int:
@@ -26,18 +24,12 @@ def facts_access_record(*, fact_ids: Sequence[int], accessed_at: datetime) -> in
 
 
 def facts_access_record_later(*, fact_ids: Sequence[int]) -> None:
-    """Enqueue the access update after the caller's transaction commits. Best effort: a broker outage loses the
-    counts of this read rather than failing it."""
+    """Enqueue the access update after the caller's transaction commits, from a background thread: the search's
+    response does not wait on the broker. Best effort: a broker outage loses the counts of this read rather than
+    failing or slowing it."""
     if not fact_ids:
         return
     from facts.tasks import facts_access_record_task
 
     ids, accessed_at = list(fact_ids), timezone.now().isoformat()
-
-    def enqueue() -> None:
-        try:
-            facts_access_record_task.apply_async(args=[ids, accessed_at], retry=False, ignore_result=True)
-        except Exception:
-            logger.warning("could not enqueue access tracking of facts %s", ids, exc_info=True)
-
-    transaction.on_commit(enqueue)
+    transaction.on_commit(lambda: task_enqueue_in_background(facts_access_record_task, ids, accessed_at))

@@ -8,14 +8,11 @@ from django.db import models
 from django.db.models import Q
 
 from conversations.models import Agent, EndUser, Message, Session
-from core.models import EmbeddingRecord
+from core.models import TEXT_SEARCH_CONFIG, EmbeddingRecord
 
 PROFILE_KEY_VALIDATOR = RegexValidator(
     r"^[a-z][a-z0-9_]{0,99}$", "a profile key is lowercase letters, digits and underscores, like home_city."
 )
-
-# The text-search configuration is explicit so the generated column is immutable and queries match the index.
-TEXT_SEARCH_CONFIG = "english"
 
 
 class FactScope(models.TextChoices):
@@ -87,6 +84,21 @@ class Fact(models.Model):
         ]
         indexes = [
             GinIndex(fields=["search_vector"], name="fact_search_vector_gin"),
+            # Full-text matches of one scope in one index scan (btree_gin), current versions only: the agent's
+            # facts visible agent-wide, and one user's own. Built without fastupdate: a search never scans a
+            # pending list, and facts are written at formation's pace, not ingestion's.
+            GinIndex(
+                fields=["agent", "search_vector"],
+                condition=Q(valid_to__isnull=True) & Q(scopes__contains=[FactScope.AGENT]),
+                fastupdate=False,
+                name="fact_shared_current_text",
+            ),
+            GinIndex(
+                fields=["user", "search_vector"],
+                condition=Q(valid_to__isnull=True) & ~Q(scopes__contains=[FactScope.AGENT]),
+                fastupdate=False,
+                name="fact_own_current_text",
+            ),
             GinIndex(fields=["tags"], name="fact_tags_gin"),
             models.Index(
                 fields=["agent", "user", "-formed_at"], condition=Q(valid_to__isnull=True), name="fact_current_scope"
@@ -108,14 +120,22 @@ class Fact(models.Model):
 
 
 class FactEmbedding(EmbeddingRecord):
-    """A fact version's vector in one embedding space. `agent` and `restricted_to_user` copy the fact's visibility
-    (immutable per version: the user for a user-only fact, empty for one visible agent-wide) so that a filtered
-    vector scan, HNSW or exact, applies the caller's scope on this table alone."""
+    """A fact version's vector in one embedding space: the search row of the fact. `agent` and `restricted_to_user`
+    copy the fact's visibility (immutable per version: the user for a user-only fact, empty for one visible
+    agent-wide), and `valid_from`, `valid_to` and `search_lexemes` its validity and the length of its full-text
+    vector, so that a filtered vector scan, exact or HNSW, applies the caller's scope and the as-of date on this
+    table alone. The database keeps the last three in step with the fact (triggers of migration facts 0004; they
+    also keep core.CorpusStatistics)."""
 
     fact = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="embeddings")
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+", db_index=False)
     restricted_to_user = models.ForeignKey(
         EndUser, on_delete=models.CASCADE, related_name="+", null=True, db_index=False
+    )
+    valid_from = models.DateTimeField(null=True, editable=False, help_text="The fact's, copied by the database.")
+    valid_to = models.DateTimeField(null=True, editable=False, help_text="The fact's, copied by the database.")
+    search_lexemes = models.PositiveIntegerField(
+        default=0, editable=False, help_text="Lexemes in the fact's full-text vector, copied by the database."
     )
 
     class Meta:

@@ -3,8 +3,10 @@ from datetime import datetime
 from celery import shared_task
 from django.db import OperationalError
 
+from core.embeddings.spaces import embedding_space_active
 from facts.access import facts_access_record
 from facts.services import facts_embed_missing, facts_reembed
+from facts.vector_indexes import fact_vector_indexes_maintain
 
 
 @shared_task(
@@ -58,3 +60,11 @@ def reference_chunks_embed_task(chunk_ids: list[int]) -> int:
     from facts.reference_documents import reference_chunks_embed_missing
 
     return reference_chunks_embed_missing(chunk_ids=chunk_ids)
+
+
+@shared_task(name="facts.vector_indexes_maintain", ignore_result=True)
+def fact_vector_indexes_maintain_task() -> dict[str, list[str]]:
+    """Idempotent: builds only missing indexes, drops only unneeded ones. Builds take seconds to minutes and never
+    block writes (CREATE INDEX CONCURRENTLY)."""
+    changes = fact_vector_indexes_maintain(space=embedding_space_active())
+    return {"built": changes.built, "dropped": changes.dropped}

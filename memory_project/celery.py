@@ -26,6 +26,11 @@ app.conf.beat_schedule = {
     "formation-sweep": {"task": "conversations.sweep_formation", "schedule": 60.0},
     "retention": {"task": "conversations.enforce_retention", "schedule": 3600.0},
     "memory-context-refresh": {"task": "reflections.memory_context_refresh_active", "schedule": 300.0},
+    # Pending search statistics (appended by database triggers) folded into the kept ones; reads are exact either way,
+    # folding keeps what they add up small.
+    "corpus-statistics-fold": {"task": "core.corpus_statistics_fold", "schedule": 30.0},
+    # Per-agent HNSW indexes of agents that grew past MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS (facts/vector_indexes.py).
+    "fact-vector-indexes": {"task": "facts.vector_indexes_maintain", "schedule": 600.0},
     # Only agents opted in through CLEANUP_DUPLICATE_FACTS_AGENTS; off for everyone else.
     "cleanup-duplicate-facts-nightly": {
         "task": "core.cleanup_duplicate_facts_nightly",

@@ -70,6 +70,21 @@ def _background_work_settled_before_flush(_django_db_marker, request) -> Iterato
         time.sleep(0.05)
 
 
+@pytest.fixture(autouse=True)
+def _vector_indexes_dropped_after(_django_db_marker, request) -> Iterator[None]:
+    """Per-agent HNSW indexes are DDL: a transactional test's flush truncates their rows but keeps them. Dropped
+    after the test that built them (only transactional tests can: the builds are concurrent)."""
+    yield
+    if not _transactional(request):
+        return
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexname FROM pg_indexes WHERE indexname LIKE 'fact\\_vectors\\_%'")
+        for (name,) in cursor.fetchall():
+            cursor.execute(f'DROP INDEX IF EXISTS "{name}"')
+
+
 @pytest.fixture
 def agent(db) -> Agent:
     return Agent.objects.create(external_id=f"agent-{uuid.uuid4().hex[:8]}", name="Test agent")

@@ -10,6 +10,7 @@ from conversations.api.authentication import request_agent
 from conversations.api.serializers import MessageOutputSerializer
 from conversations.selectors.memory_scope import memory_scope_resolve
 from conversations.selectors.message_search import SEARCH_MODES, TOP_K_MAX, messages_search
+from core.timing import stage_timed
 
 
 class MessageSearchInputSerializer(serializers.Serializer):
@@ -62,4 +63,5 @@ class MessageSearchView(APIView):
             agent=agent, user_external_id=options.pop("user", None), session_external_id=options.pop("session", None)
         )
         hits = messages_search(agent=agent, user=target.user, session=target.session, **options)
-        return Response(MessageSearchOutputSerializer({"results": hits}).data)
+        with stage_timed("serialize"):
+            return Response(MessageSearchOutputSerializer({"results": hits}).data)

@@ -1,8 +1,10 @@
 """Turn-level retrieval: past messages that answer a query, by vector similarity, BM25 full-text, or both fused.
 
-Messages are indexed as `message_search_text` renders them (conversations.services.message_embeddings): the message
-with its speaker, after the previous message of its session. Vectors are embedded from that text; full-text search
-renders the same text in SQL (`_SEARCH_TEXT_SQL`) and parses it on the fly in the `english` configuration."""
+Both signals read the message's embedding row, which holds what was indexed for it (conversations.services.
+message_embeddings: the message with its speaker, after the previous message of its session): its vector, and the
+stored full-text vector of the same text, found through the (user, tsvector) GIN index. A message is searchable once
+its embedding task has run, a few seconds after ingestion. Searches are within one user's messages: the vector signal
+scans them exactly, and BM25 takes the user's corpus size and average length from the kept statistics."""
 
 from __future__ import annotations
 
@@ -15,26 +17,17 @@ from django.db.models import QuerySet
 from pgvector.django import CosineDistance
 
 from conversations.models import Agent, EndUser, Message, MessageEmbedding, Session
-from core.embeddings.spaces import embedding_expression, embedding_provider_for_space, embedding_space_active
+from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
-from core.retrieval import bm25_ranking, query_embedding_start, reciprocal_rank_fusion
+from core.retrieval import CorpusKey, bm25_ranking, query_embedding_start, reciprocal_rank_fusion
+from core.timing import stage_timed
 
 TOP_K_MAX = 100
-TEXT_SEARCH_CONFIG = "english"
 SEARCH_MODES = ("hybrid", "semantic", "text")
+CORPUS_MESSAGES = "messages"
 # Each signal ranks this many candidates per requested result (at least MIN_CANDIDATES) before fusion.
 CANDIDATES_PER_RESULT = 4
 MIN_CANDIDATES = 40
-
-# message_search_text in SQL: "<previous speaker>: <previous content>\n<speaker>: <content>".
-_SPEAKER_SQL = "coalesce(nullif({t}.metadata->>'speaker', ''), nullif({t}.metadata->>'name', ''), {t}.role)"
-_SEARCH_TEXT_SQL = (
-    "coalesce("
-    + _SPEAKER_SQL.format(t="previous")
-    + " || ': ' || previous.content || E'\\n', '') || "
-    + _SPEAKER_SQL.format(t="message")
-    + " || ': ' || message.content"
-)
 
 
 @dataclass(frozen=True)
@@ -50,9 +43,7 @@ class MessageHit:
 def _searchable_embeddings(
     *, space, agent: Agent, user: EndUser, session: Session | None, exclude_message_ids: Collection[int]
 ) -> QuerySet[MessageEmbedding]:
-    """The user's message vectors (one session's when given). The filter is on the embedding rows' own user column,
-    so PostgreSQL reads one user's vectors through the (space, user) index and scans them exactly, rather than
-    searching the agent-wide HNSW graph."""
+    """The user's message rows (one session's when given), read through the (space, user) btree index."""
     candidates = MessageEmbedding.objects.filter(space=space, agent=agent, user=user)
     if session is not None:
         candidates = candidates.filter(session=session)
@@ -62,48 +53,55 @@ def _searchable_embeddings(
 
 
 def _vector_ranking(
-    candidates: QuerySet[MessageEmbedding], *, space, vector: np.ndarray, limit: int, min_similarity: float | None
+    candidates: QuerySet[MessageEmbedding], *, vector: np.ndarray, limit: int, min_similarity: float | None
 ) -> list[tuple[int, float]]:
-    """(message id, cosine similarity), most similar first."""
-    ranked = candidates.annotate(distance=CosineDistance(embedding_expression(space=space), vector))
+    """(message id, cosine similarity), most similar first: an exact scan of the candidates (the uncast column matches
+    no vector index)."""
+    ranked = candidates.annotate(distance=CosineDistance("embedding", vector))
     if min_similarity is not None:
         ranked = ranked.filter(distance__lte=1 - min_similarity)
     return [
         (pk, 1.0 - distance)
-        for pk, distance in ranked.order_by("distance").values_list("message_id", "distance")[:limit]
+        for pk, distance in ranked.order_by("distance", "message_id").values_list("message_id", "distance")[:limit]
     ]
 
 
 def _text_ranking(
     *,
+    space,
     agent: Agent,
     user: EndUser,
     session: Session | None,
     exclude_message_ids: Collection[int],
     query: str,
     limit: int,
-) -> list[tuple[int, float]]:
-    """(message id, BM25 score) of the user's messages (one session's when given) matching any query word."""
-    conditions = ["session.agent_id = %s", "session.user_id = %s"]
-    params: list = [agent.pk, user.pk]
+) -> list[tuple[int, float, float]]:
+    """(message id, BM25 score, strength) of the user's messages (one session's when given) matching any query word.
+    The ids are cast to bigint so that the GIN index's btree_gin int8 class applies."""
+    conditions = [
+        "embedding.user_id = %s::bigint",
+        "embedding.space_id = %s::bigint",
+        "embedding.agent_id = %s::bigint",
+    ]
+    params: list = [user.pk, space.pk, agent.pk]
     if session is not None:
-        conditions.append("session.id = %s")
+        conditions.append("embedding.session_id = %s::bigint")
         params.append(session.pk)
     if exclude_message_ids:
-        conditions.append("NOT (message.id = ANY(%s))")
+        conditions.append("NOT (embedding.message_id = ANY(%s::bigint[]))")
         params.append(list(exclude_message_ids))
-    scope_sql = f"""
-        SELECT message.id, to_tsvector('{TEXT_SEARCH_CONFIG}', {_SEARCH_TEXT_SQL}) AS tsv
-        FROM {Message._meta.db_table} AS message
-        JOIN {Session._meta.db_table} AS session ON session.id = message.session_id
-        LEFT JOIN LATERAL (
-            SELECT before.content, before.role, before.metadata FROM {Message._meta.db_table} AS before
-            WHERE before.session_id = message.session_id AND before.id < message.id
-            ORDER BY before.id DESC LIMIT 1
-        ) AS previous ON true
-        WHERE {" AND ".join(conditions)}
-    """
-    return bm25_ranking(scope_sql=scope_sql, scope_params=params, query=query, config=TEXT_SEARCH_CONFIG, limit=limit)
+    matched_sql = (
+        "SELECT embedding.message_id AS id, embedding.search_vector AS tsv "
+        f"FROM {MessageEmbedding._meta.db_table} AS embedding, query "
+        f"WHERE {' AND '.join(conditions)} AND embedding.search_vector @@ query.tsquery"
+    )
+    return bm25_ranking(
+        corpora=[CorpusKey(corpus=CORPUS_MESSAGES, space_id=space.pk, scope_id=user.pk)],
+        matched_sql=matched_sql,
+        matched_params=params,
+        query=query,
+        limit=limit,
+    )
 
 
 def messages_search(
@@ -141,17 +139,25 @@ def messages_search(
     )
     text_rows: list[tuple[int, float, float]] = []
     if mode != "semantic":
-        text_rows = _text_ranking(
-            agent=agent, user=user, session=session, exclude_message_ids=exclude_message_ids, query=query, limit=limit
-        )
+        with stage_timed("text_sql"):
+            text_rows = _text_ranking(
+                space=space,
+                agent=agent,
+                user=user,
+                session=session,
+                exclude_message_ids=exclude_message_ids,
+                query=query,
+                limit=limit,
+            )
     vector_rows: list[tuple[int, float]] = []
     if embedding is not None:
         candidates = _searchable_embeddings(
             space=space, agent=agent, user=user, session=session, exclude_message_ids=exclude_message_ids
         )
-        vector_rows = _vector_ranking(
-            candidates, space=space, vector=embedding.result(), limit=limit, min_similarity=min_similarity
-        )
+        with stage_timed("embed_wait"):
+            vector = embedding.result()
+        with stage_timed("vector_sql"):
+            vector_rows = _vector_ranking(candidates, vector=vector, limit=limit, min_similarity=min_similarity)
     similarity = dict(vector_rows)
     vector_rank = {pk: rank for rank, (pk, _) in enumerate(vector_rows, start=1)}
     text_rank = {pk: rank for rank, (pk, _, _) in enumerate(text_rows, start=1)}
@@ -171,7 +177,8 @@ def messages_search(
         for pk in {*vector_rank, *text_rank}
     }
     best = sorted(scores, key=lambda pk: (-scores[pk], -pk))[:top_k]
-    messages = Message.objects.select_related("session").in_bulk(best)
+    with stage_timed("hits_sql"):
+        messages = Message.objects.select_related("session").in_bulk(best)
     return [
         MessageHit(
             message=messages[pk],

@@ -1,9 +1,9 @@
 """Re-embedding into another embedding space while search keeps serving the active one.
 
-Order of work (docs/operations.md): fill the new space in batches (resumable: only what it lacks), build its partial
-HNSW indexes concurrently, catch up on rows written meanwhile, switch the active space in one transaction, wait for
-in-flight searches of the old space, then move what was still written to the old space and drop its rows and
-indexes. Reads never see a half-filled space: they use the active one until the switch."""
+Order of work (docs/operations.md): fill the new space in batches (resumable: only what it lacks), build the per-agent
+HNSW indexes its statistics call for, concurrently, catch up on rows written meanwhile, switch the active space in one
+transaction, wait for in-flight searches of the old space, then move what was still written to the old space and drop
+its rows and indexes. Reads never see a half-filled space: they use the active one until the switch."""
 
 from __future__ import annotations
 
@@ -11,24 +11,18 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
 from conversations.models import Message, MessageEmbedding
 from conversations.services.message_embeddings import messages_embed_missing
 from core.embeddings.providers import build_embedding_provider
-from core.embeddings.spaces import (
-    embedding_record_models,
-    embedding_space_active,
-    embedding_space_drop_indexes,
-    embedding_space_index_name,
-)
-from core.exceptions import ApplicationError
+from core.embeddings.spaces import embedding_space_active
 from core.models import EmbeddingRecord, EmbeddingSpace
 from facts.models import Fact, FactEmbedding
 from facts.services import facts_embed_missing
+from facts.vector_indexes import fact_vector_indexes_drop, fact_vector_indexes_maintain
 
 
 @dataclass(frozen=True)
@@ -136,34 +130,6 @@ def _fill(
     return done
 
 
-def embedding_space_build_indexes_concurrently(*, space: EmbeddingSpace) -> None:
-    """The space's partial HNSW indexes, built without blocking writes. A build a crash interrupted leaves an
-    invalid index behind; it is dropped and built again."""
-    if connection.in_atomic_block:
-        raise ApplicationError("building indexes concurrently needs autocommit; call this outside a transaction.")
-    with connection.cursor() as cursor:
-        cursor.execute("SET maintenance_work_mem = %s", [settings.REEMBED_MAINTENANCE_WORK_MEM])
-        try:
-            for model in embedding_record_models():
-                table = model._meta.db_table
-                index = embedding_space_index_name(table=table, space=space)
-                cursor.execute(
-                    "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = %s",
-                    [index],
-                )
-                row = cursor.fetchone()
-                if row is not None and row[0]:
-                    continue
-                if row is not None:
-                    cursor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {index}")
-                cursor.execute(
-                    f"CREATE INDEX CONCURRENTLY {index} ON {table} USING hnsw "
-                    f"((embedding::vector({int(space.dimensions)})) vector_cosine_ops) WHERE space_id = {int(space.pk)}"
-                )
-        finally:
-            cursor.execute("RESET maintenance_work_mem")
-
-
 @transaction.atomic
 def embedding_space_activate(*, space: EmbeddingSpace) -> EmbeddingSpace | None:
     """Make the space the one reads and writes use, in one transaction; returns the space it replaced."""
@@ -186,7 +152,7 @@ def _retired_spaces_drain(
     moved = dict.fromkeys((kind.name for kind in RECORD_KINDS), 0)
     dropped = 0
     for retired in EmbeddingSpace.objects.filter(status=EmbeddingSpace.Status.RETIRED):
-        embedding_space_drop_indexes(space=retired)
+        fact_vector_indexes_drop(space=retired)
         while any(kind.record_model.objects.filter(space=retired).exists() for kind in RECORD_KINDS):
             for kind in RECORD_KINDS:
                 moved[kind.name] += _fill(
@@ -240,8 +206,8 @@ def embedding_space_reembed(
             report.embedded[kind.name] = _fill(
                 kind=kind, source=source, target=target, batch_size=batch_size, on_progress=on_progress
             )
-        phase("building the new space's vector indexes")
-        embedding_space_build_indexes_concurrently(space=target)
+        phase("building the new space's per-agent vector indexes")
+        fact_vector_indexes_maintain(space=target)
         phase("catching up on rows written meanwhile")
         for kind in RECORD_KINDS:
             report.caught_up[kind.name] = _fill(

@@ -1,4 +1,4 @@
-"""Embedding spaces: which model's vectors reads use, and the per-space vector indexes.
+"""Embedding spaces: which model's vectors reads use.
 
 Reads and writes go to the *active* space and embed with that space's own model, so a process whose settings
 already name a new model keeps serving the old space until `reembed` switches it."""
@@ -24,30 +24,6 @@ def embedding_record_models() -> list[type[EmbeddingRecord]]:
     return [model for model in apps.get_models() if issubclass(model, EmbeddingRecord)]
 
 
-def embedding_space_index_name(*, table: str, space: EmbeddingSpace) -> str:
-    return f"{table}_s{space.pk}_hnsw"[:63]
-
-
-def embedding_space_ensure_indexes(*, space: EmbeddingSpace) -> None:
-    """One partial HNSW index per embedding table and space, on the cast the queries use (see embedding_expression).
-    Empty tables index instantly; the reembed command builds the index of a filled space itself."""
-    with connection.cursor() as cursor:
-        for model in embedding_record_models():
-            table = model._meta.db_table
-            index = embedding_space_index_name(table=table, space=space)
-            cursor.execute(
-                f"CREATE INDEX IF NOT EXISTS {index} ON {table} USING hnsw "
-                f"((embedding::vector({int(space.dimensions)})) vector_cosine_ops) WHERE space_id = {int(space.pk)}"
-            )
-
-
-def embedding_space_drop_indexes(*, space: EmbeddingSpace) -> None:
-    with connection.cursor() as cursor:
-        for model in embedding_record_models():
-            table = model._meta.db_table
-            cursor.execute(f"DROP INDEX IF EXISTS {embedding_space_index_name(table=table, space=space)}")
-
-
 def embedding_space_get_or_create(*, provider: EmbeddingProvider) -> EmbeddingSpace:
     space, _ = EmbeddingSpace.objects.get_or_create(
         name=provider.space_name,
@@ -57,7 +33,7 @@ def embedding_space_get_or_create(*, provider: EmbeddingProvider) -> EmbeddingSp
 
 
 def embedding_space_active() -> EmbeddingSpace:
-    """The active space; on a fresh database, the configured provider's space, created and indexed."""
+    """The active space; on a fresh database, the configured provider's space, created."""
     space = EmbeddingSpace.objects.filter(status=EmbeddingSpace.Status.ACTIVE).first()
     if space is not None:
         return space
@@ -70,7 +46,6 @@ def embedding_space_active() -> EmbeddingSpace:
             space.status = EmbeddingSpace.Status.ACTIVE
             space.activated_at = timezone.now()
             space.save(update_fields=["status", "activated_at"])
-            embedding_space_ensure_indexes(space=space)
     return space
 
 
@@ -87,6 +62,7 @@ def embedding_provider_for_space(*, space: EmbeddingSpace) -> EmbeddingProvider:
 
 
 def embedding_expression(*, space: EmbeddingSpace) -> Func:
-    """`embedding::vector(<dims>)`: the exact expression the space's partial HNSW index is built on, so that
-    ORDER BY this <=> query can use the index."""
+    """`embedding::vector(<dims>)`: the expression per-agent HNSW indexes are built on (facts/vector_indexes.py), so
+    that ORDER BY this <=> query can use one where a query's conditions match its predicate; elsewhere an exact
+    scan."""
     return Cast("embedding", VectorField(dimensions=space.dimensions))

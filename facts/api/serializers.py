@@ -1,3 +1,7 @@
+from collections.abc import Callable
+from functools import cached_property
+from operator import attrgetter
+
 from django.conf import settings
 from rest_framework import serializers
 
@@ -5,10 +9,44 @@ from facts.models import Fact, FactScope
 from facts.selectors.search import TOP_K_MAX, SearchMode
 
 
+def _attribute_path(source: str) -> Callable[[object], object]:
+    """Reads a dotted source; None as soon as a link of it is None (DRF's `default=None` for a missing relation)."""
+    names = source.split(".")
+
+    def read(instance: object) -> object:
+        for name in names:
+            instance = getattr(instance, name)
+            if instance is None:
+                return None
+        return instance
+
+    return read
+
+
 class FactOutputSerializer(serializers.ModelSerializer):
     user = serializers.CharField(source="user.external_id", allow_null=True, default=None)
     source_session = serializers.CharField(source="source_session.external_id", allow_null=True, default=None)
     is_current = serializers.BooleanField()
+
+    @cached_property
+    def _readers(self) -> list[tuple[str, Callable[[object], object], Callable[[object], object]]]:
+        readers = []
+        for field in self._readable_fields:
+            if isinstance(field, serializers.PrimaryKeyRelatedField):
+                readers.append((field.field_name, attrgetter(f"{field.source}_id"), lambda pk: pk))
+            elif field.source == "*":  # a method field: it reads the instance itself
+                readers.append((field.field_name, lambda instance: instance, field.to_representation))
+            else:
+                readers.append((field.field_name, _attribute_path(field.source), field.to_representation))
+        return readers
+
+    def to_representation(self, instance: Fact) -> dict:
+        # DRF's own output, read without its per-field machinery (get_attribute, SkipField checks): a search renders
+        # twenty fields of every hit. tests/facts/test_facts_api.py compares both on every kind of fact.
+        return {
+            name: None if (value := read(instance)) is None else represent(value)
+            for name, read, represent in self._readers
+        }
 
     class Meta:
         model = Fact

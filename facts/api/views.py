@@ -11,6 +11,7 @@ from conversations.models import Agent, EndUser
 from conversations.selectors.memory_scope import memory_scope_resolve
 from conversations.services.ingestion import end_user_get_or_create
 from core.api.pagination import StrictCursorPagination
+from core.timing import stage_timed
 from facts.api.serializers import (
     FactCreateInputSerializer,
     FactDeleteFilterSerializer,
@@ -192,4 +193,5 @@ class MemorySearchView(APIView):
         options = dict(data.validated_data)
         target = memory_scope_resolve(agent=agent, user_external_id=options.pop("user", None), session_external_id=None)
         hits = facts_search(agent=agent, user=target.user, **options)
-        return Response(MemorySearchOutputSerializer({"results": hits}).data)
+        with stage_timed("serialize"):
+            return Response(MemorySearchOutputSerializer({"results": hits}).data)

@@ -12,11 +12,11 @@ from facts.models import FactEmbedding
 
 def fact_embeddings_nearest(*, agent: Agent, query: str, limit: int = 10, user: EndUser | None = None) -> QuerySet:
     """Current facts' embeddings nearest to the query by cosine distance, in the active space, annotated with
-    `distance`. Without a user, the facts visible agent-wide (the HNSW index serves it); with one, those plus the
-    user's own. The hybrid search of the retrieval API builds on the same expression."""
+    `distance`. Without a user, the facts visible agent-wide (the agent's HNSW index serves it where it has one:
+    facts/vector_indexes.py); with one, those plus the user's own."""
     space = embedding_space_active()
     vector = embedding_provider_for_space(space=space).embed_one(query)
-    queryset = FactEmbedding.objects.filter(space=space, agent=agent, fact__valid_to__isnull=True)
+    queryset = FactEmbedding.objects.filter(space=space, agent=agent, valid_to__isnull=True)
     visible = Q(restricted_to_user__isnull=True)
     if user is not None:
         visible |= Q(restricted_to_user=user)

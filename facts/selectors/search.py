@@ -1,32 +1,36 @@
 """Hybrid fact search (DESIGN.md §2.4): a vector signal and a full-text signal, both pre-filtered to the caller's
 scope, fused with reciprocal rank fusion, optionally blended with recency and diversified with MMR.
 
-Scope is applied on `facts_factembedding`, whose `agent` and `restricted_to_user` copy each version's visibility, so
-both signals read the same candidates: the agent's facts visible agent-wide plus the user's own. A fact is
-searchable once it has a vector in the active embedding space (fact_create embeds synchronously)."""
+Both signals read the caller's scope (facts.selectors.search_scope): the agent's facts visible agent-wide plus the
+user's own. The full-text signal (facts.selectors.fulltext) runs while the query is embedded; the vector signal and
+the full-text matches' details come in one statement (facts.selectors.vectors); the hits' rows in a last one. A fact
+is searchable once it has a vector in the active embedding space (fact_create embeds synchronously)."""
 
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
 from django.conf import settings
-from django.db import connection, models
-from django.db.models import BooleanField, FloatField, Q, QuerySet, Value
+from django.db import models
+from django.db.models import Q, QuerySet
 from django.utils import timezone
-from pgvector.django import CosineDistance
 
 from conversations.models import Agent, EndUser
-from core.embeddings.spaces import embedding_expression, embedding_provider_for_space, embedding_space_active
+from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
 from core.models import EmbeddingSpace
 from core.retrieval import query_embedding_start, reciprocal_rank_fusion
+from core.timing import stage_record, stage_timed
 from facts.access import facts_access_record_later
 from facts.models import Fact, FactEmbedding, FactScope
 from facts.selectors.first_person import first_person_query
 from facts.selectors.fulltext import facts_text_ranking
+from facts.selectors.search_scope import FactSearchScope
+from facts.selectors.vectors import facts_vector_ranking
 
 TOP_K_MAX = 100
 SMALL_STORE_MAX_FACTS = 5
@@ -103,110 +107,25 @@ def _options_validate(
         raise ApplicationError(f"Invalid search: {', '.join(errors)}.", fields=errors)
 
 
-def _filtered_embeddings(
-    *,
-    space: EmbeddingSpace,
-    agent: Agent,
-    scopes: list[str] | None,
-    tags: list[str] | None,
-    as_of: datetime | None,
-    include_history: bool,
-) -> QuerySet[FactEmbedding]:
-    """The agent's fact vectors in the space with the caller's filters; visibility is applied by the callers."""
-    queryset = FactEmbedding.objects.filter(space=space, agent=agent)
-    if as_of is not None:
-        queryset = queryset.filter(
-            Q(fact__valid_to__isnull=True) | Q(fact__valid_to__gt=as_of), fact__valid_from__lte=as_of
-        )
-    elif not include_history:
-        queryset = queryset.filter(fact__valid_to__isnull=True)
-    if scopes:
-        queryset = queryset.filter(fact__scopes__overlap=scopes)
-    if tags:
-        queryset = queryset.filter(fact__tags__overlap=tags)
-    return queryset
-
-
 def _visible_to(user: EndUser | None) -> Q:
     """Facts visible agent-wide, plus the user's own."""
     visible = Q(restricted_to_user__isnull=True)
     return visible | Q(restricted_to_user=user) if user is not None else visible
 
 
-def _nearest(queryset: QuerySet[FactEmbedding], *, distance, limit: int) -> QuerySet[FactEmbedding]:
-    return (
-        queryset.annotate(distance=distance, text_match=Value(False, output_field=BooleanField()))
-        .order_by("distance", "fact_id")
-        .values_list("fact_id", "distance", "fact__valid_from", "text_match")[:limit]
-    )
-
-
-def _scope_parts(filtered: QuerySet[FactEmbedding], user: EndUser | None) -> list[QuerySet[FactEmbedding]]:
-    """The caller's scope as separately planned parts: the user's own rows, few and always an exact scan of their
-    (space, agent, restricted_to_user) btree entries, and the agent-wide rows, where the planner picks the index
-    that fits their number. One query over both would let a common word or a large agent-wide set drag the user's
-    part into a scan of the whole table."""
-    shared = filtered.filter(restricted_to_user__isnull=True)
-    return [filtered.filter(restricted_to_user=user), shared] if user is not None else [shared]
-
-
-def _rankings_detail(
-    *,
-    filtered: QuerySet[FactEmbedding],
-    space: EmbeddingSpace,
-    user: EndUser | None,
-    vector: np.ndarray | None,
-    limit: int,
-    text_ids: list[int],
-) -> tuple[list[tuple[int, float, datetime]], dict[int, tuple[float | None, datetime]]]:
-    """In one round trip: the vector ranking, (fact id, cosine similarity, valid_from) most similar first, when
-    there is a vector; and (cosine similarity or None, valid_from) of each full-text match in `text_ids`.
-
-    The user's part orders by the uncast column on purpose, which keeps the planner off the HNSW index: forced under
-    a per-user filter, HNSW is slow and misses rows. The agent-wide part orders by the indexed cast expression, so
-    the planner may use the space's HNSW index, with iterative scans to keep the filtered results coming. Each
-    UNION ALL branch is planned on its own; the SET LOCALs and the query go as one simple-protocol message, which
-    PostgreSQL runs as one (implicit) transaction. That needs Django's default client-side parameter binding: with
-    psycopg's `server_side_binding` the statement would be prepared and PostgreSQL refuses several commands in one."""
-    branches: list[QuerySet[FactEmbedding]] = []
-    settings_sql = ""
-    if vector is not None:
-        *own, shared = _scope_parts(filtered, user)
-        branches += [_nearest(part, distance=CosineDistance("embedding", vector), limit=limit) for part in own]
-        branches.append(
-            _nearest(shared, distance=CosineDistance(embedding_expression(space=space), vector), limit=limit)
-        )
-        ef_search = int(max(settings.MEMORY_SEARCH_HNSW_EF_SEARCH, limit))
-        settings_sql = f"SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {ef_search}; "
-    if text_ids:
-        cosine = CosineDistance("embedding", vector) if vector is not None else Value(None, FloatField())
-        # fact_embedding_unique: one row per fact and space, and these facts were ranked from the caller's scope.
-        branches.append(
-            FactEmbedding.objects.filter(space=space, fact_id__in=text_ids)
-            .annotate(distance=cosine, text_match=Value(True, output_field=BooleanField()))
-            .values_list("fact_id", "distance", "fact__valid_from", "text_match")
-        )
-    if not branches:
-        return [], {}
-    sqls, params = [], []
-    for branch in branches:
-        sql, branch_params = branch.query.sql_with_params()
-        sqls.append(f"({sql})")
-        params += branch_params
-    with connection.cursor() as cursor:
-        cursor.execute(settings_sql + " UNION ALL ".join(sqls), params)
-        while cursor.description is None and cursor.nextset():
-            pass
-        rows = cursor.fetchall()
-    nearest = [(fact_id, distance, valid_from) for fact_id, distance, valid_from, text_match in rows if not text_match]
-    # relaxed_order may return the HNSW rows slightly out of order, and the two parts need merging anyway.
-    nearest.sort(key=lambda row: (row[1], row[0]))
-    text_details = {
-        fact_id: (None if distance is None else 1.0 - distance, valid_from)
-        for fact_id, distance, valid_from, text_match in rows
-        if text_match
-    }
-    return [(fact_id, 1.0 - distance, valid_from) for fact_id, distance, valid_from in nearest[:limit]], text_details
+def _scope_embeddings(scope: FactSearchScope, user: EndUser | None) -> QuerySet[FactEmbedding]:
+    """The scope's vector rows, for the rarely taken paths that list rather than rank them (a small store, the
+    fallback to recent facts, a text-only search's size check)."""
+    queryset = FactEmbedding.objects.filter(space_id=scope.space_id, agent_id=scope.agent_id).filter(_visible_to(user))
+    if scope.as_of is not None:
+        queryset = queryset.filter(Q(valid_to__isnull=True) | Q(valid_to__gt=scope.as_of), valid_from__lte=scope.as_of)
+    elif not scope.include_history:
+        queryset = queryset.filter(valid_to__isnull=True)
+    if scope.scopes:
+        queryset = queryset.filter(fact__scopes__overlap=list(scope.scopes))
+    if scope.tags:
+        queryset = queryset.filter(fact__tags__overlap=list(scope.tags))
+    return queryset
 
 
 def _fuse(
@@ -325,11 +244,13 @@ def facts_search(
         scopes=scopes,
     )
     space = embedding_space_active()
-    filtered = _filtered_embeddings(
-        space=space,
-        agent=agent,
-        scopes=scopes,
-        tags=tags,
+    scope = FactSearchScope(
+        space_id=space.pk,
+        dimensions=space.dimensions,
+        agent_id=agent.pk,
+        user_id=user.pk if user is not None else None,
+        scopes=tuple(scopes or ()),
+        tags=tuple(tags or ()),
         as_of=as_of,
         include_history=include_history,
     )
@@ -344,27 +265,24 @@ def facts_search(
         if use_vector
         else None
     )
-    text_rows = (
-        facts_text_ranking(parts=_scope_parts(filtered, user), query=text_query, limit=limit) if use_text else []
-    )
-    vector = embedding.result() if embedding is not None else None
-    vector_rows, text_details = _rankings_detail(
-        filtered=filtered,
-        space=space,
-        user=user,
-        vector=vector,
-        limit=limit,
-        text_ids=[fact_id for fact_id, _, _ in text_rows],
-    )
+    text_rows = []
+    if use_text:
+        with stage_timed("text_sql"):
+            text_rows = facts_text_ranking(scope=scope, query=text_query, limit=limit)
+    with stage_timed("embed_wait"):
+        vector = embedding.result() if embedding is not None else None
+    with stage_timed("vector_sql"):
+        vector_rows, text_details = facts_vector_ranking(
+            scope=scope, vector=vector, limit=limit, text_ids=[fact_id for fact_id, _, _ in text_rows]
+        )
     if vector is not None:
         # The vector signal ranks up to `limit` candidates: fewer means it ranked the whole scope.
         small_store = len(vector_rows) <= SMALL_STORE_MAX_FACTS
         if min_similarity is not None and not small_store:
             vector_rows = [row for row in vector_rows if row[1] >= min_similarity]
     else:
-        small_store = sum(part[: SMALL_STORE_MAX_FACTS + 1].count() for part in _scope_parts(filtered, user)) <= (
-            SMALL_STORE_MAX_FACTS
-        )
+        small_store = _scope_embeddings(scope, user)[: SMALL_STORE_MAX_FACTS + 1].count() <= SMALL_STORE_MAX_FACTS
+    fusion_started = time.perf_counter()
     candidates = _fuse(
         vector_rows=vector_rows,
         text_rows=text_rows,
@@ -374,12 +292,8 @@ def facts_search(
     )
     if small_store or (fallback_to_recent and not candidates):
         # Facts neither signal ranked: all of a small store, or the most recent ones as a fallback. Score 0.
-        rest = (
-            filtered.filter(_visible_to(user))
-            .exclude(fact_id__in=list(candidates))
-            .order_by("-fact__valid_from", "-fact_id")
-        )
-        for fact_id, valid_from in rest.values_list("fact_id", "fact__valid_from")[:top_k]:
+        rest = _scope_embeddings(scope, user).exclude(fact_id__in=list(candidates)).order_by("-valid_from", "-fact_id")
+        for fact_id, valid_from in rest.values_list("fact_id", "valid_from")[:top_k]:
             candidates[fact_id] = _Candidate(fact_id=fact_id, valid_from=valid_from)
 
     ranked = list(candidates.values())
@@ -391,8 +305,12 @@ def facts_search(
     if mmr_lambda is not None and len(ranked) > 1:
         ranked = _mmr_select(candidates=ranked, space=space, mmr_lambda=mmr_lambda, top_k=top_k)
     ranked = ranked[:top_k]
+    stage_record("fuse", time.perf_counter() - fusion_started)
 
-    facts = Fact.objects.select_related("user", "source_session").in_bulk([candidate.fact_id for candidate in ranked])
+    with stage_timed("hits_sql"):
+        facts = Fact.objects.select_related("user", "source_session").in_bulk(
+            [candidate.fact_id for candidate in ranked]
+        )
     if record_access:  # an operator looking is not the agent using the memory; retention reads access times
         facts_access_record_later(fact_ids=list(facts))
     return [

@@ -35,6 +35,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "core.middleware.RequestIdMiddleware",
+    "core.timing.ServerTimingMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -190,8 +191,11 @@ LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=60.0)
 # (docs/benchmarks.md): a small k trusts each signal's first places; full text is the stronger signal there.
 MEMORY_RRF_K = env.int("MEMORY_RRF_K", default=2)
 MEMORY_TEXT_WEIGHT = env.float("MEMORY_TEXT_WEIGHT", default=2.0)
-# HNSW candidate list size of agent-wide vector search (recall against latency; raised to the candidates needed).
-MEMORY_SEARCH_HNSW_EF_SEARCH = env.int("MEMORY_SEARCH_HNSW_EF_SEARCH", default=200)
+# Agent-wide vector search scans an agent's current agent-wide facts exactly below this many, and uses the agent's own
+# HNSW index (built by the facts.vector_indexes_maintain job) from this many on (docs/benchmarks.md: where each wins).
+MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS = env.int("MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS", default=2000)
+# HNSW candidate list size (recall against latency; raised to the candidates a search needs).
+MEMORY_SEARCH_HNSW_EF_SEARCH = env.int("MEMORY_SEARCH_HNSW_EF_SEARCH", default=100)
 
 # --- Memory formation and retrieval ---------------------------------------------------------------------------------
 MEMORY_FORMATION_MSG_INTERVAL = env.int("MEMORY_FORMATION_MSG_INTERVAL", default=45)

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 from django.db import connection, connections
+from django.test import override_settings
 
 from conversations.models import Message, MessageEmbedding, Session
 from conversations.services.message_embeddings import messages_embed_missing
@@ -27,6 +28,8 @@ from core.models import EmbeddingSpace
 from facts.models import Fact, FactEmbedding
 from facts.selectors import fact_embeddings_nearest
 from facts.services import fact_create
+from facts.vector_indexes import fact_vector_index_name, fact_vector_indexes_maintain
+from tests.statistics_support import corpus_statistics_kept, corpus_statistics_recount
 
 STUB_MODEL = "bag-of-words"
 STUB_DIMENSIONS = 96
@@ -151,9 +154,13 @@ def _hnsw_indexes() -> dict[str, bool]:
 
 
 @pytest.mark.django_db(transaction=True)
+@override_settings(MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS=1)
 def test_reembed_to_other_dimensions_while_searches_and_writes_run(agent, end_user, embedding_stub):
     _stored_memory(agent, end_user)
     old_space = embedding_space_active()
+    assert fact_vector_indexes_maintain(space=old_space).built == [
+        fact_vector_index_name(space_id=old_space.pk, agent_id=agent.pk)
+    ]
     stop = threading.Event()
     failures: list[str] = []
     spaces_searched: set[str] = set()
@@ -214,10 +221,11 @@ def test_reembed_to_other_dimensions_while_searches_and_writes_run(agent, end_us
     # The ten embedded messages moved; the two never embedded stay unembedded.
     assert MessageEmbedding.objects.filter(space=new_space).count() == 10
     assert MessageEmbedding.objects.count() == 10
-    indexes = _hnsw_indexes()
-    assert indexes[f"facts_factembedding_s{new_space.pk}_hnsw"] is True
-    assert indexes[f"conversations_messageembedding_s{new_space.pk}_hnsw"] is True
-    assert not any(f"_s{old_space.pk}_hnsw" in name for name in indexes)
+    # The agent's HNSW index was built in the new space before the switch; the old space's went with it.
+    assert _hnsw_indexes() == {fact_vector_index_name(space_id=new_space.pk, agent_id=agent.pk): True}
+    # The search statistics followed every vector written, moved and dropped.
+    assert corpus_statistics_kept() == corpus_statistics_recount()
+    assert {space for _, space, _ in corpus_statistics_kept()} == {new_space.pk}
     vector = FactEmbedding.objects.get(space=new_space, fact__content=MARKER).embedding
     assert np.allclose(vector, bag_of_words_vector(MARKER, STUB_DIMENSIONS), atol=1e-6)
     assert re.search(r"facts: 8/\d+ \(\d+/s, ETA \d+s\)", output), output

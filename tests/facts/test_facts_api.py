@@ -2,11 +2,14 @@
 
 import pytest
 from django.test import Client
+from django.utils import timezone
+from rest_framework import serializers
 
 from conversations.models import Agent, EndUser, Message
 from conversations.services.api_keys import api_key_create
+from facts.api.serializers import FactOutputSerializer
 from facts.models import Fact, FactEmbedding
-from facts.services import fact_close, fact_create, fact_supersede
+from facts.services import fact_close, fact_create, fact_profile_set, fact_supersede
 
 
 def _client_for(agent: Agent) -> Client:
@@ -224,3 +227,24 @@ def test_history_lists_every_version_with_reasons_and_source_messages(api, agent
     assert versions[1]["change_reason"] == "moved" and versions[1]["source_message_ids"] == [said.pk]
     assert versions[1]["closed_reason"] == "user asked to forget"
     assert all(v["valid_from"] and v["valid_to"] for v in versions)
+
+
+@pytest.mark.django_db
+def test_fact_output_reads_columns_directly_with_drfs_own_result(agent, end_user, session):
+    """FactOutputSerializer's direct reading gives exactly what DRF's field machinery gives: every kind of fact
+    (agent-wide, a user's, closed, superseded, from a session, keyed, pinned, accessed)."""
+    agent_wide = fact_create(agent=agent, user=None, scopes=["agent"], content="The office opens at nine")
+    own = fact_create(
+        agent=agent, user=end_user, scopes=["user"], content="Gene likes tea", tags=["drinks"], source_session=session
+    )
+    successor = fact_supersede(fact=own, content="Gene likes green tea", reason="more precise")
+    fact_close(fact=agent_wide, reason="moved")
+    keyed, _ = fact_profile_set(agent=agent, user=end_user, key="home_city", content="Gene lives in Lyon", value="Lyon")
+    Fact.objects.filter(pk=keyed.pk).update(pinned=True, access_count=3, last_accessed_at=timezone.now())
+    facts = Fact.objects.select_related("user", "source_session").filter(agent=agent).order_by("pk")
+
+    for fact in facts:
+        direct = FactOutputSerializer(fact).data
+        by_drf = serializers.ModelSerializer.to_representation(FactOutputSerializer(), fact)
+        assert direct == by_drf, fact
+    assert {fact.pk for fact in facts} >= {agent_wide.pk, own.pk, successor.pk, keyed.pk}

@@ -137,3 +137,18 @@ def test_the_openapi_schema_documents_these_endpoints_with_examples():
         assert paths[path]["post"]["requestBody"]["content"]["application/json"]["examples"], path
     for path in ("/api/v1/facts/{fact_id}", "/api/v1/facts/{fact_id}/history", "/api/v1/tools", "/api/v1/blobs"):
         assert path in paths
+
+
+@pytest.mark.django_db
+def test_search_says_where_its_time_went_in_server_timing(api, facts):
+    response = _search(api, {"query": "Which instrument does Gene play, asked once?", "user": "user-1"})
+
+    assert response.status_code == 200
+    stages = {
+        name.strip(): float(duration)
+        for name, duration in (part.split(";dur=") for part in response["Server-Timing"].split(","))
+    }
+    # The query embedding runs in a pool thread and is recorded with the request's stages all the same.
+    assert {"embed", "text_sql", "embed_wait", "vector_sql", "fuse", "hits_sql", "serialize", "app"} <= set(stages)
+    assert all(duration >= 0 for duration in stages.values())
+    assert stages["app"] >= stages["text_sql"] + stages["vector_sql"] + stages["hits_sql"]

@@ -1,12 +1,14 @@
 import numpy as np
 import pytest
 from django.db import connection
+from django.test import override_settings
 
 from conversations.models import EndUser
 from core.embeddings.spaces import embedding_space_active
 from facts.models import Fact, FactEmbedding
 from facts.selectors import fact_embeddings_nearest
 from facts.services import fact_create, fact_embeddings_write
+from facts.vector_indexes import fact_vector_index_name, fact_vector_indexes_maintain
 
 
 @pytest.mark.django_db
@@ -25,8 +27,9 @@ def test_nearest_fact_by_cosine_with_real_embeddings(agent, end_user):
     assert FactEmbedding.objects.get(fact=hits[0].fact).space.model == "all-MiniLM-L6-v2"
 
 
-@pytest.mark.django_db
-def test_agent_wide_nearest_search_uses_the_hnsw_index(agent):
+@pytest.mark.django_db(transaction=True)
+@override_settings(MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS=1000)
+def test_agent_wide_nearest_search_uses_the_agents_hnsw_index(agent):
     space = embedding_space_active()
     rng = np.random.default_rng(7)
     facts = Fact.objects.bulk_create(
@@ -49,8 +52,9 @@ def test_agent_wide_nearest_search_uses_the_hnsw_index(agent):
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE facts_factembedding; ANALYZE facts_fact")
 
+    fact_vector_indexes_maintain(space=space)
     queryset = fact_embeddings_nearest(agent=agent, query="What is the cat called?", limit=5)
     plan = queryset.explain()
 
-    assert f"facts_factembedding_s{space.pk}_hnsw" in plan, plan
+    assert fact_vector_index_name(space_id=space.pk, agent_id=agent.pk) in plan, plan
     assert list(queryset)[0].fact.content == "The office cat is named Miso"

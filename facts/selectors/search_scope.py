@@ -1,0 +1,66 @@
+"""What one fact search may read: the caller's scope (the agent's facts visible agent-wide plus the user's own) in
+the active embedding space, with the caller's filters, rendered as SQL conditions for the two signals.
+
+Search SQL is written by hand on this path (docs/architecture.md, "Fact search"): the conditions must repeat the
+partial indexes' predicates word for word for the planner to use them, ids are cast to bigint so that btree_gin's
+int8 operator class applies, and each signal's scope parts run as separately planned branches."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from core.retrieval import CorpusKey
+
+# The predicate of the partial indexes on facts_fact (facts.models.Fact.Meta.indexes), as PostgreSQL renders it.
+SHARED_SQL = "scopes @> ARRAY['agent'::varchar(10)]"
+CORPUS_SHARED = "facts.shared"
+CORPUS_OWN = "facts.own"
+
+
+@dataclass(frozen=True)
+class FactSearchScope:
+    space_id: int
+    dimensions: int
+    agent_id: int
+    user_id: int | None
+    scopes: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    as_of: datetime | None = None
+    include_history: bool = False
+
+    @property
+    def current_only(self) -> bool:
+        """Only current versions: the indexes and statistics of the current facts apply."""
+        return self.as_of is None and not self.include_history
+
+    @property
+    def corpora(self) -> list[CorpusKey]:
+        """The kept statistics that make up this scope."""
+        corpora = [CorpusKey(corpus=CORPUS_SHARED, space_id=self.space_id, scope_id=self.agent_id)]
+        if self.user_id is not None:
+            corpora.append(CorpusKey(corpus=CORPUS_OWN, space_id=self.space_id, scope_id=self.user_id))
+        return corpora
+
+    def validity_sql(self, *, alias: str) -> tuple[str, list]:
+        """Which versions count, on a table with valid_from and valid_to (facts_fact, or facts_factembedding, which
+        copies them)."""
+        if self.as_of is not None:
+            return f"{alias}.valid_from <= %s AND ({alias}.valid_to IS NULL OR {alias}.valid_to > %s)", [
+                self.as_of,
+                self.as_of,
+            ]
+        if self.include_history:
+            return "true", []
+        return f"{alias}.valid_to IS NULL", []
+
+    def fact_filters_sql(self, *, alias: str) -> tuple[str, list]:
+        """The caller's scopes and tags filters (any of the given values), on facts_fact."""
+        conditions, params = [], []
+        if self.scopes:
+            conditions.append(f"{alias}.scopes && %s::varchar(10)[]")
+            params.append(list(self.scopes))
+        if self.tags:
+            conditions.append(f"{alias}.tags && %s::varchar(100)[]")
+            params.append(list(self.tags))
+        return " AND ".join(conditions) or "true", params

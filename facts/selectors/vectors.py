@@ -1,0 +1,129 @@
+"""The vector signal of fact search, and the details of the full-text matches, in one statement on
+facts_factembedding (which copies each fact version's visibility and validity, so no join to facts_fact is needed).
+
+The access path follows the size of each part of the scope:
+- the user's own vectors: an exact scan of their rows through the (space, agent, restricted_to_user) btree;
+- the agent-wide vectors: an exact scan while the agent has fewer than MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS current
+  ones, counted by the kept corpus statistics, not guessed; above that, the agent's own partial HNSW index
+  (facts.vector_indexes builds it). Both branches are in the statement and a one-time filter on the count runs
+  exactly one of them. Measured at 1M facts (docs/benchmarks.md): an exact scan costs ~1.2 µs a row, so ~12 ms for an
+  agent with 10k agent-wide facts, where its HNSW index answers in ~3 ms at recall@10 ≥ 0.95; one HNSW index over all
+  agents' vectors, filtered by agent, missed a fifth of the results at 1M (iterative scans ran out of tuples)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import numpy as np
+from django.conf import settings
+from django.db import connection
+from pgvector import Vector
+
+from core.retrieval import CorpusKey, corpus_statistics_sql
+from facts.selectors.search_scope import CORPUS_SHARED, FactSearchScope
+
+_COLUMNS = "fact_id, {distance} AS distance, valid_from, {text_match} AS text_match"
+
+
+def _filters_sql(scope: FactSearchScope) -> tuple[str, list]:
+    """The caller's scopes and tags filters live on facts_fact: checked per candidate, only when asked for."""
+    if not (scope.scopes or scope.tags):
+        return "true", []
+    filters, params = scope.fact_filters_sql(alias="fact")
+    return f"EXISTS (SELECT 1 FROM facts_fact AS fact WHERE fact.id = embedding.fact_id AND {filters})", params
+
+
+def _nearest_sql(*, where: str, distance: str, order: str, limit: int) -> str:
+    return (
+        f"(SELECT {_COLUMNS.format(distance=distance, text_match='false')} FROM facts_factembedding AS embedding "
+        f"WHERE {where} ORDER BY {order} LIMIT {int(limit)})"
+    )
+
+
+def facts_vector_ranking(
+    *, scope: FactSearchScope, vector: np.ndarray | None, limit: int, text_ids: list[int]
+) -> tuple[list[tuple[int, float, datetime]], dict[int, tuple[float | None, datetime]]]:
+    """In one round trip: the vector ranking, (fact id, cosine similarity, valid_from) most similar first, when
+    there is a vector; and (cosine similarity or None, valid_from) of each full-text match in `text_ids` that has a
+    vector in the space.
+
+    The exact branches order by the uncast column, which no index matches, so the planner scans the part's rows; the
+    HNSW branch orders by the indexed cast expression. The SET LOCALs and the query go as one simple-protocol
+    message, which PostgreSQL runs as one (implicit) transaction; that needs Django's default client-side parameter
+    binding (with psycopg's `server_side_binding` the statement would be prepared, and PostgreSQL refuses several
+    commands in one)."""
+    branches: list[str] = []
+    params: list = []
+    settings_sql = ""
+    base = "embedding.space_id = %s::bigint AND embedding.agent_id = %s::bigint"
+    base_params = [scope.space_id, scope.agent_id]
+    validity, validity_params = scope.validity_sql(alias="embedding")
+    filters, filter_params = _filters_sql(scope)
+    if vector is not None:
+        query_vector = Vector(vector).to_text()
+        exact = "embedding.embedding <=> %s::vector"
+        if scope.user_id is not None:
+            branches.append(
+                _nearest_sql(
+                    where=f"{base} AND embedding.restricted_to_user_id = %s::bigint AND {validity} AND {filters}",
+                    distance=exact,
+                    order="distance, fact_id",
+                    limit=limit,
+                )
+            )
+            params += [query_vector, *base_params, scope.user_id, *validity_params, *filter_params]
+        shared = f"{base} AND embedding.restricted_to_user_id IS NULL AND {validity} AND {filters}"
+        shared_params = [*base_params, *validity_params, *filter_params]
+        if scope.current_only:
+            statistics_sql, statistics_params = corpus_statistics_sql(
+                corpora=[CorpusKey(corpus=CORPUS_SHARED, space_id=scope.space_id, scope_id=scope.agent_id)]
+            )
+            threshold = int(settings.MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS)
+            dimensions = int(scope.dimensions)
+            branches.append(
+                _nearest_sql(
+                    where=f"{shared} AND (SELECT documents FROM ({statistics_sql}) AS kept) < {threshold}",
+                    distance=exact,
+                    order="distance, fact_id",
+                    limit=limit,
+                )
+            )
+            branches.append(
+                _nearest_sql(
+                    where=f"{shared} AND (SELECT documents FROM ({statistics_sql}) AS kept) >= {threshold}",
+                    distance=f"embedding.embedding::vector({dimensions}) <=> %s::vector({dimensions})",
+                    order="distance",
+                    limit=limit,
+                )
+            )
+            params += [query_vector, *shared_params, *statistics_params]
+            params += [query_vector, *shared_params, *statistics_params]
+            ef_search = int(max(settings.MEMORY_SEARCH_HNSW_EF_SEARCH, limit))
+            settings_sql = f"SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {ef_search}; "
+        else:
+            branches.append(_nearest_sql(where=shared, distance=exact, order="distance, fact_id", limit=limit))
+            params += [query_vector, *shared_params]
+    if text_ids:
+        # fact_embedding_unique: one row per fact and space, and these facts were ranked from the caller's scope.
+        distance = "embedding.embedding <=> %s::vector" if vector is not None else "NULL::float"
+        branches.append(
+            f"(SELECT {_COLUMNS.format(distance=distance, text_match='true')} FROM facts_factembedding AS embedding "
+            f"WHERE embedding.space_id = %s::bigint AND embedding.fact_id = ANY(%s::bigint[]))"
+        )
+        params += [*([Vector(vector).to_text()] if vector is not None else []), scope.space_id, text_ids]
+    if not branches:
+        return [], {}
+    with connection.cursor() as cursor:
+        cursor.execute(settings_sql + " UNION ALL ".join(branches), params)
+        while cursor.description is None and cursor.nextset():
+            pass
+        rows = cursor.fetchall()
+    nearest = [(fact_id, distance, valid_from) for fact_id, distance, valid_from, text_match in rows if not text_match]
+    # relaxed_order may return the HNSW rows slightly out of order, and the parts need merging anyway.
+    nearest.sort(key=lambda row: (row[1], row[0]))
+    text_details = {
+        fact_id: (None if distance is None else 1.0 - distance, valid_from)
+        for fact_id, distance, valid_from, text_match in rows
+        if text_match
+    }
+    return [(fact_id, 1.0 - distance, valid_from) for fact_id, distance, valid_from in nearest[:limit]], text_details
