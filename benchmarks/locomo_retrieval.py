@@ -231,6 +231,7 @@ def main() -> int:
     parser.add_argument(
         "--workers", type=int, default=1, help="concurrent clients; latencies are per request under that concurrency"
     )
+    parser.add_argument("--output", help="results file name (default: locomo_<split>[_quick].json)")
     args = parser.parse_args()
     sample_ids = list(SPLITS[args.split])
     modes = MODES
@@ -285,7 +286,7 @@ def main() -> int:
         "mem0": mem0,
     }
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    name = f"locomo_{args.split}{'_quick' if args.quick else ''}.json"
+    name = args.output or f"locomo_{args.split}{'_quick' if args.quick else ''}.json"
     (RESULTS_DIR / name).write_text(json.dumps(result, indent=1))
     print(f"\nwrote {RESULTS_DIR / name}")
     return 0

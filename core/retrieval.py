@@ -23,6 +23,7 @@ import numpy as np
 from django.conf import settings
 from django.db import connection
 
+from core.db_routers import search_connection
 from core.embeddings.providers import EmbeddingProvider
 from core.models import TEXT_SEARCH_CONFIG
 from core.timing import in_request_context, stage_timed
@@ -175,7 +176,7 @@ def bm25_ranking(
         FULL_STRENGTH_COVERAGE,
         limit,
     ]
-    with connection.cursor() as cursor:
+    with search_connection().cursor() as cursor:
         cursor.execute(sql, params)
         return [(row[0], float(row[1]), float(row[2] or 0.0)) for row in cursor.fetchall()]
 

@@ -17,6 +17,7 @@ from django.db.models import QuerySet
 from pgvector.django import CosineDistance
 
 from conversations.models import Agent, EndUser, Message, MessageEmbedding, Session
+from core.db_routers import search_reads
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
 from core.retrieval import CorpusKey, bm25_ranking, query_embedding_start, reciprocal_rank_fusion
@@ -104,6 +105,7 @@ def _text_ranking(
     )
 
 
+@search_reads()
 def messages_search(
     *,
     agent: Agent,

@@ -20,6 +20,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from conversations.models import Agent, EndUser
+from core.db_routers import search_reads
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
 from core.models import EmbeddingSpace
@@ -59,6 +60,14 @@ class FactHit:
     vector_rank: int | None
     text_rank: int | None
     text_score: float | None
+
+
+@dataclass(frozen=True)
+class _Signals:
+    vector_rows: list[tuple[int, float, datetime]]  # (fact id, similarity, valid_from), most similar first
+    text_rows: list[tuple[int, float, float]]  # (fact id, BM25 score, strength), best first
+    text_details: dict[int, tuple[float | None, datetime]]  # full-text matches' (similarity, valid_from)
+    small_store: bool  # the scope holds at most SMALL_STORE_MAX_FACTS facts
 
 
 @dataclass
@@ -107,16 +116,14 @@ def _options_validate(
         raise ApplicationError(f"Invalid search: {', '.join(errors)}.", fields=errors)
 
 
-def _visible_to(user: EndUser | None) -> Q:
-    """Facts visible agent-wide, plus the user's own."""
-    visible = Q(restricted_to_user__isnull=True)
-    return visible | Q(restricted_to_user=user) if user is not None else visible
-
-
-def _scope_embeddings(scope: FactSearchScope, user: EndUser | None) -> QuerySet[FactEmbedding]:
+def _scope_embeddings(scope: FactSearchScope) -> QuerySet[FactEmbedding]:
     """The scope's vector rows, for the rarely taken paths that list rather than rank them (a small store, the
-    fallback to recent facts, a text-only search's size check)."""
-    queryset = FactEmbedding.objects.filter(space_id=scope.space_id, agent_id=scope.agent_id).filter(_visible_to(user))
+    fallback to recent facts, a text-only search's size check): the agent's facts visible agent-wide, plus the
+    user's own."""
+    visible = Q(restricted_to_user__isnull=True)
+    if scope.user_id is not None:
+        visible |= Q(restricted_to_user_id=scope.user_id)
+    queryset = FactEmbedding.objects.filter(space_id=scope.space_id, agent_id=scope.agent_id).filter(visible)
     if scope.as_of is not None:
         queryset = queryset.filter(Q(valid_to__isnull=True) | Q(valid_to__gt=scope.as_of), valid_from__lte=scope.as_of)
     elif not scope.include_history:
@@ -128,24 +135,18 @@ def _scope_embeddings(scope: FactSearchScope, user: EndUser | None) -> QuerySet[
     return queryset
 
 
-def _fuse(
-    *,
-    vector_rows: list[tuple[int, float, datetime]],
-    text_rows: list[tuple[int, float, float]],
-    text_details: dict[int, tuple[float | None, datetime]],
-    use_vector: bool,
-    use_text: bool,
-) -> dict[int, _Candidate]:
+def _fuse(*, signals: _Signals, use_vector: bool, use_text: bool) -> dict[int, _Candidate]:
     """Weighted reciprocal rank fusion (core.retrieval): score = Σ weight / (k + rank) over the signals used, the
     vector's weight 1 and full text's MEMORY_TEXT_WEIGHT times the strength of the fact's match, scaled so that
     first place in every signal scores 1.0 and scores stay comparable across modes."""
     candidates: dict[int, _Candidate] = {}
-    for rank, (fact_id, similarity, valid_from) in enumerate(vector_rows, start=1):
+    text_details = signals.text_details
+    for rank, (fact_id, similarity, valid_from) in enumerate(signals.vector_rows, start=1):
         candidates[fact_id] = _Candidate(
             fact_id=fact_id, valid_from=valid_from, similarity=similarity, vector_rank=rank
         )
     strength = {}
-    for rank, (fact_id, text_score, share) in enumerate(text_rows, start=1):
+    for rank, (fact_id, text_score, share) in enumerate(signals.text_rows, start=1):
         if fact_id not in text_details:
             continue  # erased or re-embedded between the two statements: it is no longer searchable
         similarity, valid_from = text_details[fact_id]
@@ -206,6 +207,7 @@ def _mmr_select(
     return selected
 
 
+@search_reads()
 def facts_search(
     *,
     agent: Agent,
@@ -254,12 +256,49 @@ def facts_search(
         as_of=as_of,
         include_history=include_history,
     )
-    limit = max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
-    use_vector = mode != SearchMode.TEXT
-    use_text = mode != SearchMode.SEMANTIC
     first_person = first_person_query(query) if user is not None else None
-    vector_query = first_person.vector_query if first_person else query
-    text_query = first_person.text_query if first_person else query
+    signals = _signals_rank(
+        scope=scope,
+        space=space,
+        vector_query=first_person.vector_query if first_person else query,
+        text_query=first_person.text_query if first_person else query,
+        mode=mode,
+        limit=max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES),
+        min_similarity=min_similarity,
+    )
+    fusion_started = time.perf_counter()
+    candidates = _fuse(signals=signals, use_vector=mode != SearchMode.TEXT, use_text=mode != SearchMode.SEMANTIC)
+    if signals.small_store or (fallback_to_recent and not candidates):
+        # Facts neither signal ranked: all of a small store, or the most recent ones as a fallback. Score 0.
+        rest = _scope_embeddings(scope).exclude(fact_id__in=list(candidates)).order_by("-valid_from", "-fact_id")
+        for fact_id, valid_from in rest.values_list("fact_id", "valid_from")[:top_k]:
+            candidates[fact_id] = _Candidate(fact_id=fact_id, valid_from=valid_from)
+    ranked = list(candidates.values())
+    if first_person is not None:
+        _own_facts_boost(candidates=ranked, user=user, boost=settings.FIRST_PERSON_USER_BOOST)
+    if recency_weight:
+        _recency_blend(candidates=ranked, weight=recency_weight, now=as_of or timezone.now())
+    ranked.sort(key=lambda candidate: (-candidate.score, -candidate.valid_from.timestamp(), -candidate.fact_id))
+    if mmr_lambda is not None and len(ranked) > 1:
+        ranked = _mmr_select(candidates=ranked, space=space, mmr_lambda=mmr_lambda, top_k=top_k)
+    ranked = ranked[:top_k]
+    stage_record("fuse", time.perf_counter() - fusion_started)
+    return _hits(ranked=ranked, record_access=record_access)
+
+
+def _signals_rank(
+    *,
+    scope: FactSearchScope,
+    space: EmbeddingSpace,
+    vector_query: str,
+    text_query: str,
+    mode: str,
+    limit: int,
+    min_similarity: float | None,
+) -> _Signals:
+    """Both signals' rankings: full text while the query is embedded in a pool thread, then the vector ranking with
+    the full-text matches' details in one statement."""
+    use_vector, use_text = mode != SearchMode.TEXT, mode != SearchMode.SEMANTIC
     embedding = (
         query_embedding_start(provider=embedding_provider_for_space(space=space), text=vector_query)
         if use_vector
@@ -281,32 +320,11 @@ def facts_search(
         if min_similarity is not None and not small_store:
             vector_rows = [row for row in vector_rows if row[1] >= min_similarity]
     else:
-        small_store = _scope_embeddings(scope, user)[: SMALL_STORE_MAX_FACTS + 1].count() <= SMALL_STORE_MAX_FACTS
-    fusion_started = time.perf_counter()
-    candidates = _fuse(
-        vector_rows=vector_rows,
-        text_rows=text_rows,
-        text_details=text_details,
-        use_vector=use_vector,
-        use_text=use_text,
-    )
-    if small_store or (fallback_to_recent and not candidates):
-        # Facts neither signal ranked: all of a small store, or the most recent ones as a fallback. Score 0.
-        rest = _scope_embeddings(scope, user).exclude(fact_id__in=list(candidates)).order_by("-valid_from", "-fact_id")
-        for fact_id, valid_from in rest.values_list("fact_id", "valid_from")[:top_k]:
-            candidates[fact_id] = _Candidate(fact_id=fact_id, valid_from=valid_from)
+        small_store = _scope_embeddings(scope)[: SMALL_STORE_MAX_FACTS + 1].count() <= SMALL_STORE_MAX_FACTS
+    return _Signals(vector_rows=vector_rows, text_rows=text_rows, text_details=text_details, small_store=small_store)
 
-    ranked = list(candidates.values())
-    if first_person is not None:
-        _own_facts_boost(candidates=ranked, user=user, boost=settings.FIRST_PERSON_USER_BOOST)
-    if recency_weight:
-        _recency_blend(candidates=ranked, weight=recency_weight, now=as_of or timezone.now())
-    ranked.sort(key=lambda candidate: (-candidate.score, -candidate.valid_from.timestamp(), -candidate.fact_id))
-    if mmr_lambda is not None and len(ranked) > 1:
-        ranked = _mmr_select(candidates=ranked, space=space, mmr_lambda=mmr_lambda, top_k=top_k)
-    ranked = ranked[:top_k]
-    stage_record("fuse", time.perf_counter() - fusion_started)
 
+def _hits(*, ranked: list[_Candidate], record_access: bool) -> list[FactHit]:
     with stage_timed("hits_sql"):
         facts = Fact.objects.select_related("user", "source_session").in_bulk(
             [candidate.fact_id for candidate in ranked]

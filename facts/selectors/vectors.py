@@ -16,9 +16,9 @@ from datetime import datetime
 
 import numpy as np
 from django.conf import settings
-from django.db import connection
 from pgvector import Vector
 
+from core.db_routers import search_connection
 from core.retrieval import CorpusKey, corpus_statistics_sql
 from facts.selectors.search_scope import CORPUS_SHARED, FactSearchScope
 
@@ -113,7 +113,7 @@ def facts_vector_ranking(
         params += [*([Vector(vector).to_text()] if vector is not None else []), scope.space_id, text_ids]
     if not branches:
         return [], {}
-    with connection.cursor() as cursor:
+    with search_connection().cursor() as cursor:
         cursor.execute(settings_sql + " UNION ALL ".join(branches), params)
         while cursor.description is None and cursor.nextset():
             pass

@@ -71,6 +71,16 @@ DATABASES = {"default": env.db_url("DATABASE_URL", default="postgres://postgres@
 DATABASES["default"]["HOST"] = unquote(DATABASES["default"].get("HOST") or "")
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# A streaming-replication standby of the primary for search reads (core/db_routers.py, docs/scaling.md).
+DATABASE_REPLICA_URL = env("DATABASE_REPLICA_URL", default="")
+if DATABASE_REPLICA_URL:
+    DATABASES["replica"] = env.db_url("DATABASE_REPLICA_URL") | {
+        "CONN_MAX_AGE": DATABASES["default"]["CONN_MAX_AGE"],
+        "CONN_HEALTH_CHECKS": True,
+    }
+    DATABASES["replica"]["HOST"] = unquote(DATABASES["replica"].get("HOST") or "")
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+DATABASE_ROUTERS = ["core.db_routers.SearchReplicaRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis: Celery broker, result backend and cache --------------------------------------------------------
