@@ -96,14 +96,11 @@ def fill(*, rows: int, rng: np.random.Generator) -> None:
     from django.utils import timezone
 
     from conversations.models import Agent, EndUser, Message, MessageEmbedding, Session
-    from core.embeddings.spaces import embedding_space_active, embedding_space_drop_indexes
+    from core.embeddings.spaces import embedding_space_active
     from facts.models import Fact, FactEmbedding
     from facts.services import fact_content_hash
 
     space = embedding_space_active()
-    # Each vector inserted under an HNSW index costs milliseconds (an hour for these rows on two cores); no list page
-    # reads an embedding, so the vector indexes are left out of this stack.
-    embedding_space_drop_indexes(space=space)
     agent = Agent.objects.create(external_id="benchmark-agent", name="Benchmark agent")
     users = EndUser.objects.bulk_create([EndUser(agent=agent, external_id=f"user-{n:04d}") for n in range(USERS)])
     sessions = Session.objects.bulk_create(

@@ -90,13 +90,16 @@ def search_latency() -> None:
     axes[0].legend(fontsize=7)
     axes[0].grid(alpha=0.3)
     for s in scales:
-        recall = run["scales"][s]["hnsw_recall_at_10_vs_exact"]
+        vector = run["scales"][s]["agent_wide_vector_recall"]
+        recall = vector["recall_at_10_by_ef_search"]
         efs = sorted(recall, key=int)
-        axes[1].plot([int(e) for e in efs], [recall[e] for e in efs], marker="o", label=f"{int(s):,} facts")
+        axes[1].plot(
+            [int(e) for e in efs], [recall[e] for e in efs], marker="o", label=f"{int(s):,} facts ({vector['path']})"
+        )
     axes[1].axhline(0.95, color="red", lw=1, ls=":", label="goal 0.95")
     axes[1].set_xlabel("hnsw.ef_search")
     axes[1].set_ylabel("recall@10 vs exact")
-    axes[1].set_title("Agent-wide HNSW recall")
+    axes[1].set_title("Agent-wide vector path recall")
     axes[1].legend(fontsize=7)
     axes[1].grid(alpha=0.3)
     fig.tight_layout()

@@ -64,8 +64,8 @@ def locomo(split: str) -> None:
         )
 
 
-def search_latency() -> None:
-    run = _load("search_latency.json")
+def search_latency(name: str = "search_latency.json") -> None:
+    run = _load(name)
     if not run:
         return
     machine = run["machine"]
@@ -76,21 +76,53 @@ def search_latency() -> None:
     print("| facts | scope | concurrency | p50 ms | p95 ms | p99 ms | searches/s |")
     print("|---|---|---|---|---|---|---|")
     for scale, row in sorted(run["scales"].items(), key=lambda item: int(item[0])):
+        cells = [(f"{scope.replace('_', '-')}", concurrency, row[f"{scope}_c{concurrency}"])
+                 for scope in ("per_user", "agent_wide") for concurrency in (1, 8)]  # fmt: skip
+        if "per_user_c1_mixed_load" in row:
+            cells.append(("per-user, under ingestion + formation", 1, row["per_user_c1_mixed_load"]))
+        for scope, concurrency, cell in cells:
+            print(
+                f"| {int(scale):,} | {scope} | {concurrency} | {cell['p50_ms']:.1f} | "
+                f"{cell['p95_ms']:.1f} | {cell['p99_ms']:.1f} | {cell['searches_per_s']:.1f} |"
+            )
+    stages = ("embed", "text_sql", "embed_wait", "vector_sql", "fuse", "hits_sql", "serialize", "app", "http")
+    print("\nWhere a search's time goes (medians of the server's Server-Timing stages, ms; concurrency 1):\n")
+    print("| facts | scope | " + " | ".join(stages) + " |")
+    print("|---|---|" + "---|" * len(stages))
+    for scale, row in sorted(run["scales"].items(), key=lambda item: int(item[0])):
         for scope in ("per_user", "agent_wide"):
-            for concurrency in (1, 8):
-                cell = row[f"{scope}_c{concurrency}"]
-                print(
-                    f"| {int(scale):,} | {scope.replace('_', '-')} | {concurrency} | {cell['p50_ms']:.1f} | "
-                    f"{cell['p95_ms']:.1f} | {cell['p99_ms']:.1f} | {cell['searches_per_s']:.1f} |"
-                )
-    print("\n| facts | load s | HNSW build s | HNSW recall@10 vs exact by ef_search | RSS web MB | RSS worker MB |")
+            timing = row[f"{scope}_c1"].get("stages_p50_ms", {})
+            print(
+                f"| {int(scale):,} | {scope.replace('_', '-')} | "
+                + " | ".join(f"{timing.get(stage, 0.0):.2f}" for stage in stages)
+                + " |"
+            )
+    print("\n| facts | load s | per-agent HNSW indexes (build s) | agent-wide path: recall@10 vs exact by ef_search | "
+          "RSS web MB | RSS worker MB |")  # fmt: skip
     print("|---|---|---|---|---|---|")
     for scale, row in sorted(run["scales"].items(), key=lambda item: int(item[0])):
-        recall = ", ".join(f"{ef}: {value:.3f}" for ef, value in row["hnsw_recall_at_10_vs_exact"].items())
+        vector = row["agent_wide_vector_recall"]
+        recall = ", ".join(f"{ef}: {value:.3f}" for ef, value in vector["recall_at_10_by_ef_search"].items())
         print(
-            f"| {int(scale):,} | {row['load_seconds']:.0f} | {row['hnsw_build_seconds']:.0f} | {recall} | "
+            f"| {int(scale):,} | {row['load_seconds']:.0f} | {row['agent_indexes_built']} "
+            f"({row['index_build_seconds']:.0f}) | {vector['path']}: {recall} | "
             f"{row['rss_mb']['web']:.0f} | {row['rss_mb']['worker']:.0f} |"
         )
+    if "messages" in run:
+        messages = run["messages"]
+        print(
+            f"\nTurn search over {messages['messages']:,} embedded messages ({messages['per_user']:,} per user; "
+            f"loaded in {messages['load_seconds']:.0f} s):\n"
+        )
+        print("| concurrency | p50 ms | p95 ms | p99 ms | searches/s | stages p50 ms |")
+        print("|---|---|---|---|---|---|")
+        for concurrency in (1, 8):
+            cell = messages[f"per_user_c{concurrency}"]
+            timing = ", ".join(f"{stage} {value:.1f}" for stage, value in cell["stages_p50_ms"].items() if value)
+            print(
+                f"| {concurrency} | {cell['p50_ms']:.1f} | {cell['p95_ms']:.1f} | {cell['p99_ms']:.1f} | "
+                f"{cell['searches_per_s']:.1f} | {timing} |"
+            )
 
 
 def ingestion_formation() -> None:

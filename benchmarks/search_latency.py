@@ -26,6 +26,7 @@ import os
 import random
 import statistics
 import sys
+import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -141,14 +142,14 @@ class Store:
         """Append facts so that every user of every agent has total / 10,000 of them; rebuild the HNSW index."""
         from django.db import connection
 
-        from core.embeddings.spaces import embedding_space_drop_indexes, embedding_space_ensure_indexes
+        from core.services import corpus_statistics_fold
+        from facts.vector_indexes import fact_vector_indexes_maintain
 
         per_user = total // (AGENTS * USERS_PER_AGENT)
         add = per_user - self.facts_per_user
         if add <= 0:
             return
         started = time.monotonic()
-        embedding_space_drop_indexes(space=self.space)
         with connection.cursor() as cursor:
             cursor.execute("SELECT coalesce(max(id), 0) FROM facts_fact")
             next_id = cursor.fetchone()[0] + 1
@@ -197,18 +198,91 @@ class Store:
             cursor.execute("SELECT setval(pg_get_serial_sequence('facts_fact', 'id'), %s)", [next_id])
             cursor.execute("VACUUM ANALYZE facts_fact")
             cursor.execute("VACUUM ANALYZE facts_factembedding")
+        corpus_statistics_fold()
         self.load_seconds = time.monotonic() - started
+        # What the beat job does in production: agents past MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS get their index.
         started = time.monotonic()
+        self.indexes_built = fact_vector_indexes_maintain(space=self.space).built
         with connection.cursor() as cursor:
-            cursor.execute("SET maintenance_work_mem = '2GB'")
-            embedding_space_ensure_indexes(space=self.space)
-            cursor.execute("RESET maintenance_work_mem")
             cursor.execute("ANALYZE facts_factembedding")
         self.index_seconds = time.monotonic() - started
         self.facts_per_user = per_user
         print(
-            f"store at {total} facts: load {self.load_seconds:.0f}s, HNSW build {self.index_seconds:.0f}s", flush=True
+            f"store at {total} facts: load {self.load_seconds:.0f}s, per-agent HNSW indexes "
+            f"{len(self.indexes_built)} built in {self.index_seconds:.0f}s",
+            flush=True,
         )
+
+    def grow_messages(self, total: int) -> None:
+        """`total` embedded messages for the first agent's users (one session each, total / 1,000 messages per user:
+        the long histories turn-level search is for), written as the embedding task writes them: the text with its
+        speaker after the previous turn, and its vector (composed like the facts')."""
+        from django.db import connection
+
+        from core.services import corpus_statistics_fold
+
+        started = time.monotonic()
+        predicates = self.generator.predicates
+        per_user = total // USERS_PER_AGENT
+        agent_id = self.agent_ids[0]
+        now = datetime.now(UTC).isoformat()
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT coalesce(max(id), 0) FROM conversations_session")
+            next_session = cursor.fetchone()[0] + 1
+            cursor.execute("SELECT coalesce(max(id), 0) FROM conversations_message")
+            next_message = cursor.fetchone()[0] + 1
+        connection.ensure_connection()
+        register_vector(connection.connection)
+        for u in range(USERS_PER_AGENT):
+            user_id, session_id = self.user_ids[0][u], next_session + u
+            subjects = np.asarray(self.user_subjects[u])[self.rng.integers(len(self.user_subjects[u]), size=per_user)]
+            pairs = np.stack([subjects, self.rng.integers(len(predicates), size=per_user)], axis=1)
+            vectors = self._compose(pairs)
+            texts = [f"{self.subjects[s]} {predicates[p]}" for s, p in pairs]
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "INSERT INTO conversations_session (id, agent_id, user_id, external_id, started_at, "
+                    "last_activity_at, message_count, token_count, formation_status, metadata) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, 0, 'idle', '{}')",
+                    [session_id, agent_id, user_id, f"history-{u}", now, now, per_user],
+                )
+                with cursor.copy(
+                    "COPY conversations_message (id, session_id, role, content, token_count, created_at, stored_at, "
+                    "metadata) FROM STDIN"
+                ) as copy:
+                    for i, text in enumerate(texts):
+                        role = "user" if i % 2 == 0 else "assistant"
+                        copy.write_row((next_message + i, session_id, role, text, 0, now, now, "{}"))
+                with cursor.copy(
+                    "COPY conversations_messageembedding (message_id, space_id, agent_id, user_id, session_id, "
+                    "embedding, search_text) FROM STDIN WITH (FORMAT BINARY)"
+                ) as copy:
+                    copy.set_types(["int8", "int8", "int8", "int8", "int8", "vector", "text"])
+                    for i, text in enumerate(texts):
+                        speaker = "user" if i % 2 == 0 else "assistant"
+                        previous = f"{'assistant' if i % 2 == 0 else 'user'}: {texts[i - 1]}\n" if i else ""
+                        copy.write_row(
+                            (next_message + i, self.space.pk, agent_id, user_id, session_id, vectors[i],
+                             f"{previous}{speaker}: {text}")
+                        )  # fmt: skip
+            next_message += per_user
+            if u % 100 == 99:
+                print(f"  messages: {(u + 1) * per_user} ({time.monotonic() - started:.0f}s)", flush=True)
+        with connection.cursor() as cursor:
+            for table in ("conversations_session", "conversations_message", "conversations_messageembedding"):
+                cursor.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))")
+                cursor.execute(f"VACUUM ANALYZE {table}")
+        corpus_statistics_fold()
+        self.messages_load_seconds = time.monotonic() - started
+
+    def message_queries(self, n: int) -> list[tuple[int, str, str]]:
+        """(agent index, user external id, question) of the first agent's users about their own subjects."""
+        out = []
+        for _ in range(n):
+            u = int(self.rng.integers(USERS_PER_AGENT))
+            subject = self.subjects[self.user_subjects[u][int(self.rng.integers(len(self.user_subjects[u])))]]
+            out.append((0, f"user-{u}", self.generator.question(subject)))
+        return out
 
     def queries(self, n: int, *, per_user: bool) -> list[tuple[int, str | None, str]]:
         """(agent index, user external id or None, question) about random users' subjects."""
@@ -262,43 +336,117 @@ def _fact_defaults() -> tuple[list[str], str]:
     return columns, "\t".join(values)
 
 
-def timed_searches(store: Store, base_url: str, queries, *, concurrency: int) -> dict:
+STAGES = ("embed", "text_sql", "embed_wait", "vector_sql", "fuse", "hits_sql", "serialize", "app")
+
+
+def timed_searches(store: Store, base_url: str, queries, *, concurrency: int, messages: bool = False) -> dict:
+    """Latency percentiles and throughput, and the median of each stage the server reported (Server-Timing); `http`
+    is what the client measured beyond the server's own time: connection, request, response, the client."""
     clients = [MemoryClient(base_url, key, timeout=300) for key in store.keys]
 
-    def one(query) -> float:
+    def one(query) -> tuple[float, dict[str, float]]:
         a, user, text = query
         started = time.perf_counter()
-        clients[a].search(query=text, user=user, top_k=10)
-        return time.perf_counter() - started
+        if messages:
+            clients[a].messages_search(query=text, user=user, top_k=10)
+        else:
+            clients[a].search(query=text, user=user, top_k=10)
+        elapsed = time.perf_counter() - started
+        return elapsed, clients[a].server_timing
 
     started = time.perf_counter()
     if concurrency == 1:
-        seconds = [one(q) for q in queries]
+        results = [one(q) for q in queries]
     else:
         with ThreadPoolExecutor(concurrency) as pool:
-            seconds = list(pool.map(one, queries))
+            results = list(pool.map(one, queries))
     elapsed = time.perf_counter() - started
+    seconds = [result[0] for result in results]
+    stages = {stage: round(statistics.median(timing.get(stage, 0.0) for _, timing in results), 2) for stage in STAGES}
+    stages["http"] = round(statistics.median(1000 * total - timing.get("app", 0.0) for total, timing in results), 2)
     return {
         "p50_ms": 1000 * percentile(seconds, 50),
         "p95_ms": 1000 * percentile(seconds, 95),
         "p99_ms": 1000 * percentile(seconds, 99),
         "searches_per_s": len(queries) / elapsed,
         "n": len(queries),
+        "stages_p50_ms": stages,
     }
 
 
-def hnsw_recall(store: Store, *, queries: int) -> dict[int, float]:
-    """Agent-wide: the product's HNSW path (partial index on the cast, iterative relaxed scan) against an exact scan
-    of the same filtered rows (ordering by the uncast column keeps the planner off the index)."""
+def median_of_runs(runs: list[dict]) -> dict:
+    """Each figure's median over the runs; each stage's too."""
+    cell = {stat: round(statistics.median(run[stat] for run in runs), 2) for stat in runs[0] if stat != "stages_p50_ms"}
+    cell["stages_p50_ms"] = {
+        stage: round(statistics.median(run["stages_p50_ms"][stage] for run in runs), 2)
+        for stage in runs[0]["stages_p50_ms"]
+    }
+    return cell | {"runs": len(runs)}
+
+
+def mixed_load(store: Store, base_url: str, *, queries: int, ingest_clients: int = 2) -> dict:
+    """Per-user searches at concurrency 1 while `ingest_clients` clients post 20-message sessions and ask for each
+    one's formation (the stack's worker, offline LLM): what production sees. Reports the search latencies and what
+    the writers got done meanwhile."""
+    from conversations.models import FormationJob
+
+    stop = threading.Event()
+    appended: list[int] = []
+    predicates = store.generator.predicates
+
+    def ingest(k: int) -> None:
+        client = MemoryClient(base_url, store.keys[k % AGENTS], timeout=300)
+        i = 0
+        while not stop.is_set():
+            subject = store.subjects[int(store.rng.integers(len(store.subjects)))]
+            messages = [
+                {
+                    "role": "user" if j % 2 == 0 else "assistant",
+                    "content": f"{subject} {predicates[int(store.rng.integers(len(predicates)))]}",
+                }
+                for j in range(20)
+            ]
+            session = f"mixed-{k}-{i}-{uuid.uuid4().hex[:6]}"
+            client.messages_append(session, messages, user=f"user-{i % USERS_PER_AGENT}")
+            client.session_form(session)
+            appended.append(len(messages))
+            i += 1
+
+    formed_before = FormationJob.objects.filter(status="succeeded").count()
+    writers = [threading.Thread(target=ingest, args=(k,)) for k in range(ingest_clients)]
+    started = time.monotonic()
+    for writer in writers:
+        writer.start()
+    time.sleep(2)  # the writers are going
+    result = timed_searches(store, base_url, store.queries(queries, per_user=True), concurrency=1)
+    stop.set()
+    for writer in writers:
+        writer.join(60)
+    elapsed = time.monotonic() - started
+    result["ingested_messages_per_s"] = round(sum(appended) / elapsed, 1)
+    result["formations_succeeded"] = FormationJob.objects.filter(status="succeeded").count() - formed_before
+    result["seconds"] = round(elapsed, 1)
+    return result
+
+
+def hnsw_recall(store: Store, *, queries: int) -> dict:
+    """Agent-wide: the product's vector path for an agent's agent-wide facts (its own HNSW index where it has one:
+    the cast expression and the index's predicate, as facts.selectors.vectors orders them) against an exact scan of
+    the same rows (the uncast column, which no index matches), at several ef_search values. Agents without an index
+    are scanned exactly by the product too: recall 1.0, reported as such."""
     from django.db import connection, transaction
 
+    from facts.vector_indexes import fact_vector_indexes
+
+    indexed = fact_vector_indexes(space_id=store.space.pk)
     texts = store.queries(queries, per_user=False)
     vectors = store.embed([text for _, _, text in texts])
     dims = store.space.dimensions
     sql = (
-        "SELECT fact_id FROM facts_factembedding WHERE space_id = %s AND agent_id = %s "
-        "AND restricted_to_user_id IS NULL ORDER BY {expr} <=> %s::vector({dims}) LIMIT 10"
+        "SELECT fact_id FROM facts_factembedding WHERE space_id = %s::bigint AND agent_id = %s::bigint "
+        "AND restricted_to_user_id IS NULL AND valid_to IS NULL ORDER BY {expr} <=> %s::vector({dims}) LIMIT 10"
     )
+    paths = {"hnsw" if indexed.get(store.agent_ids[a]) else "exact" for a, _, _ in texts}
     recall = {}
     for ef in EF_SEARCH_VALUES:
         found = []
@@ -317,7 +465,7 @@ def hnsw_recall(store: Store, *, queries: int) -> dict[int, float]:
                 exact = {row[0] for row in cursor.fetchall()}
             found.append(len(approximate & exact) / max(len(exact), 1))
         recall[ef] = round(float(np.mean(found)), 4)
-    return recall
+    return {"path": "/".join(sorted(paths)), "recall_at_10_by_ef_search": recall}
 
 
 def main() -> int:
@@ -329,6 +477,10 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--predicates", type=int, default=6000, help="distinct predicates embedded for real")
     parser.add_argument("--output", default="search_latency.json")
+    parser.add_argument(
+        "--mixed-queries", type=int, default=0, help="at the largest scale, searches under ingestion and formation"
+    )
+    parser.add_argument("--messages", type=int, default=0, help="then this many embedded messages: turn search")
     args = parser.parse_args()
     info = machine()
     results = {"benchmark": "search_latency", "machine": info, "scales": {}, "settings": {}}
@@ -340,6 +492,7 @@ def main() -> int:
 
         results["settings"] = {
             "MEMORY_SEARCH_HNSW_EF_SEARCH": settings.MEMORY_SEARCH_HNSW_EF_SEARCH,
+            "MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS": settings.MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS,
             "MEMORY_RRF_K": settings.MEMORY_RRF_K,
             "shared_fraction": SHARED_FRACTION,
             "agents": AGENTS,
@@ -353,7 +506,8 @@ def main() -> int:
             timed_searches(store, base_url, store.queries(40, per_user=True), concurrency=2)
             row: dict = {
                 "load_seconds": round(store.load_seconds, 1),
-                "hnsw_build_seconds": round(store.index_seconds, 1),
+                "index_build_seconds": round(store.index_seconds, 1),
+                "agent_indexes_built": len(store.indexes_built),
             }
             for scope, per_user in (("per_user", True), ("agent_wide", False)):
                 for concurrency in (1, 8):
@@ -363,16 +517,39 @@ def main() -> int:
                         )
                         for _ in range(args.repeats)
                     ]
-                    row[f"{scope}_c{concurrency}"] = {
-                        stat: round(statistics.median(run[stat] for run in runs), 2) for stat in runs[0]
-                    } | {"runs": len(runs)}
-            row["hnsw_recall_at_10_vs_exact"] = hnsw_recall(store, queries=args.recall_queries)
+                    row[f"{scope}_c{concurrency}"] = median_of_runs(runs)
+            row["agent_wide_vector_recall"] = hnsw_recall(store, queries=args.recall_queries)
             row["rss_mb"] = {"web": round(stack.rss_mb("web"), 1), "worker": round(stack.rss_mb("worker"), 1)}
+            if args.mixed_queries and scale == max(args.scales):
+                row["per_user_c1_mixed_load"] = mixed_load(store, base_url, queries=args.mixed_queries)
             results["scales"][str(scale)] = row
             print_row(scale, row)
             # Written after every scale: a long run that is stopped keeps what it measured.
             RESULTS_DIR.mkdir(parents=True, exist_ok=True)
             (RESULTS_DIR / args.output).write_text(json.dumps(results, indent=1))
+        if args.messages:
+            store.grow_messages(args.messages)
+            timed_searches(store, base_url, store.message_queries(40), concurrency=2, messages=True)
+            cells = {}
+            for concurrency in (1, 8):
+                runs = [
+                    timed_searches(
+                        store, base_url, store.message_queries(args.queries), concurrency=concurrency, messages=True
+                    )
+                    for _ in range(args.repeats)
+                ]
+                cells[f"per_user_c{concurrency}"] = {
+                    stat: round(statistics.median(run[stat] for run in runs), 2)
+                    for stat in runs[0]
+                    if stat != "stages_p50_ms"
+                } | {"stages_p50_ms": runs[len(runs) // 2]["stages_p50_ms"], "runs": len(runs)}
+            results["messages"] = {
+                "messages": args.messages,
+                "per_user": args.messages // USERS_PER_AGENT,
+                "load_seconds": round(store.messages_load_seconds, 1),
+                **cells,
+            }
+            print(f"\n{args.messages:,} embedded messages ({args.messages // USERS_PER_AGENT} per user): {cells}")
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     (RESULTS_DIR / args.output).write_text(json.dumps(results, indent=1))
     print(f"\nwrote {RESULTS_DIR / args.output}")
@@ -380,16 +557,21 @@ def main() -> int:
 
 
 def print_row(scale: int, row: dict) -> None:
-    print(f"\n{scale:,} facts (load {row['load_seconds']}s, HNSW build {row['hnsw_build_seconds']}s)")
+    print(
+        f"\n{scale:,} facts (load {row['load_seconds']}s, {row['agent_indexes_built']} per-agent HNSW indexes built in "
+        f"{row['index_build_seconds']}s)"
+    )
     print(f"  {'scope':12} {'conc':>4} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'search/s':>9}")
     for scope in ("per_user", "agent_wide"):
         for concurrency in (1, 8):
             cell = row[f"{scope}_c{concurrency}"]
             print(
                 f"  {scope:12} {concurrency:>4} {cell['p50_ms']:8.1f} {cell['p95_ms']:8.1f} {cell['p99_ms']:8.1f} "
-                f"{cell['searches_per_s']:9.1f}"
+                f"{cell['searches_per_s']:9.1f}   stages p50 ms: {cell['stages_p50_ms']}"
             )
-    print(f"  agent-wide HNSW recall@10 vs exact by ef_search: {row['hnsw_recall_at_10_vs_exact']}")
+    if "per_user_c1_mixed_load" in row:
+        print(f"  per-user, concurrency 1, under ingestion and formation: {row['per_user_c1_mixed_load']}")
+    print(f"  agent-wide vector path recall@10 vs exact: {row['agent_wide_vector_recall']}")
     print(f"  RSS MB: {row['rss_mb']}")
 
 

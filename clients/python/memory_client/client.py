@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -41,6 +43,14 @@ class MemoryClient:
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
         self.timeout = timeout
+        self._last = threading.local()
+
+    @property
+    def server_timing(self) -> dict[str, float]:
+        """Where the service spent the last response's time (this thread's last request), in milliseconds per stage,
+        from its Server-Timing header: e.g. embed, text_sql, vector_sql, fuse, hits_sql, serialize, and app (all of
+        it). What the caller measured beyond `app` is the network and HTTP."""
+        return dict(getattr(self._last, "server_timing", {}))
 
     # --- memory reads ---------------------------------------------------------------------------------------------
 
@@ -233,11 +243,24 @@ class MemoryClient:
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 raw = response.read()
+                self._last.server_timing = _server_timing(response.headers.get("Server-Timing", ""))
                 return response.status, json.loads(raw) if raw else None
         except urllib.error.HTTPError as error:
             if error.code == 304:
                 return 304, None
             raise _api_error(error) from None
+
+
+def _server_timing(header: str) -> dict[str, float]:
+    stages = {}
+    for part in header.split(","):
+        name, _, parameters = part.strip().partition(";")
+        for parameter in parameters.split(";"):
+            key, _, value = parameter.strip().partition("=")
+            if key == "dur" and name:
+                with contextlib.suppress(ValueError):
+                    stages[name] = float(value)
+    return stages
 
 
 def _session_path(session: str) -> str:
