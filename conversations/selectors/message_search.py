@@ -102,6 +102,7 @@ def _text_ranking(
         matched_params=params,
         query=query,
         limit=limit,
+        count_repeats=True,  # a turn is indexed with the turn before it: repeats carry weight (bm25_ranking)
     )
 
 

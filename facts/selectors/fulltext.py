@@ -59,5 +59,10 @@ def facts_text_ranking(*, scope: FactSearchScope, query: str, limit: int) -> lis
     similarity and validity come with the vector ranking."""
     matched_sql, matched_params = _matched_sql(scope)
     return bm25_ranking(
-        corpora=scope.corpora, matched_sql=matched_sql, matched_params=matched_params, query=query, limit=limit
+        corpora=scope.corpora,
+        matched_sql=matched_sql,
+        matched_params=matched_params,
+        query=query,
+        limit=limit,
+        count_repeats=False,  # atomic statements: see bm25_ranking
     )

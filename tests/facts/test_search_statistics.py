@@ -88,8 +88,8 @@ QUERIES = [
 
 def _reference_search(*, agent, user, query: str, mode: str, top_k: int) -> list[int]:
     """The ranking facts_search promises, computed by brute force over every fact of the scope in Python: exact
-    cosine similarity; BM25 (k1, b) with document frequencies, size and average length of the whole scope, OR
-    matching, coverage strength; weighted reciprocal rank fusion; ties by newest."""
+    cosine similarity; BM25 (k1, b; a fact holds a word or not) with document frequencies, size and average length of
+    the whole scope, OR matching, coverage strength; weighted reciprocal rank fusion; ties by newest."""
     facts = [
         fact
         for fact in Fact.objects.filter(agent=agent, valid_to__isnull=True)
@@ -105,7 +105,7 @@ def _reference_search(*, agent, user, query: str, mode: str, top_k: int) -> list
         )
         term_rows = cursor.fetchall()
     lengths = {fact_id: length for fact_id, _, _, length in term_rows}
-    tf = {(fact_id, lexeme): count for fact_id, lexeme, count, _ in term_rows}
+    tf = {(fact_id, lexeme): 1 for fact_id, lexeme, _, _ in term_rows}
     n = len(facts)
     average = max(sum(lengths.get(fact.pk, 0) for fact in facts) / max(n, 1), 1)
     df = {lexeme: sum(1 for fact in facts if (fact.pk, lexeme) in tf) for lexeme in lexemes}
