@@ -72,6 +72,12 @@ def query_embedding_start(*, provider: EmbeddingProvider, text: str) -> Future[n
     return _query_embedding_pool.submit(in_request_context(embed))
 
 
+def vector_literal(vector: np.ndarray) -> str:
+    """pgvector's text form of a float32 vector, in the fewest digits that give back the same float32 values (nine
+    significant ones): a search sends it in its statement, so length is parse time on the server."""
+    return "[" + ",".join(f"{value:.9g}" for value in vector.astype(np.float32).tolist()) + "]"
+
+
 @dataclass(frozen=True)
 class CorpusKey:
     """One searchable scope whose statistics are kept (core.models.CorpusStatistics)."""
