@@ -32,11 +32,66 @@ def _filters_sql(scope: FactSearchScope) -> tuple[str, list]:
     return f"EXISTS (SELECT 1 FROM facts_fact AS fact WHERE fact.id = embedding.fact_id AND {filters})", params
 
 
+_QUERY_DISTANCE = "embedding.embedding <=> (SELECT vector FROM query_vector)"
+
+
 def _nearest_sql(*, where: str, distance: str, order: str, limit: int) -> str:
     return (
         f"(SELECT {_COLUMNS.format(distance=distance, text_match='false')} FROM facts_factembedding AS embedding "
         f"WHERE {where} ORDER BY {order} LIMIT {int(limit)})"
     )
+
+
+def _vector_branches(scope: FactSearchScope, *, limit: int) -> list[tuple[str, list]]:
+    """(SQL, params) of each scope part's nearest vectors. The exact branches order by the uncast column, which no
+    index matches, so the planner scans the part's rows; the HNSW branch orders by the indexed cast expression."""
+    base = "embedding.space_id = %s::bigint AND embedding.agent_id = %s::bigint"
+    validity, validity_params = scope.validity_sql(alias="embedding")
+    filters, filter_params = _filters_sql(scope)
+    branches = []
+    if scope.user_id is not None:
+        own = f"{base} AND embedding.restricted_to_user_id = %s::bigint AND {validity} AND {filters}"
+        own_sql = _nearest_sql(where=own, distance=_QUERY_DISTANCE, order="distance, fact_id", limit=limit)
+        branches.append((own_sql, [scope.space_id, scope.agent_id, scope.user_id, *validity_params, *filter_params]))
+    shared = f"{base} AND embedding.restricted_to_user_id IS NULL AND {validity} AND {filters}"
+    shared_params = [scope.space_id, scope.agent_id, *validity_params, *filter_params]
+    if not scope.current_only:  # the per-agent indexes hold current versions only
+        branches.append(
+            (
+                _nearest_sql(where=shared, distance=_QUERY_DISTANCE, order="distance, fact_id", limit=limit),
+                shared_params,
+            )
+        )
+        return branches
+    count_sql, count_params = corpus_statistics_sql(
+        corpora=[CorpusKey(corpus=CORPUS_SHARED, space_id=scope.space_id, scope_id=scope.agent_id)]
+    )
+    kept_count = f"(SELECT documents FROM ({count_sql}) AS kept)"
+    threshold = int(settings.MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS)
+    exact_sql = _nearest_sql(
+        where=f"{shared} AND {kept_count} < {threshold}",
+        distance=_QUERY_DISTANCE,
+        order="distance, fact_id",
+        limit=limit,
+    )
+    hnsw_sql = _nearest_sql(
+        where=f"{shared} AND {kept_count} >= {threshold}",
+        distance=f"embedding.embedding::vector({int(scope.dimensions)}) <=> (SELECT vector FROM query_vector)",
+        order="distance",
+        limit=limit,
+    )
+    return [*branches, (exact_sql, [*shared_params, *count_params]), (hnsw_sql, [*shared_params, *count_params])]
+
+
+def _text_details_branch(scope: FactSearchScope, *, text_ids: list[int], with_vector: bool) -> tuple[str, list]:
+    """Similarity and valid_from of the full-text matches. fact_embedding_unique: one row per fact and space, and
+    these facts were ranked from the caller's scope."""
+    distance = _QUERY_DISTANCE if with_vector else "NULL::float"
+    sql = (
+        f"(SELECT {_COLUMNS.format(distance=distance, text_match='true')} FROM facts_factembedding AS embedding "
+        f"WHERE embedding.space_id = %s::bigint AND embedding.fact_id = ANY(%s::bigint[]))"
+    )
+    return sql, [scope.space_id, text_ids]
 
 
 def facts_vector_ranking(
@@ -46,77 +101,24 @@ def facts_vector_ranking(
     there is a vector; and (cosine similarity or None, valid_from) of each full-text match in `text_ids` that has a
     vector in the space.
 
-    The exact branches order by the uncast column, which no index matches, so the planner scans the part's rows; the
-    HNSW branch orders by the indexed cast expression. The SET LOCALs and the query go as one simple-protocol
-    message, which PostgreSQL runs as one (implicit) transaction; that needs Django's default client-side parameter
-    binding (with psycopg's `server_side_binding` the statement would be prepared, and PostgreSQL refuses several
-    commands in one)."""
-    branches: list[str] = []
-    params: list = []
-    settings_sql = ""
-    base = "embedding.space_id = %s::bigint AND embedding.agent_id = %s::bigint"
-    base_params = [scope.space_id, scope.agent_id]
-    validity, validity_params = scope.validity_sql(alias="embedding")
-    filters, filter_params = _filters_sql(scope)
-    if vector is not None:
-        exact = "embedding.embedding <=> (SELECT vector FROM query_vector)"
-        if scope.user_id is not None:
-            branches.append(
-                _nearest_sql(
-                    where=f"{base} AND embedding.restricted_to_user_id = %s::bigint AND {validity} AND {filters}",
-                    distance=exact,
-                    order="distance, fact_id",
-                    limit=limit,
-                )
-            )
-            params += [*base_params, scope.user_id, *validity_params, *filter_params]
-        shared = f"{base} AND embedding.restricted_to_user_id IS NULL AND {validity} AND {filters}"
-        shared_params = [*base_params, *validity_params, *filter_params]
-        if scope.current_only:
-            statistics_sql, statistics_params = corpus_statistics_sql(
-                corpora=[CorpusKey(corpus=CORPUS_SHARED, space_id=scope.space_id, scope_id=scope.agent_id)]
-            )
-            threshold = int(settings.MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS)
-            dimensions = int(scope.dimensions)
-            branches.append(
-                _nearest_sql(
-                    where=f"{shared} AND (SELECT documents FROM ({statistics_sql}) AS kept) < {threshold}",
-                    distance=exact,
-                    order="distance, fact_id",
-                    limit=limit,
-                )
-            )
-            branches.append(
-                _nearest_sql(
-                    where=f"{shared} AND (SELECT documents FROM ({statistics_sql}) AS kept) >= {threshold}",
-                    distance=f"embedding.embedding::vector({dimensions}) <=> (SELECT vector FROM query_vector)",
-                    order="distance",
-                    limit=limit,
-                )
-            )
-            params += [*shared_params, *statistics_params]
-            params += [*shared_params, *statistics_params]
-            ef_search = int(max(settings.MEMORY_SEARCH_HNSW_EF_SEARCH, limit))
-            settings_sql = f"SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {ef_search}; "
-        else:
-            branches.append(_nearest_sql(where=shared, distance=exact, order="distance, fact_id", limit=limit))
-            params += shared_params
+    The SET LOCALs and the query go as one simple-protocol message, which PostgreSQL runs as one (implicit)
+    transaction; that needs Django's default client-side parameter binding (with psycopg's `server_side_binding` the
+    statement would be prepared, and PostgreSQL refuses several commands in one)."""
+    branches = _vector_branches(scope, limit=limit) if vector is not None else []
     if text_ids:
-        # fact_embedding_unique: one row per fact and space, and these facts were ranked from the caller's scope.
-        distance = "embedding.embedding <=> (SELECT vector FROM query_vector)" if vector is not None else "NULL::float"
-        branches.append(
-            f"(SELECT {_COLUMNS.format(distance=distance, text_match='true')} FROM facts_factembedding AS embedding "
-            f"WHERE embedding.space_id = %s::bigint AND embedding.fact_id = ANY(%s::bigint[]))"
-        )
-        params += [scope.space_id, text_ids]
+        branches.append(_text_details_branch(scope, text_ids=text_ids, with_vector=vector is not None))
     if not branches:
         return [], {}
-    sql = " UNION ALL ".join(branches)
+    sql = " UNION ALL ".join(branch for branch, _ in branches)
+    params = [param for _, branch_params in branches for param in branch_params]
+    settings_sql = ""
     if vector is not None:
         # The query vector is sent once, as the statement's one vector literal: each literal costs the server a parse
         # of 384 numbers, and the text of four cost ~1 ms a search. HNSW orders by it as well from a CTE.
         sql = f"WITH query_vector AS (SELECT %s::vector({int(scope.dimensions)}) AS vector) {sql}"
         params = [vector_literal(vector), *params]
+        ef_search = int(max(settings.MEMORY_SEARCH_HNSW_EF_SEARCH, limit))
+        settings_sql = f"SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {ef_search}; "
     with search_connection().cursor() as cursor:
         cursor.execute(settings_sql + sql, params)
         while cursor.description is None and cursor.nextset():
