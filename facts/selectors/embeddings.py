@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from django.db.models import Q, QuerySet
-from pgvector.django import CosineDistance
+from django.db.models.functions import Cast
+from pgvector import HalfVector
+from pgvector.django import CosineDistance, HalfVectorField
 
 from conversations.models import Agent, EndUser
-from core.embeddings.spaces import embedding_expression, embedding_provider_for_space, embedding_space_active
+from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from facts.models import FactEmbedding
 
 
@@ -20,9 +22,9 @@ def fact_embeddings_nearest(*, agent: Agent, query: str, limit: int = 10, user: 
     visible = Q(restricted_to_user__isnull=True)
     if user is not None:
         visible |= Q(restricted_to_user=user)
-    queryset = queryset.filter(visible)
-    return (
-        queryset.select_related("fact")
-        .annotate(distance=CosineDistance(embedding_expression(space=space), vector))
-        .order_by("distance")[:limit]
-    )
+    queryset = queryset.filter(visible).select_related("fact").annotate(distance=CosineDistance("embedding", vector))
+    if user is None:
+        # The agent's own HNSW index, where it has one, orders by the half-precision vector (facts/vector_indexes.py).
+        indexed = Cast("embedding", HalfVectorField(dimensions=space.dimensions))
+        return queryset.order_by(CosineDistance(indexed, HalfVector(vector)))[:limit]
+    return queryset.order_by("distance")[:limit]

@@ -20,6 +20,7 @@ from django.conf import settings
 from core.db_routers import search_connection
 from core.retrieval import CorpusKey, corpus_statistics_sql, vector_literal
 from facts.selectors.search_scope import CORPUS_SHARED, FactSearchScope
+from facts.vector_indexes import fact_vector_index_expression
 
 _COLUMNS = "fact_id, {distance} AS distance, valid_from, {text_match} AS text_match"
 
@@ -44,7 +45,8 @@ def _nearest_sql(*, where: str, distance: str, order: str, limit: int) -> str:
 
 def _vector_branches(scope: FactSearchScope, *, limit: int) -> list[tuple[str, list]]:
     """(SQL, params) of each scope part's nearest vectors. The exact branches order by the uncast column, which no
-    index matches, so the planner scans the part's rows; the HNSW branch orders by the indexed cast expression."""
+    index matches, so the planner scans the part's rows; the HNSW branch orders by the agent's index expression (half
+    precision) and returns the full-precision distance."""
     base = "embedding.space_id = %s::bigint AND embedding.agent_id = %s::bigint"
     validity, validity_params = scope.validity_sql(alias="embedding")
     filters, filter_params = _filters_sql(scope)
@@ -74,10 +76,11 @@ def _vector_branches(scope: FactSearchScope, *, limit: int) -> list[tuple[str, l
         order="distance, fact_id",
         limit=limit,
     )
+    indexed = fact_vector_index_expression(column="embedding.embedding", dimensions=scope.dimensions)
     hnsw_sql = _nearest_sql(
         where=f"{shared} AND {kept_count} >= {threshold}",
-        distance=f"embedding.embedding::vector({int(scope.dimensions)}) <=> (SELECT vector FROM query_vector)",
-        order="distance",
+        distance=_QUERY_DISTANCE,  # full precision: the index only orders
+        order=f"{indexed} <=> (SELECT vector FROM query_vector)::halfvec({int(scope.dimensions)})",
         limit=limit,
     )
     return [*branches, (exact_sql, [*shared_params, *count_params]), (hnsw_sql, [*shared_params, *count_params])]
