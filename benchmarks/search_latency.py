@@ -431,22 +431,23 @@ def mixed_load(store: Store, base_url: str, *, queries: int, ingest_clients: int
 
 def hnsw_recall(store: Store, *, queries: int) -> dict:
     """Agent-wide: the product's vector path for an agent's agent-wide facts (its own HNSW index where it has one:
-    the cast expression and the index's predicate, as facts.selectors.vectors orders them) against an exact scan of
-    the same rows (the uncast column, which no index matches), at several ef_search values. Agents without an index
-    are scanned exactly by the product too: recall 1.0, reported as such."""
+    the half-precision expression and the index's predicate, as facts.selectors.vectors orders them) against an exact
+    scan of the same rows (the uncast column, which no index matches), at several ef_search values. Agents without an
+    index are scanned exactly by the product too: recall 1.0, reported as such."""
     from django.db import connection, transaction
 
-    from facts.vector_indexes import fact_vector_indexes
+    from facts.vector_indexes import fact_vector_index_expression, fact_vector_indexes
 
-    indexed = fact_vector_indexes(space_id=store.space.pk)
+    with_index = fact_vector_indexes(space_id=store.space.pk)
     texts = store.queries(queries, per_user=False)
     vectors = store.embed([text for _, _, text in texts])
     dims = store.space.dimensions
     sql = (
         "SELECT fact_id FROM facts_factembedding WHERE space_id = %s::bigint AND agent_id = %s::bigint "
-        "AND restricted_to_user_id IS NULL AND valid_to IS NULL ORDER BY {expr} <=> %s::vector({dims}) LIMIT 10"
+        "AND restricted_to_user_id IS NULL AND valid_to IS NULL ORDER BY {expr} LIMIT 10"
     )
-    paths = {"hnsw" if indexed.get(store.agent_ids[a]) else "exact" for a, _, _ in texts}
+    indexed = fact_vector_index_expression(column="embedding", dimensions=dims)
+    paths = {"hnsw" if with_index.get(store.agent_ids[a]) else "exact" for a, _, _ in texts}
     recall = {}
     for ef in EF_SEARCH_VALUES:
         found = []
@@ -459,9 +460,9 @@ def hnsw_recall(store: Store, *, queries: int) -> dict:
                     "set_config('hnsw.ef_search', %s, true)",
                     [str(ef)],
                 )
-                cursor.execute(sql.format(expr=f"embedding::vector({dims})", dims=dims), args)
+                cursor.execute(sql.format(expr=f"{indexed} <=> %s::halfvec({dims})"), args)
                 approximate = {row[0] for row in cursor.fetchall()}
-                cursor.execute(sql.format(expr="embedding", dims=dims), args)
+                cursor.execute(sql.format(expr=f"embedding <=> %s::vector({dims})"), args)
                 exact = {row[0] for row in cursor.fetchall()}
             found.append(len(approximate & exact) / max(len(exact), 1))
         recall[ef] = round(float(np.mean(found)), 4)
