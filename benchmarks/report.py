@@ -98,7 +98,7 @@ def search_latency(name: str = "search_latency.json") -> None:
                 + " |"
             )
     print("\n| facts | load s | per-agent HNSW indexes (build s) | agent-wide path: recall@10 vs exact by ef_search | "
-          "RSS web MB | RSS worker MB |")  # fmt: skip
+          "RSS web MB (each process) | RSS worker MB |")  # fmt: skip
     print("|---|---|---|---|---|---|")
     for scale, row in sorted(run["scales"].items(), key=lambda item: int(item[0])):
         vector = row["agent_wide_vector_recall"]
@@ -106,7 +106,8 @@ def search_latency(name: str = "search_latency.json") -> None:
         print(
             f"| {int(scale):,} | {row['load_seconds']:.0f} | {row['agent_indexes_built']} "
             f"({row['index_build_seconds']:.0f}) | {vector['path']}: {recall} | "
-            f"{row['rss_mb']['web']:.0f} | {row['rss_mb']['worker']:.0f} |"
+            f"{row['rss_mb']['web']:.0f} ({', '.join(f'{size:.0f}' for size in row['rss_mb'].get('web_processes', []))}) | "
+            f"{row['rss_mb']['worker']:.0f} |"
         )
     if "messages" in run:
         messages = run["messages"]

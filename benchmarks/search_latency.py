@@ -520,7 +520,11 @@ def main() -> int:
                     ]
                     row[f"{scope}_c{concurrency}"] = median_of_runs(runs)
             row["agent_wide_vector_recall"] = hnsw_recall(store, queries=args.recall_queries)
-            row["rss_mb"] = {"web": round(stack.rss_mb("web"), 1), "worker": round(stack.rss_mb("worker"), 1)}
+            row["rss_mb"] = {
+                "web": round(stack.rss_mb("web"), 1),
+                "web_processes": [round(size, 1) for size in stack.rss_mb_each("web")],
+                "worker": round(stack.rss_mb("worker"), 1),
+            }
             if args.mixed_queries and scale == max(args.scales):
                 row["per_user_c1_mixed_load"] = mixed_load(store, base_url, queries=args.mixed_queries)
             results["scales"][str(scale)] = row

@@ -101,13 +101,17 @@ class Stack:
 
     def rss_mb(self, name: str) -> float:
         """Resident memory of the process and its children, in MB."""
-        total = 0
+        return sum(self.rss_mb_each(name))
+
+    def rss_mb_each(self, name: str) -> list[float]:
+        """Resident memory of the process and of each of its children, in MB."""
+        sizes = []
         for pid in self.pids(name):
             with contextlib.suppress(FileNotFoundError, ProcessLookupError):
                 for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                     if line.startswith("VmRSS:"):
-                        total += int(line.split()[1])
-        return total / 1024
+                        sizes.append(int(line.split()[1]) / 1024)
+        return sizes
 
 
 @contextlib.contextmanager
