@@ -103,10 +103,11 @@ def search_latency(name: str = "search_latency.json") -> None:
     for scale, row in sorted(run["scales"].items(), key=lambda item: int(item[0])):
         vector = row["agent_wide_vector_recall"]
         recall = ", ".join(f"{ef}: {value:.3f}" for ef, value in vector["recall_at_10_by_ef_search"].items())
+        each = ", ".join(f"{size:.0f}" for size in row["rss_mb"].get("web_processes", []))
         print(
             f"| {int(scale):,} | {row['load_seconds']:.0f} | {row['agent_indexes_built']} "
             f"({row['index_build_seconds']:.0f}) | {vector['path']}: {recall} | "
-            f"{row['rss_mb']['web']:.0f} ({', '.join(f'{size:.0f}' for size in row['rss_mb'].get('web_processes', []))}) | "
+            f"{row['rss_mb']['web']:.0f} ({each}) | "
             f"{row['rss_mb']['worker']:.0f} |"
         )
     if "messages" in run:
