@@ -448,8 +448,11 @@ class SessionAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
         session = get_object_or_404(Session, pk=object_id)
-        session_close(session=session)
-        self.message_user(request, f"Session {session} closed; formation of what it has not formed is queued.")
+        _, closed_now = session_close(session=session)
+        if closed_now:
+            self.message_user(request, f"Session {session} closed; formation of what it has not formed is queued.")
+        else:
+            self.message_user(request, f"Session {session} was already closed; nothing changed.")
         return HttpResponseRedirect(admin_change_url(session))
 
     @admin.action(description="Form memories now (queued)")

@@ -1,4 +1,4 @@
-"""Request ids, and the rate limit of the admin's login form."""
+"""Request ids, the one error shape for unrouted API paths, and the rate limit of the admin's login form."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 
+from core.api.errors import is_api_path, not_found_response
 from core.logging import current_request_id
 from core.ratelimit import window_clear, window_count, window_hit, window_retry_after
 
@@ -34,6 +35,25 @@ class RequestIdMiddleware:
         finally:
             current_request_id.reset(token)
         response[REQUEST_ID_HEADER] = request_id
+        return response
+
+
+class ApiNotFoundMiddleware:
+    """A path under /api/ or /v1/ that no route matches answers 404 in the API's error shape. Django's handler404
+    does so only with DEBUG off; with DEBUG on (`make run`) its HTML debug page would answer instead. Placed outside
+    CommonMiddleware, so a path missing only its trailing slash is still redirected."""
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if (
+            response.status_code == 404
+            and is_api_path(request.path)
+            and not response.get("Content-Type", "").startswith("application/json")
+        ):
+            return not_found_response()
         return response
 
 

@@ -53,6 +53,7 @@ def is_plausible_fact(content: str) -> bool:
     words = content.split()
     return (
         MIN_FACT_WORDS <= len(words) <= settings.FACT_MAX_WORDS
+        and len(content) <= settings.FACT_MAX_CHARS
         and not content.rstrip().endswith("?")
         and not _NON_FACTS.match(content.strip())
     )

@@ -6,7 +6,6 @@ ToolResult(ok=False, error=...) with a message saying what to fix, which goes ba
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +16,9 @@ from rest_framework import serializers
 
 from conversations.models import Agent, EndUser, Session
 from conversations.services.ingestion import end_user_get_or_create
+from core.api.fields import StrictCharField, StrictRegexField
 from core.exceptions import ApplicationError
+from core.json_limits import JSONProblem, json_decode, json_unstorable_fields
 from facts.curation import fact_delete, fact_get_or_create, fact_revise
 from facts.models import Fact, FactScope
 from facts.selectors.facts import fact_get
@@ -127,26 +128,26 @@ def tool_definitions(*, agent: Agent) -> list[dict]:
 
 
 class _SearchArguments(serializers.Serializer):
-    query = serializers.CharField(max_length=2000)
+    query = StrictCharField(max_length=2000)
     top_k = serializers.IntegerField(min_value=1, max_value=TOOL_SEARCH_TOP_K_MAX, default=5)
 
 
 class _SaveArguments(serializers.Serializer):
-    content = serializers.CharField()
+    content = StrictCharField(max_length=settings.FACT_MAX_CHARS)
     scope = serializers.ChoiceField(choices=[FactScope.USER, FactScope.AGENT], default=FactScope.USER)
-    tags = serializers.ListField(child=serializers.CharField(max_length=100), max_length=20, default=list)
-    key = serializers.RegexField(r"^[a-z][a-z0-9_]{0,99}$", required=False, default="")
+    tags = serializers.ListField(child=StrictCharField(max_length=100), max_length=20, default=list)
+    key = StrictRegexField(r"^[a-z][a-z0-9_]{0,99}$", required=False, default="")
 
 
 class _UpdateArguments(serializers.Serializer):
     id = serializers.IntegerField()
-    content = serializers.CharField()
-    reason = serializers.CharField(max_length=300, default="corrected by the assistant")
+    content = StrictCharField(max_length=settings.FACT_MAX_CHARS)
+    reason = StrictCharField(max_length=300, default="corrected by the assistant")
 
 
 class _DeleteArguments(serializers.Serializer):
     id = serializers.IntegerField()
-    reason = serializers.CharField(max_length=300, default="deleted by the assistant")
+    reason = StrictCharField(max_length=300, default="deleted by the assistant")
 
 
 def _arguments_validate(serializer_class: type[serializers.Serializer], arguments: dict) -> dict:
@@ -228,12 +229,17 @@ TOOLS: dict[str, Callable[[ToolContext, dict], dict]] = {
 
 
 def _arguments_decode(arguments: dict | str) -> dict:
-    """Models send `arguments` as a JSON string (OpenAI's format); clients may pass the object itself."""
+    """Models send `arguments` as a JSON string (OpenAI's format); clients may pass the object itself. A string is
+    decoded under the API body's limits (nesting, numbers, storable text)."""
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError as error:
-            raise ToolError(f"arguments are not valid JSON ({error.msg} at character {error.pos}).") from error
+            arguments = json_decode(arguments) if arguments.strip() else {}
+        except JSONProblem as problem:
+            detail = "; ".join(f"{path or 'arguments'}: {' '.join(errors)}" for path, errors in problem.fields.items())
+            raise ToolError(f"arguments are not valid JSON ({detail})") from problem
+        if problems := json_unstorable_fields(arguments):
+            detail = "; ".join(f"{path}: {' '.join(errors)}" for path, errors in problems.items())
+            raise ToolError(f"arguments cannot be stored ({detail})")
     if not isinstance(arguments, dict):
         raise ToolError("arguments must be a JSON object of named parameters.")
     return arguments

@@ -1,10 +1,18 @@
-"""Cursor pagination that refuses a page size it cannot serve instead of silently serving fewer rows."""
+"""Cursor pagination that refuses what it cannot serve, naming the parameter: a page size out of range (instead of
+silently serving fewer rows) and a cursor it did not issue (instead of a 404, or a 500 when the cursor decodes to
+a position that is not an id)."""
 
 from __future__ import annotations
 
-from rest_framework.exceptions import ValidationError
-from rest_framework.pagination import CursorPagination
+import re
+
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.pagination import Cursor, CursorPagination
 from rest_framework.request import Request
+
+# Every list is ordered by id, so a position is a bigint.
+_POSITION = re.compile(r"^-?[0-9]{1,19}$")
+_BIGINT_MAX = 2**63 - 1
 
 
 class StrictCursorPagination(CursorPagination):
@@ -22,3 +30,15 @@ class StrictCursorPagination(CursorPagination):
                 {self.page_size_query_param: [f"must be a whole number from 1 to {self.max_page_size}"]}
             )
         return int(raw)
+
+    def decode_cursor(self, request: Request) -> Cursor | None:
+        invalid = ValidationError({self.cursor_query_param: ["not a cursor this list issued: use the `next` link."]})
+        try:
+            cursor = super().decode_cursor(request)
+        except NotFound as error:
+            raise invalid from error
+        if cursor is None or cursor.position is None:
+            return cursor
+        if not _POSITION.match(cursor.position) or abs(int(cursor.position)) > _BIGINT_MAX:
+            raise invalid
+        return cursor

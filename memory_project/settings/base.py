@@ -35,6 +35,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "core.middleware.RequestIdMiddleware",
+    "core.middleware.ApiNotFoundMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -199,7 +200,13 @@ CONSOLIDATION_THRESHOLD_SESSION = env.int("CONSOLIDATION_THRESHOLD_SESSION", def
 BLOB_WORD_LIMIT_AGENT = env.int("BLOB_WORD_LIMIT_AGENT", default=1000)
 BLOB_WORD_LIMIT_USER = env.int("BLOB_WORD_LIMIT_USER", default=400)
 BLOB_WORD_LIMIT_SESSION = env.int("BLOB_WORD_LIMIT_SESSION", default=400)
+# Character limits of every stored text (docs/security.md): words alone do not bound a text, one "word" can be 1 MB.
 MESSAGE_MAX_CHARS = env.int("MESSAGE_MAX_CHARS", default=100_000)
+FACT_MAX_CHARS = env.int("FACT_MAX_CHARS", default=1000)
+REFLECTION_MAX_CHARS = env.int("REFLECTION_MAX_CHARS", default=1000)
+BLOB_MAX_CHARS = env.int("BLOB_MAX_CHARS", default=20_000)
+# Free-form metadata of messages, facts and documents, as JSON.
+METADATA_MAX_BYTES = env.int("METADATA_MAX_BYTES", default=65_536)
 FORMATION_TOKEN_BUDGET = env.int("FORMATION_TOKEN_BUDGET", default=6000)
 FORMATION_MESSAGE_MAX_CHARS = env.int("FORMATION_MESSAGE_MAX_CHARS", default=2000)
 FORMATION_MAX_RETRIES = env.int("FORMATION_MAX_RETRIES", default=5)
@@ -232,7 +239,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
 }
 
-# --- Memory reads: always-in-context block, turn-level retrieval, bundle ------------------------------------------------
+# --- Memory reads: always-in-context block, turn-level retrieval, bundle ----------------------------------------------
 MEMORY_CONTEXT_CACHE_SECONDS = env.int("MEMORY_CONTEXT_CACHE_SECONDS", default=3600)
 # Newest unabsorbed reflections per scope shown in the block, should consolidation fall behind.
 MEMORY_CONTEXT_RECENT_REFLECTIONS = env.int("MEMORY_CONTEXT_RECENT_REFLECTIONS", default=20)

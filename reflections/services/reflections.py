@@ -13,6 +13,7 @@ from django.db.models.functions import RowNumber
 from conversations.models import Agent, EndUser, Session
 from conversations.services.conversation_text import NumberedMessage, conversation_render
 from core.exceptions import ApplicationError
+from core.limits import text_cap
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 
@@ -49,8 +50,11 @@ def _validate(data: object) -> ReflectionDrafts:
             words = note.split()
             if not words or _normalised(note) in said:
                 continue  # a lower level repeating a higher one adds nothing
-            if len(words) > settings.REFLECTION_MAX_WORDS:
-                note = " ".join(words[: settings.REFLECTION_MAX_WORDS]).rstrip(",;:") + "…"
+            if len(words) > settings.REFLECTION_MAX_WORDS or len(note) > settings.REFLECTION_MAX_CHARS:
+                note = text_cap(
+                    text=" ".join(words[: settings.REFLECTION_MAX_WORDS]), chars=settings.REFLECTION_MAX_CHARS - 1
+                )
+                note = note.rstrip(",;:") + "…"
             said.add(_normalised(note))
             getattr(drafts, level).append(note)
     return drafts
