@@ -8,6 +8,5 @@ def text_cap(*, text: str, chars: int) -> str:
     reads as a typo), else at the limit itself (one long "word")."""
     if len(text) <= chars:
         return text
-    cut = text[:chars]
-    boundary = max(cut.rfind(" "), cut.rfind("\n"))
-    return (cut[:boundary] if boundary > 0 else cut).rstrip()
+    boundary = max(text.rfind(" ", 0, chars + 1), text.rfind("\n", 0, chars + 1))
+    return (text[:boundary] if boundary > 0 else text[:chars]).rstrip()
