@@ -19,6 +19,9 @@ from conversations.services.ingestion import end_user_get_or_create
 from core.api.fields import StrictCharField, StrictRegexField
 from core.exceptions import ApplicationError
 from core.json_limits import JSONProblem, json_decode, json_unstorable_fields
+from core.models import SensitiveDataFinding
+from core.sensitive import Finding, SensitiveDataPolicy, SensitiveKind, sensitive_findings
+from core.sensitive_screening import sensitive_findings_record, statement_screen
 from facts.curation import fact_delete, fact_get_or_create, fact_revise
 from facts.models import Fact, FactScope
 from facts.selectors.facts import fact_get
@@ -47,6 +50,18 @@ class ToolResult:
 
 class ToolError(Exception):
     """Something the model can fix; the message tells it what."""
+
+
+class _Withheld(ToolError):
+    """A save refused under the agent's sensitive-data policy; recorded after the call's transaction rolls back."""
+
+    def __init__(self, findings: list[Finding]) -> None:
+        kinds = ", ".join(dict.fromkeys(SensitiveKind(finding.kind).label for finding in findings))
+        super().__init__(
+            f"not saved: it holds a secret ({kinds}). Memory never keeps passwords, keys and tokens, card or "
+            "account numbers, government ids or one-time codes; do not save them, and tell the user so if asked."
+        )
+        self.findings = findings
 
 
 def _function(name: str, description: str, properties: dict, required: list[str]) -> dict:
@@ -186,8 +201,19 @@ def _search_memory(context: ToolContext, arguments: dict) -> dict:
     return {"memories": [_memory(hit.fact) | {"score": round(hit.score, 3)} for hit in hits]}
 
 
+def _content_screened(context: ToolContext, content: str) -> str:
+    """The content as the agent's sensitive-data policy lets it be stored (redacted), or _Withheld."""
+    findings = sensitive_findings(content)
+    if not findings:
+        return content
+    if context.agent.sensitive_data == SensitiveDataPolicy.WITHHOLD:
+        raise _Withheld(findings)
+    return statement_screen(agent=context.agent, text=content, target=SensitiveDataFinding.Target.TOOL)
+
+
 def _save_memory(context: ToolContext, arguments: dict) -> dict:
     options = _arguments_validate(_SaveArguments, arguments)
+    options["content"] = _content_screened(context, options["content"])
     user = None
     if options["scope"] == FactScope.USER:
         if not context.user_external_id:
@@ -209,6 +235,7 @@ def _save_memory(context: ToolContext, arguments: dict) -> dict:
 def _update_memory(context: ToolContext, arguments: dict) -> dict:
     options = _arguments_validate(_UpdateArguments, arguments)
     fact = _memory_in_conversation(context, options["id"])
+    options["content"] = _content_screened(context, options["content"])
     successor = fact_revise(fact=fact, content=options["content"], reason=options["reason"])
     return {"updated": True, "previous_id": fact.pk, "memory": _memory(successor)}
 
@@ -253,6 +280,14 @@ def tool_call_execute(*, context: ToolContext, name: str, arguments: dict | str)
     try:
         with transaction.atomic():  # a refused call leaves nothing behind, not even a new end user
             result = tool(context, _arguments_decode(arguments))
+    except _Withheld as withheld:
+        sensitive_findings_record(
+            agent=context.agent,
+            findings=withheld.findings,
+            action=SensitiveDataFinding.Action.WITHHELD,
+            target=SensitiveDataFinding.Target.TOOL,
+        )
+        return ToolResult(ok=False, error=str(withheld))
     except ToolError as error:
         return ToolResult(ok=False, error=str(error))
     except ApplicationError as error:

@@ -20,6 +20,7 @@ from core.exceptions import ApplicationError
 from core.limits import text_cap
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
 from core.models import JobStatus
+from core.sensitive_screening import long_text_screen
 from reflections.models import (
     ConsolidatedMemory,
     ConsolidatedMemoryVersion,
@@ -244,20 +245,22 @@ def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) 
             )
         except Exception:
             if is_session:
+                rule_based = session_summary_rule_based(
+                    current=current, reflections=buffered, window=window, word_limit=word_limit
+                )
                 consolidated_memory_replace(
                     agent=agent,
                     scope=key.scope,
                     user=user,
                     session=session,
-                    content=session_summary_rule_based(
-                        current=current, reflections=buffered, window=window, word_limit=word_limit
-                    ),
+                    content=long_text_screen(agent=agent, text=rule_based),  # stored now: no job to wait for
                     reason="rule-based summary: the LLM failed",
                     expected_version=read_version,
                     summarized_through_message_id=through,
                     is_rule_based=True,
                 )
             raise
+        content = long_text_screen(agent=agent, text=content, job_kind="consolidation", job_id=job.pk)
         with transaction.atomic():
             memory = consolidated_memory_replace(
                 agent=agent,
