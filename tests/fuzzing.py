@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -25,6 +26,7 @@ hypothesis_settings.register_profile(
 )
 hypothesis_settings.load_profile("fuzz" if FUZZING else "suite")
 
+SERVER_ERRORS = "server errors (5xx)"
 tally: Counter = Counter()
 
 
@@ -45,6 +47,21 @@ def tally_write() -> None:
 
 def tally_read(path: str) -> Counter:
     total: Counter = Counter()
-    for line in Path(path).read_text().splitlines():
-        total.update(json.loads(line))
+    if Path(path).exists():
+        for line in Path(path).read_text().splitlines():
+            total.update(json.loads(line))
     return total
+
+
+def main() -> None:
+    """`python -m tests.fuzzing <tally file>`: what a `make fuzz` run tried, for docs/security.md."""
+    total = tally_read(sys.argv[1])
+    server_errors = total.pop(SERVER_ERRORS, 0)
+    print(f"fuzzing campaign: {sum(total.values())} cases tried")
+    for name, count in sorted(total.items()):
+        print(f"  {name}: {count}")
+    print(f"server errors (5xx) found: {server_errors}")
+
+
+if __name__ == "__main__":
+    main()

@@ -82,7 +82,7 @@ def messages_append_input_validated(data: Any) -> dict:
 
 def _text(value: Any, *, max_length: int, trim: bool) -> str | None:
     """The CharField's value for a valid string, else None."""
-    if type(value) is not str:
+    if type(value) is not str or len(value) > max_length:
         return None
     if trim:
         value = value.strip()

@@ -1,4 +1,4 @@
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import status
 from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
@@ -36,6 +36,14 @@ def _session_id_checked(session_id: str) -> str:
     return session_id
 
 
+SESSION_ID_PARAMETER = OpenApiParameter(
+    "session_id",
+    {"type": "string", "maxLength": EXTERNAL_ID_MAX_LENGTH, "minLength": 1},
+    OpenApiParameter.PATH,
+    description="The session's id in your system.",
+)
+
+
 def _session_of(request: Request, session_id: str) -> Session:
     session_id = _session_id_checked(session_id)
     session = (
@@ -71,7 +79,11 @@ class SessionCreateView(APIView):
 
 
 class SessionDetailView(APIView):
-    @extend_schema(responses=SessionOutputSerializer, summary="A session and its formation state")
+    @extend_schema(
+        parameters=[SESSION_ID_PARAMETER],
+        responses=SessionOutputSerializer,
+        summary="A session and its formation state",
+    )
     def get(self, request: Request, session_id: str) -> Response:
         return Response(SessionOutputSerializer(_session_of(request, session_id)).data)
 
@@ -81,6 +93,7 @@ class MessagePagination(StrictCursorPagination):
     page_size = 100
 
 
+@extend_schema_view(get=extend_schema(parameters=[SESSION_ID_PARAMETER]))
 class SessionMessagesView(ListAPIView):
     """GET: the session's messages, oldest first, cursor-paginated. POST: append one or more messages."""
 
@@ -91,6 +104,7 @@ class SessionMessagesView(ListAPIView):
         return Message.objects.filter(session=_session_of(self.request, self.kwargs["session_id"]))
 
     @extend_schema(
+        parameters=[SESSION_ID_PARAMETER],
         request=MessagesAppendInputSerializer,
         responses={201: MessagesAppendOutputSerializer, 200: MessagesAppendOutputSerializer},
         summary="Append messages (up to 500); the session is created on first use",
@@ -125,6 +139,7 @@ class SessionMessagesView(ListAPIView):
 
 class SessionCloseView(APIView):
     @extend_schema(
+        parameters=[SESSION_ID_PARAMETER],
         request=None,
         responses={202: SessionOutputSerializer, 200: SessionOutputSerializer},
         summary="Close a session; form now",
@@ -139,7 +154,12 @@ class SessionCloseView(APIView):
 
 
 class SessionFormView(APIView):
-    @extend_schema(request=None, responses={202: FormationQueuedOutputSerializer}, summary="Queue formation now")
+    @extend_schema(
+        parameters=[SESSION_ID_PARAMETER],
+        request=None,
+        responses={202: FormationQueuedOutputSerializer},
+        summary="Queue formation now",
+    )
     def post(self, request: Request, session_id: str) -> Response:
         session = _session_of(request, session_id)
         queued = formation_request(session=session, trigger="explicit")

@@ -10,22 +10,24 @@ from django.conf import settings
 from rest_framework import serializers
 
 
-class StrictCharField(serializers.CharField):
+class _StringOnly:
+    """Takes only a JSON string, and checks its length as sent, before surrounding whitespace is trimmed: the
+    schema's maxLength is what the API accepts."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        if self.max_length is not None and len(data) > self.max_length:
+            self.fail("max_length", max_length=self.max_length)
+        return super().to_internal_value(data)
+
+
+class StrictCharField(_StringOnly, serializers.CharField):
     """A CharField that takes only a JSON string."""
 
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
-
-class StrictRegexField(serializers.RegexField):
+class StrictRegexField(_StringOnly, serializers.RegexField):
     """A RegexField that takes only a JSON string."""
-
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
 
 def metadata_size_problem(value: dict) -> str | None:

@@ -13,6 +13,7 @@ from rest_framework.request import Request
 # Every list is ordered by id, so a position is a bigint.
 _POSITION = re.compile(r"^-?[0-9]{1,19}$")
 _BIGINT_MAX = 2**63 - 1
+_PAGE_SIZE = re.compile(r"^[0-9]{1,6}$")
 
 
 class StrictCursorPagination(CursorPagination):
@@ -25,11 +26,19 @@ class StrictCursorPagination(CursorPagination):
         raw = request.query_params.get(self.page_size_query_param)
         if raw is None:
             return self.page_size
-        if not raw.isdigit() or not 1 <= int(raw) <= self.max_page_size:
+        # ASCII digits only: str.isdigit() also accepts "²", which int() refuses.
+        if not _PAGE_SIZE.match(raw) or not 1 <= int(raw) <= self.max_page_size:
             raise ValidationError(
                 {self.page_size_query_param: [f"must be a whole number from 1 to {self.max_page_size}"]}
             )
         return int(raw)
+
+    def get_schema_operation_parameters(self, view) -> list[dict]:
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            if parameter["name"] == self.page_size_query_param:
+                parameter["schema"] |= {"minimum": 1, "maximum": self.max_page_size}
+        return parameters
 
     def decode_cursor(self, request: Request) -> Cursor | None:
         invalid = ValidationError({self.cursor_query_param: ["not a cursor this list issued: use the `next` link."]})

@@ -1,4 +1,4 @@
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -12,6 +12,14 @@ from core.json_limits import JSONProblem, json_decode, json_unstorable_fields
 from facts.tools import ToolContext, tool_call_execute, tool_definitions
 
 
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "object", "additionalProperties": True},
+            {"type": "string", "description": "The JSON text of an object, as models send it."},
+        ]
+    }
+)
 class ArgumentsField(serializers.JSONField):
     """An object, or the JSON string of one as OpenAI models send it. A string is decoded here under the body's
     limits (nesting, numbers, what PostgreSQL can store), naming the path inside `arguments`; a string that is not

@@ -10,7 +10,9 @@ from reflections.models import Reflection
 @pytest.mark.django_db
 def test_offline_formation_of_a_short_conversation(agent):
     result = session_append_messages(
-        agent=agent, user_external_id="u1", session_external_id="s1",
+        agent=agent,
+        user_external_id="u1",
+        session_external_id="s1",
         messages=[
             MessageInput(role="user", content="Hi! My name is Gene Parker and I live in Lisbon."),
             MessageInput(role="assistant", content="Nice to meet you, Gene."),

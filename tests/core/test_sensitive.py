@@ -23,6 +23,8 @@ from core.sensitive import (
 )
 from tests.fuzzing import examples, tally_add
 
+pytestmark = pytest.mark.fuzz
+
 TEST_SET = json.loads((Path(__file__).parent.parent / "fixtures" / "sensitive" / "conversations.json").read_text())
 SECRETS = TEST_SET["secrets"]
 BENIGN = TEST_SET["benign"]
@@ -99,6 +101,7 @@ def test_any_valid_card_number_in_a_sentence_is_found(number, before, after):
 @given(number=card_numbers())
 @settings(max_examples=examples(200))
 def test_a_card_number_with_a_wrong_check_digit_is_left_alone(number):
+    tally_add("sensitive-data texts")
     last = number[-1]
     wrong = number[:-1] + str((int(last) + 1) % 10)
     assert sensitive_findings(f"Order {wrong} shipped.") == []
@@ -122,6 +125,7 @@ def ibans(draw) -> str:
 @given(iban=ibans())
 @settings(max_examples=examples(200))
 def test_any_valid_iban_is_found(iban):
+    tally_add("sensitive-data texts")
     assert iban_valid(iban)
     text = f"Please send it to {iban} by Monday."
     assert [(finding.kind, text[finding.start : finding.end]) for finding in sensitive_findings(text)] == [

