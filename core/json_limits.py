@@ -77,12 +77,13 @@ def json_unstorable_fields(data: Any) -> dict[str, list[str]]:
     for path, value, depth, key in json_walk(data):
         if len(problems) >= MAX_REPORTED_PROBLEMS:
             break
+        # An empty key adds nothing to a path: the first (outermost) problem found at a path is the one reported.
         if isinstance(key, str) and (problem := _text_problem(key)):
-            problems[path] = [f"Field name: {problem}"]
+            problems.setdefault(path, [f"Field name: {problem}"])
         elif isinstance(value, str) and (problem := _text_problem(value)):
-            problems[path or "non_field_errors"] = [problem]
+            problems.setdefault(path or "non_field_errors", [problem])
         elif isinstance(value, dict | list) and depth >= MAX_JSON_DEPTH:
-            problems[path or "non_field_errors"] = [TOO_DEEP]
+            problems.setdefault(path or "non_field_errors", [TOO_DEEP])
     return problems
 
 

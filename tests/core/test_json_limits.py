@@ -86,6 +86,7 @@ def test_nesting_is_refused_past_the_limit_at_the_path_where_it_goes_too_deep(de
 
 @given(value=json_values, bad=st.sampled_from(["\x00", "\ud800", "a\x00b"]))
 @settings(max_examples=examples(200))
+@example(value={"": "\x00"}, bad="\x00")
 def test_text_postgresql_cannot_store_is_named_by_its_path(value, bad):
     tally_add("validator inputs")
     in_a_list = json_unstorable_fields({"field": [value, bad]})
