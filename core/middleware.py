@@ -1,4 +1,5 @@
-"""Request ids, the one error shape for unrouted API paths, and the rate limit of the admin's login form."""
+"""Request ids, what the API refuses before any view (unrouted paths, repeated query parameters) in its one error
+shape, and the rate limit of the admin's login form."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ import re
 import uuid
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 
-from core.api.errors import is_api_path, not_found_response
+from core.api.errors import error_body, is_api_path, not_found_response
 from core.logging import current_request_id
 from core.ratelimit import window_clear, window_count, window_hit, window_retry_after
 
@@ -55,6 +56,29 @@ class ApiNotFoundMiddleware:
         ):
             return not_found_response()
         return response
+
+
+class RepeatedQueryParameterMiddleware:
+    """A query parameter given more than once is a 400 naming it on API paths. Django reads the last value where a
+    proxy or a firewall in front may read the first (HTTP parameter pollution), and no endpoint takes a list in its
+    query, so the request is ambiguous rather than wrong in one value."""
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if is_api_path(request.path):
+            repeated = sorted(name for name, values in request.GET.lists() if len(values) > 1)
+            if repeated:
+                return JsonResponse(
+                    error_body(
+                        code="invalid",
+                        message=f"Invalid input: {', '.join(repeated)}.",
+                        fields={name: ["Given more than once; give it once."] for name in repeated},
+                    ),
+                    status=400,
+                )
+        return self.get_response(request)
 
 
 class AdminLoginRateLimitMiddleware:

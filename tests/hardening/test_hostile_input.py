@@ -90,6 +90,7 @@ CASES = [
     ),
     Case("NUL in a query parameter", "GET", "/api/v1/memory/context?user=al%00ice", None, 400, "user"),
     Case("NUL in a list filter", "GET", "/api/v1/facts?tag=a%00b", None, 400, "tag"),
+    Case("a query parameter given twice", "GET", "/api/v1/memory/context?user=alice&user=bob", None, 400, "user"),
     Case("NUL in a search query", "POST", SEARCH, _json({"query": "locker\x00code"}), 400, "query"),
     Case(
         "NUL in tool arguments",
