@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 CHROMIUM := /usr/bin/chromium
 ARGS ?=
 
-.PHONY: run test install lint clean bench
+.PHONY: run test install lint clean bench fuzz
 
 run: $(STAMP)
 	$(BIN)/python -m memory_project.devstack run
@@ -38,6 +38,17 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/locomo_retrieval.py --split dev --quick --mem0
 	$(BIN)/python benchmarks/search_latency.py --scales 10000 --queries 50 --recall-queries 50 --predicates 1000 --output search_latency_quick.json
 	$(BIN)/python benchmarks/ingestion_formation.py --quick
+
+# The fuzzing campaign at FUZZ_SCALE times make test's examples, with fresh randomness (docs/security.md): schemathesis
+# against the API (stateless and link-driven) and the Hypothesis properties of the validators, the token counter and
+# the sensitive-data rules; then the tally of cases tried and server errors found.
+FUZZ_SCALE ?= 20
+FUZZ_TALLY := .data/fuzz-tally.jsonl
+fuzz: $(STAMP)
+	mkdir -p .data && rm -f $(FUZZ_TALLY)
+	MEMORY_FUZZ=1 MEMORY_FUZZ_SCALE=$(FUZZ_SCALE) MEMORY_FUZZ_TALLY=$(CURDIR)/$(FUZZ_TALLY) \
+		$(BIN)/python -m memory_project.devstack test -m fuzz -q -p no:logging $(ARGS); \
+	status=$$?; $(BIN)/python -m tests.fuzzing $(FUZZ_TALLY); exit $$status
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

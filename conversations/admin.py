@@ -8,7 +8,8 @@ import json
 from django import forms
 from django.contrib import admin, messages
 from django.core.paginator import Paginator
-from django.db.models.functions import Left
+from django.db.models import Count, OuterRef, Subquery
+from django.db.models.functions import Coalesce, Left
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
@@ -35,8 +36,10 @@ from core.admin_utils import (
     text_shorten,
 )
 from core.exceptions import ApplicationError
-from core.models import LLMCall
+from core.models import LLMCall, SensitiveDataFinding
 from core.portability.native import memories_export
+from core.selectors.sensitive_data import sensitive_data_counts, sensitive_findings_counted
+from core.sensitive import SensitiveKind
 from facts.models import Fact
 from facts.selectors import SearchMode, facts_search
 from reflections.models import ConsolidatedMemory, Reflection
@@ -75,14 +78,30 @@ class InspectorForm(forms.Form):
 
 @admin.register(Agent)
 class AgentAdmin(admin.ModelAdmin):
-    list_display = ["external_id", "name", "rag_enabled", "always_in_context_enabled", "created_at"]
+    list_display = [
+        "external_id",
+        "name",
+        "rag_enabled",
+        "always_in_context_enabled",
+        "sensitive_data",
+        "secrets_kept_out",
+        "created_at",
+    ]
     list_editable = ["rag_enabled", "always_in_context_enabled"]
-    list_filter = ["rag_enabled", "always_in_context_enabled"]
+    list_filter = ["rag_enabled", "always_in_context_enabled", "sensitive_data"]
     search_fields = ["external_id", "name"]
-    readonly_fields = ["thresholds_in_force", "memory_links", "retention_runs_link", "created_at", "updated_at"]
+    readonly_fields = [
+        "thresholds_in_force",
+        "memory_links",
+        "retention_runs_link",
+        "sensitive_data_summary",
+        "created_at",
+        "updated_at",
+    ]
     fieldsets = [
         (None, {"fields": ["external_id", "name", "memory_links"]}),
         ("Memory switches", {"fields": ["rag_enabled", "always_in_context_enabled", "profile_in_context"]}),
+        ("Sensitive data (docs/security.md)", {"fields": ["sensitive_data", "sensitive_data_summary"]}),
         (
             "Thresholds (empty: the deployment's setting applies)",
             {"fields": [*OVERRIDABLE_SETTINGS, "thresholds_in_force"]},
@@ -100,6 +119,47 @@ class AgentAdmin(admin.ModelAdmin):
         ),
         ("Provenance", {"fields": ["created_at", "updated_at"]}),
     ]
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        if not _is_changelist(request):
+            return queryset
+        counted = (
+            sensitive_findings_counted()
+            .filter(agent=OuterRef("pk"))
+            .order_by()
+            .values("agent")
+            .annotate(n=Count("id"))
+            .values("n")
+        )
+        return queryset.annotate(secrets_kept_out_count=Coalesce(Subquery(counted), 0))
+
+    @admin.display(description="secrets kept out", ordering="secrets_kept_out_count")
+    def secrets_kept_out(self, agent: Agent) -> int:
+        return agent.secrets_kept_out_count
+
+    @admin.display(description="kept out of memory")
+    def sensitive_data_summary(self, agent: Agent) -> str:
+        if agent.pk is None:
+            return "-"
+        counts = sensitive_data_counts(agent_id=agent.pk)
+        if not counts:
+            return "No secret found in what formation or the save tool stored so far."
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (SensitiveKind(kind).label, counts[(kind, "withheld")], counts[(kind, "redacted")])
+                for kind in SensitiveKind.values
+                if counts[(kind, "withheld")] or counts[(kind, "redacted")]
+            ),
+        )
+        link = admin_changelist_url(SensitiveDataFinding, agent__id__exact=agent.pk)
+        return format_html(
+            '<table><tr><th>kind</th><th>withheld</th><th>redacted</th></tr>{}</table><a href="{}">each finding</a>',
+            rows,
+            link,
+        )
 
     @admin.display(description="retention runs")
     def retention_runs_link(self, agent: Agent) -> str:
@@ -448,8 +508,11 @@ class SessionAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
         session = get_object_or_404(Session, pk=object_id)
-        session_close(session=session)
-        self.message_user(request, f"Session {session} closed; formation of what it has not formed is queued.")
+        _, closed_now = session_close(session=session)
+        if closed_now:
+            self.message_user(request, f"Session {session} closed; formation of what it has not formed is queued.")
+        else:
+            self.message_user(request, f"Session {session} was already closed; nothing changed.")
         return HttpResponseRedirect(admin_change_url(session))
 
     @admin.action(description="Form memories now (queued)")

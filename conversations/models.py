@@ -5,6 +5,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core.models import TEXT_SEARCH_CONFIG, EmbeddingRecord, JobStatus, TimeStampedModel
+from core.sensitive import SensitiveDataPolicy
 
 
 class Agent(TimeStampedModel):
@@ -36,6 +37,13 @@ class Agent(TimeStampedModel):
         null=True, blank=True, help_text="Cap on current agent-wide facts (visible to every user)."
     )
     max_embedded_messages_per_session = models.PositiveIntegerField(null=True, blank=True)
+    sensitive_data = models.CharField(
+        max_length=10,
+        choices=SensitiveDataPolicy.choices,
+        default=SensitiveDataPolicy.WITHHOLD,
+        help_text="What memory formation and the save tool do with a statement holding a password, key, card or "
+        "account number, government id or one-time code (docs/security.md).",
+    )
 
     def __str__(self) -> str:
         return self.name or self.external_id

@@ -5,7 +5,14 @@ from django.utils.html import format_html
 
 from conversations.models import Agent
 from core.admin_utils import FastActionCheckboxMixin, ReadOnlyAdminMixin
-from core.models import CorpusStatistics, CorpusStatisticsChange, EmbeddingSpace, ErasureRecord, LLMCall
+from core.models import (
+    CorpusStatistics,
+    CorpusStatisticsChange,
+    EmbeddingSpace,
+    ErasureRecord,
+    LLMCall,
+    SensitiveDataFinding,
+)
 from core.selectors.llm_usage import llm_usage_daily, llm_usage_windows
 
 
@@ -77,6 +84,39 @@ class LLMCallJobFilter(admin.SimpleListFilter):
         return queryset.filter(job_id=self.value()) if self.value() else queryset
 
 
+def _job_link(job_kind: str, job_id: int | None) -> str:
+    if not job_id:
+        return "-"
+    model = {"formation": "conversations_formationjob", "consolidation": "reflections_consolidationjob"}.get(job_kind)
+    if model is None:
+        return f"{job_kind} #{job_id}"
+    return format_html('<a href="{}">{} #{}</a>', reverse(f"admin:{model}_change", args=[job_id]), job_kind, job_id)
+
+
+@admin.register(SensitiveDataFinding)
+class SensitiveDataFindingAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
+    """Read-only: what the sensitive-data rules kept out of memory, never the secret itself. The agent's page sums
+    them (those of failed jobs excluded: those stored nothing)."""
+
+    list_display = ["created_at", "agent", "kind", "action", "target", "job"]
+    list_select_related = ["agent"]
+    list_filter = ["kind", "action", "target", "agent", ("created_at", admin.DateFieldListFilter)]
+    show_full_result_count = False
+
+    def get_readonly_fields(self, request, obj=None):
+        return [field.name for field in SensitiveDataFinding._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.display(description="job")
+    def job(self, finding: SensitiveDataFinding) -> str:
+        return _job_link(finding.job_kind, finding.job_id)
+
+
 @admin.register(LLMCall)
 class LLMCallAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
     """Read-only records of every LLM call; the usage page sums them per agent."""
@@ -117,16 +157,7 @@ class LLMCallAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
 
     @admin.display(description="job")
     def job(self, call: LLMCall) -> str:
-        if not call.job_id:
-            return "-"
-        model = {"formation": "conversations_formationjob", "consolidation": "reflections_consolidationjob"}.get(
-            call.job_kind
-        )
-        if model is None:
-            return f"{call.job_kind} #{call.job_id}"
-        return format_html(
-            '<a href="{}">{} #{}</a>', reverse(f"admin:{model}_change", args=[call.job_id]), call.job_kind, call.job_id
-        )
+        return _job_link(call.job_kind, call.job_id)
 
     def get_urls(self):
         return [

@@ -1,4 +1,5 @@
-"""Request ids, and the rate limit of the admin's login form."""
+"""Request ids, what the API refuses before any view (unrouted paths, repeated query parameters) in its one error
+shape, and the rate limit of the admin's login form."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ import re
 import uuid
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 
+from core.api.errors import error_body, is_api_path, not_found_response
 from core.logging import current_request_id
 from core.ratelimit import window_clear, window_count, window_hit, window_retry_after
 
@@ -35,6 +37,48 @@ class RequestIdMiddleware:
             current_request_id.reset(token)
         response[REQUEST_ID_HEADER] = request_id
         return response
+
+
+class ApiNotFoundMiddleware:
+    """A path under /api/ or /v1/ that no route matches answers 404 in the API's error shape. Django's handler404
+    does so only with DEBUG off; with DEBUG on (`make run`) its HTML debug page would answer instead. Placed outside
+    CommonMiddleware, so a path missing only its trailing slash is still redirected."""
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if (
+            response.status_code == 404
+            and is_api_path(request.path)
+            and not response.get("Content-Type", "").startswith("application/json")
+        ):
+            return not_found_response()
+        return response
+
+
+class RepeatedQueryParameterMiddleware:
+    """A query parameter given more than once is a 400 naming it on API paths. Django reads the last value where a
+    proxy or a firewall in front may read the first (HTTP parameter pollution), and no endpoint takes a list in its
+    query, so the request is ambiguous rather than wrong in one value."""
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if is_api_path(request.path):
+            repeated = sorted(name for name, values in request.GET.lists() if len(values) > 1)
+            if repeated:
+                return JsonResponse(
+                    error_body(
+                        code="invalid",
+                        message=f"Invalid input: {', '.join(repeated)}.",
+                        fields={name: ["Given more than once; give it once."] for name in repeated},
+                    ),
+                    status=400,
+                )
+        return self.get_response(request)
 
 
 class AdminLoginRateLimitMiddleware:

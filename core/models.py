@@ -2,6 +2,8 @@ from django.db import models
 from django.db.models import Q
 from pgvector.django import VectorField
 
+from core.sensitive import SensitiveKind
+
 # Full-text search of facts and messages: explicit, so that generated tsvector columns are immutable and queries
 # parse a question the way the index parsed the documents.
 TEXT_SEARCH_CONFIG = "english"
@@ -86,6 +88,40 @@ class LLMCall(models.Model):
 
     def __str__(self) -> str:
         return f"{self.purpose} {self.model} {self.outcome}"
+
+
+class SensitiveDataFinding(models.Model):
+    """A secret that formation or an assistant's save_memory call kept out of memory (core/sensitive.py): what kind,
+    what was done (withheld: nothing stored; redacted: stored with the value replaced) and in what. Never the secret
+    itself. Findings of a formation or consolidation job count once the job succeeded (a failed job stored nothing)."""
+
+    class Action(models.TextChoices):
+        WITHHELD = "withheld", "withheld"
+        REDACTED = "redacted", "redacted"
+
+    class Target(models.TextChoices):
+        FACT = "fact", "fact"
+        REFLECTION = "reflection", "reflection"
+        BLOB = "blob", "blob"
+        TOOL = "tool", "save tool"
+
+    agent = models.ForeignKey("conversations.Agent", on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=20, choices=SensitiveKind.choices)
+    action = models.CharField(max_length=10, choices=Action.choices)
+    target = models.CharField(max_length=10, choices=Target.choices)
+    job_kind = models.CharField(max_length=20, blank=True, help_text="formation or consolidation")
+    job_id = models.BigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = "sensitive data finding"
+        indexes = [
+            models.Index(fields=["agent", "-created_at"], name="sensitivefinding_agent_recent"),
+            models.Index(fields=["job_kind", "job_id"], name="sensitivefinding_job"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} {self.action} in a {self.target}"
 
 
 class JobStatus(models.TextChoices):

@@ -25,6 +25,11 @@ def _content_validate(content: str) -> None:
     words = len(content.split())
     if not words:
         raise ApplicationError("content must not be empty.", fields={"content": ["empty"]})
+    if len(content) > settings.FACT_MAX_CHARS:
+        raise ApplicationError(
+            f"a fact is at most {settings.FACT_MAX_CHARS} characters; this one has {len(content)}.",
+            fields={"content": [f"more than {settings.FACT_MAX_CHARS} characters"]},
+        )
     if words > settings.FACT_MAX_WORDS:
         raise ApplicationError(
             f"a fact is one atomic statement of at most {settings.FACT_MAX_WORDS} words; this one has {words}.",

@@ -8,9 +8,12 @@ from pathlib import Path
 
 from django.conf import settings
 
-from conversations.models import Message
+from conversations.models import Agent, Message
 from conversations.services.conversation_text import NumberedMessage, conversation_render
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
+from core.models import SensitiveDataFinding
+from core.sensitive import sensitive_findings
+from core.sensitive_screening import statement_screen
 from facts.models import FactScope
 
 PROMPT = Path(__file__).parent / "prompts" / "extract_facts.txt"
@@ -53,6 +56,7 @@ def is_plausible_fact(content: str) -> bool:
     words = content.split()
     return (
         MIN_FACT_WORDS <= len(words) <= settings.FACT_MAX_WORDS
+        and len(content) <= settings.FACT_MAX_CHARS
         and not content.rstrip().endswith("?")
         and not _NON_FACTS.match(content.strip())
     )
@@ -77,10 +81,22 @@ def facts_extract(*, window: list[NumberedMessage], agent_id: int, job_id: int |
         job_id=job_id,
     )
     extracted: list[ExtractedFact] = []
+    agent: Agent | None = None  # read only when a fact holds a secret: its policy decides
     for item in items:
         content = " ".join(item["content"].split())
         if not is_plausible_fact(content):
             continue
+        if sensitive_findings(content):
+            agent = agent or Agent.objects.get(pk=agent_id)
+            content = statement_screen(
+                agent=agent,
+                text=content,
+                target=SensitiveDataFinding.Target.FACT,
+                job_kind="formation",
+                job_id=job_id,
+            )
+            if content is None:
+                continue
         sources = [by_number[number] for number in item["source"] if number in by_number]
         extracted.append(
             ExtractedFact(

@@ -6,7 +6,6 @@ ToolResult(ok=False, error=...) with a message saying what to fix, which goes ba
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +16,12 @@ from rest_framework import serializers
 
 from conversations.models import Agent, EndUser, Session
 from conversations.services.ingestion import end_user_get_or_create
+from core.api.fields import StrictCharField, StrictRegexField
 from core.exceptions import ApplicationError
+from core.json_limits import JSONProblem, json_decode, json_unstorable_fields
+from core.models import SensitiveDataFinding
+from core.sensitive import Finding, SensitiveDataPolicy, SensitiveKind, sensitive_findings
+from core.sensitive_screening import sensitive_findings_record, statement_screen
 from facts.curation import fact_delete, fact_get_or_create, fact_revise
 from facts.models import Fact, FactScope
 from facts.selectors.facts import fact_get
@@ -46,6 +50,18 @@ class ToolResult:
 
 class ToolError(Exception):
     """Something the model can fix; the message tells it what."""
+
+
+class _Withheld(ToolError):
+    """A save refused under the agent's sensitive-data policy; recorded after the call's transaction rolls back."""
+
+    def __init__(self, findings: list[Finding]) -> None:
+        kinds = ", ".join(dict.fromkeys(SensitiveKind(finding.kind).label for finding in findings))
+        super().__init__(
+            f"not saved: it holds a secret ({kinds}). Memory never keeps passwords, keys and tokens, card or "
+            "account numbers, government ids or one-time codes; do not save them, and tell the user so if asked."
+        )
+        self.findings = findings
 
 
 def _function(name: str, description: str, properties: dict, required: list[str]) -> dict:
@@ -127,26 +143,26 @@ def tool_definitions(*, agent: Agent) -> list[dict]:
 
 
 class _SearchArguments(serializers.Serializer):
-    query = serializers.CharField(max_length=2000)
+    query = StrictCharField(max_length=2000)
     top_k = serializers.IntegerField(min_value=1, max_value=TOOL_SEARCH_TOP_K_MAX, default=5)
 
 
 class _SaveArguments(serializers.Serializer):
-    content = serializers.CharField()
+    content = StrictCharField(max_length=settings.FACT_MAX_CHARS)
     scope = serializers.ChoiceField(choices=[FactScope.USER, FactScope.AGENT], default=FactScope.USER)
-    tags = serializers.ListField(child=serializers.CharField(max_length=100), max_length=20, default=list)
-    key = serializers.RegexField(r"^[a-z][a-z0-9_]{0,99}$", required=False, default="")
+    tags = serializers.ListField(child=StrictCharField(max_length=100), max_length=20, default=list)
+    key = StrictRegexField(r"^[a-z][a-z0-9_]{0,99}$", required=False, default="")
 
 
 class _UpdateArguments(serializers.Serializer):
     id = serializers.IntegerField()
-    content = serializers.CharField()
-    reason = serializers.CharField(max_length=300, default="corrected by the assistant")
+    content = StrictCharField(max_length=settings.FACT_MAX_CHARS)
+    reason = StrictCharField(max_length=300, default="corrected by the assistant")
 
 
 class _DeleteArguments(serializers.Serializer):
     id = serializers.IntegerField()
-    reason = serializers.CharField(max_length=300, default="deleted by the assistant")
+    reason = StrictCharField(max_length=300, default="deleted by the assistant")
 
 
 def _arguments_validate(serializer_class: type[serializers.Serializer], arguments: dict) -> dict:
@@ -185,8 +201,19 @@ def _search_memory(context: ToolContext, arguments: dict) -> dict:
     return {"memories": [_memory(hit.fact) | {"score": round(hit.score, 3)} for hit in hits]}
 
 
+def _content_screened(context: ToolContext, content: str) -> str:
+    """The content as the agent's sensitive-data policy lets it be stored (redacted), or _Withheld."""
+    findings = sensitive_findings(content)
+    if not findings:
+        return content
+    if context.agent.sensitive_data == SensitiveDataPolicy.WITHHOLD:
+        raise _Withheld(findings)
+    return statement_screen(agent=context.agent, text=content, target=SensitiveDataFinding.Target.TOOL)
+
+
 def _save_memory(context: ToolContext, arguments: dict) -> dict:
     options = _arguments_validate(_SaveArguments, arguments)
+    options["content"] = _content_screened(context, options["content"])
     user = None
     if options["scope"] == FactScope.USER:
         if not context.user_external_id:
@@ -208,6 +235,7 @@ def _save_memory(context: ToolContext, arguments: dict) -> dict:
 def _update_memory(context: ToolContext, arguments: dict) -> dict:
     options = _arguments_validate(_UpdateArguments, arguments)
     fact = _memory_in_conversation(context, options["id"])
+    options["content"] = _content_screened(context, options["content"])
     successor = fact_revise(fact=fact, content=options["content"], reason=options["reason"])
     return {"updated": True, "previous_id": fact.pk, "memory": _memory(successor)}
 
@@ -228,12 +256,17 @@ TOOLS: dict[str, Callable[[ToolContext, dict], dict]] = {
 
 
 def _arguments_decode(arguments: dict | str) -> dict:
-    """Models send `arguments` as a JSON string (OpenAI's format); clients may pass the object itself."""
+    """Models send `arguments` as a JSON string (OpenAI's format); clients may pass the object itself. A string is
+    decoded under the API body's limits (nesting, numbers, storable text)."""
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError as error:
-            raise ToolError(f"arguments are not valid JSON ({error.msg} at character {error.pos}).") from error
+            arguments = json_decode(arguments) if arguments.strip() else {}
+        except JSONProblem as problem:
+            detail = "; ".join(f"{path or 'arguments'}: {' '.join(errors)}" for path, errors in problem.fields.items())
+            raise ToolError(f"arguments are not valid JSON ({detail})") from problem
+        if problems := json_unstorable_fields(arguments):
+            detail = "; ".join(f"{path}: {' '.join(errors)}" for path, errors in problems.items())
+            raise ToolError(f"arguments cannot be stored ({detail})")
     if not isinstance(arguments, dict):
         raise ToolError("arguments must be a JSON object of named parameters.")
     return arguments
@@ -247,6 +280,14 @@ def tool_call_execute(*, context: ToolContext, name: str, arguments: dict | str)
     try:
         with transaction.atomic():  # a refused call leaves nothing behind, not even a new end user
             result = tool(context, _arguments_decode(arguments))
+    except _Withheld as withheld:
+        sensitive_findings_record(
+            agent=context.agent,
+            findings=withheld.findings,
+            action=SensitiveDataFinding.Action.WITHHELD,
+            target=SensitiveDataFinding.Target.TOOL,
+        )
+        return ToolResult(ok=False, error=str(withheld))
     except ToolError as error:
         return ToolResult(ok=False, error=str(error))
     except ApplicationError as error:

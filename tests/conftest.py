@@ -17,6 +17,7 @@ from django.conf import settings
 from django.core.cache import cache
 
 from conversations.models import Agent, EndUser, Session
+from tests import fuzzing
 
 REPO_DIR = Path(__file__).resolve().parent.parent
 
@@ -194,3 +195,7 @@ def celery_worker_launcher(django_db_setup) -> Iterator:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    fuzzing.tally_write()

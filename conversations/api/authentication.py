@@ -14,15 +14,25 @@ AGENT_HEADER = "X-Agent-ID"
 
 
 class AgentAPIKeyAuthentication(authentication.BaseAuthentication):
-    """`Authorization: Bearer <key>` (what OpenAI SDKs send) or `X-API-Key: <key>`."""
+    """`Authorization: Bearer <key>` (what OpenAI SDKs send) or `X-API-Key: <key>`. Both may be sent only with the
+    same key: a request whose two credentials disagree is refused, whichever of them is valid, so that a proxy or
+    client adding its own header can never decide silently which agent a request acts for."""
 
     def authenticate(self, request: Request):
-        raw_key = request.headers.get("X-API-Key")
+        header_key = request.headers.get("X-API-Key")
+        authorization = request.headers.get("Authorization")
+        bearer_key = None
+        if authorization is not None:
+            scheme, _, credentials = authorization.partition(" ")
+            if scheme.lower() == "bearer" and credentials.strip():
+                bearer_key = credentials.strip()
+            elif header_key:
+                raise exceptions.AuthenticationFailed("Conflicting credentials: Authorization is not the X-API-Key.")
+        if header_key and bearer_key and header_key != bearer_key:
+            raise exceptions.AuthenticationFailed("Conflicting credentials: two different API keys were sent.")
+        raw_key = header_key or bearer_key
         if not raw_key:
-            scheme, _, credentials = request.headers.get("Authorization", "").partition(" ")
-            if scheme.lower() != "bearer" or not credentials:
-                return None
-            raw_key = credentials.strip()
+            return None
         api_key = api_key_authenticate(raw_key=raw_key)
         if api_key is None:
             raise exceptions.AuthenticationFailed("Invalid or revoked API key.")

@@ -19,6 +19,7 @@ from conversations.services.chat_proxy import (
     chat_completion_proxy,
     chat_completion_proxy_stream,
 )
+from core.api.fields import StrictCharField
 from facts.selectors.search import TOP_K_MAX
 
 CHAT_ROLES = ("system", "developer", "user", "assistant", "tool", "function")
@@ -40,11 +41,11 @@ class ChatMessageSerializer(serializers.Serializer):
 
 @extend_schema_serializer(component_name="ChatCompletionRequest")
 class ChatCompletionInputSerializer(serializers.Serializer):
-    model = serializers.CharField(required=False, max_length=200, help_text="Default: LLM_SLOW_MODEL.")
+    model = StrictCharField(required=False, max_length=200, help_text="Default: LLM_SLOW_MODEL.")
     messages = serializers.ListField(child=serializers.DictField(), allow_empty=False)
     stream = serializers.BooleanField(default=False)
-    memory_user = serializers.CharField(required=False, max_length=200, help_text="End user's external id.")
-    memory_session = serializers.CharField(
+    memory_user = StrictCharField(required=False, max_length=200, help_text="End user's external id.")
+    memory_session = StrictCharField(
         required=False, max_length=200, help_text="Session to store both turns in; created for memory_user."
     )
     memory_top_k = serializers.IntegerField(min_value=0, max_value=TOP_K_MAX, default=5, help_text="Facts to add.")

@@ -7,13 +7,17 @@ from rest_framework import serializers
 
 from conversations.models import Message, Session
 from conversations.services.ingestion import MAX_MESSAGES_PER_REQUEST
+from core.api.fields import MetadataField, StrictCharField, StrictRegexField, metadata_size_problem
+
+# The length of the external id columns (agent, user, session): longer ids are a 400, never a failed insert.
+EXTERNAL_ID_MAX_LENGTH = 200
 
 
 class SessionCreateInputSerializer(serializers.Serializer):
-    user = serializers.CharField(max_length=200, help_text="The end user's id in your system.")
-    session = serializers.RegexField(
+    user = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH, help_text="The end user's id in your system.")
+    session = StrictRegexField(
         r"^[^/]+$",
-        max_length=200,
+        max_length=EXTERNAL_ID_MAX_LENGTH,
         help_text="The session's id in your system (no '/': it is part of the URL path).",
         error_messages={"invalid": "must not contain '/'."},
     )
@@ -41,17 +45,20 @@ class SessionOutputSerializer(serializers.ModelSerializer):
 
 class MessageInputSerializer(serializers.Serializer):
     role = serializers.ChoiceField(choices=Message.Role.choices)
-    content = serializers.CharField(max_length=settings.MESSAGE_MAX_CHARS, trim_whitespace=False)
+    content = StrictCharField(max_length=settings.MESSAGE_MAX_CHARS, trim_whitespace=False)
     created_at = serializers.DateTimeField(required=False, help_text="When it was said (imports); default now.")
-    idempotency_key = serializers.CharField(
-        max_length=200, required=False, help_text="A retried request with the same key stores nothing twice."
+    idempotency_key = StrictCharField(
+        max_length=200,
+        required=False,
+        help_text="A retried request with the same key stores nothing twice; the same key with another role, "
+        "content or metadata is a 409.",
     )
-    metadata = serializers.DictField(required=False, default=dict)
+    metadata = MetadataField(required=False, default=dict)
 
 
 class MessagesAppendInputSerializer(serializers.Serializer):
-    user = serializers.CharField(
-        max_length=200, required=False, help_text="Required when the session does not exist yet."
+    user = StrictCharField(
+        max_length=EXTERNAL_ID_MAX_LENGTH, required=False, help_text="Required when the session does not exist yet."
     )
     messages = MessageInputSerializer(many=True, allow_empty=False, max_length=MAX_MESSAGES_PER_REQUEST)
 
@@ -75,7 +82,7 @@ def messages_append_input_validated(data: Any) -> dict:
 
 def _text(value: Any, *, max_length: int, trim: bool) -> str | None:
     """The CharField's value for a valid string, else None."""
-    if type(value) is not str:
+    if type(value) is not str or len(value) > max_length:
         return None
     if trim:
         value = value.strip()
@@ -92,7 +99,7 @@ def _messages_append_input_plain(data: Any) -> dict | None:
         return None
     validated: dict[str, Any] = {}
     if "user" in data:
-        if (user := _text(data["user"], max_length=200, trim=True)) is None:
+        if (user := _text(data["user"], max_length=EXTERNAL_ID_MAX_LENGTH, trim=True)) is None:
             return None
         validated["user"] = user
     items = []
@@ -113,7 +120,7 @@ def _messages_append_input_plain(data: Any) -> dict | None:
                 return None
             message["idempotency_key"] = key
         metadata = item.get("metadata", {})
-        if type(metadata) is not dict:
+        if type(metadata) is not dict or (metadata and metadata_size_problem(metadata)):
             return None
         message["metadata"] = dict(metadata)
         items.append(message)

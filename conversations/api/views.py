@@ -1,13 +1,13 @@
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import status
 from rest_framework.generics import ListAPIView
-from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from conversations.api.authentication import request_agent
 from conversations.api.serializers import (
+    EXTERNAL_ID_MAX_LENGTH,
     FormationQueuedOutputSerializer,
     MessageOutputSerializer,
     MessagesAppendInputSerializer,
@@ -19,13 +19,29 @@ from conversations.api.serializers import (
 from conversations.models import Message, Session
 from conversations.services.formation_triggers import formation_request
 from conversations.services.ingestion import MessageInput, session_append_messages, session_close, session_get_or_create
+from core.api.pagination import StrictCursorPagination
 from core.exceptions import ApplicationError, NotFoundError
 
 
 def _session_id_checked(session_id: str) -> str:
-    if "\x00" in session_id:  # PostgreSQL text cannot hold NUL: a client error, not a failed query
+    """The path's session id as the body's is checked: what the column cannot hold is a client error, not a failed
+    insert (a 500) or a lookup that can never match."""
+    if "\x00" in session_id:
         raise ApplicationError("Null characters are not allowed in a session id.", fields={"session": ["invalid"]})
+    if len(session_id) > EXTERNAL_ID_MAX_LENGTH:
+        raise ApplicationError(
+            f"A session id is at most {EXTERNAL_ID_MAX_LENGTH} characters; this one has {len(session_id)}.",
+            fields={"session": [f"Ensure this field has no more than {EXTERNAL_ID_MAX_LENGTH} characters."]},
+        )
     return session_id
+
+
+SESSION_ID_PARAMETER = OpenApiParameter(
+    "session_id",
+    {"type": "string", "maxLength": EXTERNAL_ID_MAX_LENGTH, "minLength": 1},
+    OpenApiParameter.PATH,
+    description="The session's id in your system.",
+)
 
 
 def _session_of(request: Request, session_id: str) -> Session:
@@ -63,18 +79,21 @@ class SessionCreateView(APIView):
 
 
 class SessionDetailView(APIView):
-    @extend_schema(responses=SessionOutputSerializer, summary="A session and its formation state")
+    @extend_schema(
+        parameters=[SESSION_ID_PARAMETER],
+        responses=SessionOutputSerializer,
+        summary="A session and its formation state",
+    )
     def get(self, request: Request, session_id: str) -> Response:
         return Response(SessionOutputSerializer(_session_of(request, session_id)).data)
 
 
-class MessagePagination(CursorPagination):
+class MessagePagination(StrictCursorPagination):
     ordering = "id"
     page_size = 100
-    page_size_query_param = "page_size"
-    max_page_size = 500
 
 
+@extend_schema_view(get=extend_schema(parameters=[SESSION_ID_PARAMETER]))
 class SessionMessagesView(ListAPIView):
     """GET: the session's messages, oldest first, cursor-paginated. POST: append one or more messages."""
 
@@ -85,6 +104,7 @@ class SessionMessagesView(ListAPIView):
         return Message.objects.filter(session=_session_of(self.request, self.kwargs["session_id"]))
 
     @extend_schema(
+        parameters=[SESSION_ID_PARAMETER],
         request=MessagesAppendInputSerializer,
         responses={201: MessagesAppendOutputSerializer, 200: MessagesAppendOutputSerializer},
         summary="Append messages (up to 500); the session is created on first use",
@@ -118,14 +138,28 @@ class SessionMessagesView(ListAPIView):
 
 
 class SessionCloseView(APIView):
-    @extend_schema(request=None, responses={202: SessionOutputSerializer}, summary="Close a session; form now")
+    @extend_schema(
+        parameters=[SESSION_ID_PARAMETER],
+        request=None,
+        responses={202: SessionOutputSerializer, 200: SessionOutputSerializer},
+        summary="Close a session; form now",
+        description="202 when this call closed the session and queued formation of what it has not formed yet; "
+        "200 with the session unchanged when it was already closed (closing is idempotent).",
+    )
     def post(self, request: Request, session_id: str) -> Response:
-        session = session_close(session=_session_of(request, session_id))
-        return Response(SessionOutputSerializer(session).data, status=status.HTTP_202_ACCEPTED)
+        session, closed_now = session_close(session=_session_of(request, session_id))
+        return Response(
+            SessionOutputSerializer(session).data, status=status.HTTP_202_ACCEPTED if closed_now else status.HTTP_200_OK
+        )
 
 
 class SessionFormView(APIView):
-    @extend_schema(request=None, responses={202: FormationQueuedOutputSerializer}, summary="Queue formation now")
+    @extend_schema(
+        parameters=[SESSION_ID_PARAMETER],
+        request=None,
+        responses={202: FormationQueuedOutputSerializer},
+        summary="Queue formation now",
+    )
     def post(self, request: Request, session_id: str) -> Response:
         session = _session_of(request, session_id)
         queued = formation_request(session=session, trigger="explicit")

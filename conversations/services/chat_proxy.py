@@ -24,6 +24,7 @@ from conversations.selectors.memory_scope import memory_scope_resolve
 from conversations.services.ingestion import MessageInput, session_append_messages
 from core.api.errors import error_body
 from core.exceptions import ApplicationError
+from core.limits import text_cap
 from core.tokens import count_tokens
 from facts.selectors import facts_search
 from reflections.selectors.context import memory_context_get
@@ -182,6 +183,18 @@ def _upstream_error(error: openai.OpenAIError) -> ChatUpstreamError:
     return ChatUpstreamError(f"The upstream LLM is unreachable: {error}", status_code=502, code="upstream_unavailable")
 
 
+def _turn(*, role: str, text: str, metadata: dict) -> MessageInput:
+    """A turn as stored: within MESSAGE_MAX_CHARS like any message (the model already had the whole of it; memory
+    keeps the beginning, marked as cut)."""
+    if len(text) <= settings.MESSAGE_MAX_CHARS:
+        return MessageInput(role=role, content=text, metadata=metadata)
+    return MessageInput(
+        role=role,
+        content=text_cap(text=text, chars=settings.MESSAGE_MAX_CHARS),
+        metadata=metadata | {"truncated_from_chars": len(text)},
+    )
+
+
 def _turns_store(
     *, agent: Agent, options: ChatMemoryOptions, user_text: str, reply_text: str, model: str, completion_id: str
 ) -> list[int]:
@@ -189,7 +202,7 @@ def _turns_store(
         return []
     metadata = {"source": "chat_proxy", "model": model, "completion_id": completion_id}
     turns = [
-        MessageInput(role=role, content=text, metadata=metadata)
+        _turn(role=role, text=text, metadata=metadata)
         for role, text in (("user", user_text), ("assistant", reply_text))
         if text.strip()
     ]

@@ -122,13 +122,16 @@ def _messages_store(
         if keys and not created_now  # a session created by this transaction holds no messages yet
         else {}
     )
-    seen_keys = set(by_key)
+    first_with_key: dict[str, MessageInput] = {}
     new_inputs: list[tuple[MessageInput, int]] = []
-    for message, tokens in zip(messages, token_counts, strict=True):
-        if message.idempotency_key:
-            if message.idempotency_key in seen_keys:
+    for index, (message, tokens) in enumerate(zip(messages, token_counts, strict=True)):
+        key = message.idempotency_key
+        if key:
+            earlier = by_key.get(key) or first_with_key.get(key)
+            if earlier is not None:
+                _idempotent_retry_check(earlier=earlier, retry=message, index=index)
                 continue  # already stored, or repeated within this batch
-            seen_keys.add(message.idempotency_key)
+            first_with_key[key] = message
         new_inputs.append((message, tokens))
 
     now = timezone.now()
@@ -162,11 +165,29 @@ def _messages_store(
     return AppendResult(session=session, messages=ordered, created_count=len(created))
 
 
+def _idempotent_retry_check(*, earlier: Message | MessageInput, retry: MessageInput, index: int) -> None:
+    """A key names one message: a retry must say the same (role, content, metadata; created_at may differ, a client
+    stamping each attempt with its own clock still retries safely). Another message under the key is a client bug
+    that silently losing the new text would hide."""
+    if (earlier.role, earlier.content, earlier.metadata or {}) == (retry.role, retry.content, retry.metadata or {}):
+        return
+    key = retry.idempotency_key
+    raise ConflictError(
+        f"idempotency key {key!r} was already used for a different message in this session; use a new key for a "
+        "new message.",
+        fields={f"messages.{index}.idempotency_key": [f"{key!r} names another message (role, content or metadata)."]},
+        code="idempotency_conflict",
+    )
+
+
 @transaction.atomic
-def session_close(*, session: Session) -> Session:
-    """Mark the session closed and queue formation of what it has not formed yet."""
+def session_close(*, session: Session) -> tuple[Session, bool]:
+    """Mark the session closed and queue formation of what it has not formed yet. Idempotent: an already closed
+    session keeps its closed_at and queues nothing. Returns the session and whether this call closed it."""
     session = Session.objects.select_for_update().get(pk=session.pk)
+    if session.closed_at is not None:
+        return session, False
     session.closed_at = timezone.now()
     session.save(update_fields=["closed_at"])
     formation_request(session=session, trigger="closed")
-    return session
+    return session, True

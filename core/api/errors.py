@@ -87,23 +87,27 @@ def api_exception_handler(exc: Exception, context: dict) -> Response | None:
     else:
         detail = exc.detail if isinstance(exc, exceptions.APIException) else str(exc)
         code = getattr(exc, "default_code", "error")
-        response.data = error_body(code=str(code), message=str(detail))
+        response.data = error_body(code=str(code), message=str(detail), fields=getattr(exc, "fields", None))
     return response
 
 
-def _is_api_request(request) -> bool:
-    return request.path.startswith(("/api/", "/v1/"))
+def is_api_path(path: str) -> bool:
+    return path.startswith(("/api/", "/v1/"))
+
+
+def not_found_response() -> JsonResponse:
+    return JsonResponse(error_body(code="not_found", message="Not found."), status=status.HTTP_404_NOT_FOUND)
 
 
 def not_found_handler(request, exception=None):
     """JSON in the one error shape for API paths; Django's page for the admin and operator pages."""
-    if _is_api_request(request):
-        return JsonResponse(error_body(code="not_found", message="Not found."), status=status.HTTP_404_NOT_FOUND)
+    if is_api_path(request.path):
+        return not_found_response()
     return defaults.page_not_found(request, exception)
 
 
 def server_error_handler(request):
-    if _is_api_request(request):
+    if is_api_path(request.path):
         return JsonResponse(
             error_body(code="server_error", message="Internal server error."),
             status=status.HTTP_500_INTERNAL_SERVER_ERROR,

@@ -3,65 +3,69 @@
 PostgreSQL `text` and `jsonb` cannot hold NUL characters, and psycopg cannot encode lone UTF-16 surrogates
 (`"\\ud800"` is valid JSON but not valid UTF-8). Both would reach the database and fail there as a 500, in any field
 of any endpoint, free-form `metadata` included; checking once, here, covers every field present and future.
-Nesting is bounded too: the decoder would otherwise recurse until Python's recursion limit (a 500)."""
+Nesting is bounded too: the decoder would otherwise recurse until Python's recursion limit (a 500).
+
+What cannot be read at all (not JSON, not UTF-8, NaN or Infinity, nesting too deep to decode) is a 400
+`parse_error` that still names where it failed: the dotted path of the value when it can be found, else `body`."""
 
 from __future__ import annotations
 
-from typing import Any
+import json
+import re
 
 from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.parsers import JSONParser
 
-MAX_JSON_DEPTH = 32
-MAX_REPORTED_PROBLEMS = 20
+from core.json_limits import MAX_REPORTED_PROBLEMS, JSONProblem, json_decode, json_unstorable_fields, json_walk
+
+BODY_FIELD = "body"
 
 
-def _text_problem(text: str) -> str | None:
-    if "\x00" in text:
-        return "Null characters are not allowed."
+class JSONParseProblem(ParseError):
+    """A body that cannot be read as JSON; `fields` name where (the error format shows them)."""
+
+    def __init__(self, message: str, *, fields: dict[str, list[str]]) -> None:
+        super().__init__(message)
+        self.fields = fields
+
+    @classmethod
+    def of(cls, fields: dict[str, list[str]]) -> JSONParseProblem:
+        named = "; ".join(f"{path}: {' '.join(problems)}" for path, problems in fields.items())
+        return cls(f"JSON parse error - {named}", fields=fields)
+
+
+def _invalid_utf8_fields(raw: bytes, error: UnicodeDecodeError) -> dict[str, list[str]]:
+    """The paths of the strings holding the invalid bytes, when the rest of the body is readable JSON."""
+    problem = "Invalid UTF-8."
     try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return "Lone surrogate characters (invalid Unicode) are not allowed."
-    return None
+        data = json.loads(raw.decode("utf-8", errors="surrogateescape"))
+    except (ValueError, RecursionError):
+        data = None
+    paths = [
+        path
+        for path, value, _, key in json_walk(data)
+        if any(isinstance(text, str) and re.search("[\udc80-\udcff]", text) for text in (value, key))
+    ]
+    if not paths:
+        return {BODY_FIELD: [f"{problem} The first invalid byte is at position {error.start}."]}
+    return {path or BODY_FIELD: [problem] for path in paths[:MAX_REPORTED_PROBLEMS]}
 
 
-def _field_name(key: str) -> str:
-    return key.encode("unicode_escape", errors="backslashreplace").decode("ascii")
-
-
-def json_unstorable_fields(data: Any) -> dict[str, list[str]]:
-    """Dotted paths (`messages.0.metadata.note`) of the strings and keys PostgreSQL cannot store, and of values
-    nested deeper than MAX_JSON_DEPTH. Iterative, so that a hostile document cannot exhaust the stack."""
-    problems: dict[str, list[str]] = {}
-    stack: list[tuple[str, Any, int]] = [("", data, 0)]
-    while stack and len(problems) < MAX_REPORTED_PROBLEMS:
-        path, value, depth = stack.pop()
-        if isinstance(value, str):
-            if problem := _text_problem(value):
-                problems[path or "non_field_errors"] = [problem]
-            continue
-        if not isinstance(value, dict | list):
-            continue
-        if depth >= MAX_JSON_DEPTH:
-            problems[path or "non_field_errors"] = [f"Nested deeper than {MAX_JSON_DEPTH} levels."]
-            continue
-        items = value.items() if isinstance(value, dict) else enumerate(value)
-        for key, item in items:
-            name = f"{path}.{_field_name(str(key))}" if path else _field_name(str(key))
-            if isinstance(key, str) and (problem := _text_problem(key)):
-                problems[name] = [f"Field name: {problem}"]
-                continue
-            stack.append((name, item, depth + 1))
-    return problems
+def _body_fields(fields: dict[str, list[str]]) -> dict[str, list[str]]:
+    return {path or BODY_FIELD: problems for path, problems in fields.items()}
 
 
 class StorableJSONParser(JSONParser):
     def parse(self, stream, media_type=None, parser_context=None):
+        raw = stream.read() if stream is not None else b""
         try:
-            data = super().parse(stream, media_type, parser_context)
-        except RecursionError as error:
-            raise ParseError(f"JSON parse error - nested deeper than {MAX_JSON_DEPTH} levels.") from error
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise JSONParseProblem.of(_invalid_utf8_fields(raw, error)) from error
+        try:
+            data = json_decode(text)
+        except JSONProblem as problem:
+            raise JSONParseProblem.of(_body_fields(problem.fields)) from problem
         problems = json_unstorable_fields(data)
         if problems:
             raise ValidationError(problems)

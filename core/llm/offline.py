@@ -1,14 +1,23 @@
 """A deterministic, rule-based stand-in for the LLM, used when no LLM is configured, so that `make run` forms
 real memory on a machine without an API key. It reads the structured inputs of a request (never the prompt text)
-and answers in the same JSON schema the prompts ask a model for. It is much less capable than a model: it
-recognises common first-person statements (name, age, home, job, likes and dislikes, possessions, plans, "my X is
-Y") and merges and trims for consolidation."""
+and answers in the same JSON schema the prompts ask a model for.
+
+It is much less capable than a model, and says less rather than guess:
+- facts: common first-person statements (name, age, home, origin, job, allergies, plans, likes, possessions, "my X
+  is Y") and statements about the people and things the user names ("my sister ... she ..."), one fact per clause:
+  a sentence is split where a new subject starts ("... and she visits on Saturday") or where "I" is left out
+  ("I live in Porto and work at a bakery"), and he/she/they/it are resolved to the last "my X" they can mean;
+- reflections: only what the user explicitly asks of the assistant (language, length, format, what not to do, how
+  to be called), goals they state, and reminders they ask for; nothing from word counts or topics;
+- consolidation: the current note plus the new reflections, the oldest lines dropped over the word limit; a session
+  note also lists the questions the user asked.
+docs/formation.md has its measurements on the unit fixtures (tests/fixtures/offline_extractor/)."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from core.llm.providers import LLMProvider, LLMReply, LLMRequest
@@ -20,8 +29,9 @@ _CLAUSE_END = (
     r"|\s+(?:last|this|next)\s+(?:week|month|year|summer|winter|spring|autumn)\b"
     r"|\s+(?:yesterday|today|tomorrow|recently|now)\b|[,.;!?]|$)"
 )
-# (pattern, statement template, profile key: "" for none, or "{0}" to take it from the first group via _WORK_KEYS)
-_PATTERNS: list[tuple[re.Pattern, str, str]] = [
+# First-person statements: (pattern, statement template, profile key: "" for none, or "{0}" to take it from the
+# first group via _WORK_KEYS).
+_FIRST_PERSON: list[tuple[re.Pattern, str, str]] = [
     (re.compile(r"\b(?i:my name is) ([A-Z][\w'-]+(?: [A-Z][\w'-]+)?)"), "The user's name is {0}", "name"),
     (re.compile(r"\bi(?:'m| am) (\d{1,3}) years old", re.I), "The user is {0} years old", "age"),
     (re.compile(r"\bi(?: now)? live in " + _CLAUSE_END, re.I), "The user lives in {0}", "home_city"),
@@ -40,101 +50,86 @@ _PATTERNS: list[tuple[re.Pattern, str, str]] = [
         "",
     ),
     (re.compile(r"\bi have (an?|two|three|four|\d+) " + _CLAUSE_END, re.I), "The user has {0} {1}", ""),
-    (re.compile(r"\bmy (?!name\b)((?:\w+ ){0,2}\w+) is " + _CLAUSE_END, re.I), "The user's {0} is {1}", ""),
 ]
 _WORK_KEYS = {"as": "job_title", "at": "employer", "for": "employer", "in": "industry"}
 _PRONOUNS = [(re.compile(r"\bmy\b", re.I), "their"), (re.compile(r"\bme\b", re.I), "them")]
 # Verbs whose objects make one preference attribute: a later "hates X" replaces "loves X".
 _PREFERENCE = re.compile(r"^The user (?:like|love|enjoy|prefer|hate|dislike)s (.+)$")
-_STOPWORDS = frozenset(
-    {
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "if",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "for",
-        "with",
-        "about",
-        "from",
-        "by",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "i",
-        "you",
-        "he",
-        "she",
-        "it",
-        "we",
-        "they",
-        "me",
-        "my",
-        "your",
-        "our",
-        "their",
-        "this",
-        "that",
-        "these",
-        "those",
-        "do",
-        "does",
-        "did",
-        "have",
-        "has",
-        "had",
-        "not",
-        "no",
-        "yes",
-        "so",
-        "very",
-        "just",
-        "really",
-        "can",
-        "could",
-        "would",
-        "should",
-        "will",
-        "what",
-        "when",
-        "where",
-        "who",
-        "how",
-        "why",
-        "there",
-        "here",
-        "then",
-        "than",
-        "too",
-        "also",
-        "am",
-        "im",
-        "i'm",
-        "it's",
-        "dont",
-        "don't",
-    }
+
+# Where a sentence holds two statements: a conjunction (or a comma, a semicolon) followed by a new subject, or by
+# one of the verbs a first-person statement starts with, its "I" left out ("I live in Porto and work at a bakery").
+_NEW_SUBJECT = r"(?:i|i'm|i've|my|he|she|they|it|he's|she's|they're|it's|we|we're|you)\b"
+_FIRST_PERSON_VERB = r"(?:live|work|love|like|enjoy|prefer|hate|dislike|moved|have|am)\b"
+_CLAUSE_BREAK = re.compile(
+    rf",?\s+(?:and|but|so|because|while|although)\s+(?={_NEW_SUBJECT}|{_FIRST_PERSON_VERB})|;\s+|,\s+(?={_NEW_SUBJECT})",
+    re.I,
 )
+_ELIDED_I = re.compile(rf"^{_FIRST_PERSON_VERB}", re.I)
+
+
+def _word_set(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+# The user's people (he, she, they) and things (it); pets are either.
+_PEOPLE = _word_set(
+    """sister brother mother mom mum father dad parents wife husband partner boyfriend girlfriend son daughter kids
+    children child friend boss manager colleague coworker neighbour neighbor cousin aunt uncle grandmother grandma
+    grandfather grandpa grandparents roommate flatmate teacher doctor therapist"""
+)
+_PETS = _word_set("dog cat puppy kitten horse parrot rabbit hamster")
+# "my X <verb> ...": the verbs that end the noun phrase when they do not end in -s or -ed.
+_VERBS = _word_set(
+    """is was are were has had have lives live works work runs run plays play visits visit owns own likes like loves
+    love hates hate goes go comes come drives drive cooks cook teaches teach studies study makes make knows know
+    wants want needs need speaks speak calls call got gets left died can will does do"""
+)
+_PREDICATE_MY = re.compile(r"\bmy\b", re.I)
+
+
+@dataclass
+class _Antecedent:
+    """The last "my X" a pronoun can mean, and its name once given ("my sister is called Ana")."""
+
+    noun: str
+    name: str = ""
+
+    @property
+    def subject(self) -> str:
+        return f"The user's {self.noun}" + (f" {self.name}" if self.name else "")
+
+    def fits(self, pronoun: str) -> bool:
+        head = self.noun.split()[-1].lower()
+        if pronoun == "it":
+            return head not in _PEOPLE
+        if pronoun == "they":
+            return head in _PEOPLE or head in _PETS or head.endswith("s")
+        return head in _PEOPLE or head in _PETS
 
 
 def _sentences(text: str) -> list[str]:
     return [part.strip() for part in re.split(r"(?<=[.!?])\s+|\n+", text) if part.strip()]
 
 
+def _clauses(sentence: str) -> list[str]:
+    """A sentence cut where a new statement starts; a clause whose "I" was left out gets it back."""
+    clauses = []
+    for part in _CLAUSE_BREAK.split(sentence):
+        part = part.strip(" ,;")
+        if part:
+            clauses.append(f"I {part}" if clauses and _ELIDED_I.match(part) else part)
+    return clauses
+
+
 def _third_person(text: str) -> str:
     for pattern, replacement in _PRONOUNS:
         text = pattern.sub(replacement, text)
     return text.strip()
+
+
+def _statement(text: str) -> str:
+    text = text.strip().rstrip(".!,;:")
+    return text[:1].upper() + text[1:] + "."
 
 
 def _attribute(content: str) -> str:
@@ -148,9 +143,129 @@ def _attribute(content: str) -> str:
     return content.lower()
 
 
-def _topics(texts: list[str], count: int = 4) -> list[str]:
-    words = [word for text in texts for word in re.findall(r"[a-z][a-z'-]{2,}", text.lower())]
-    return [word for word, _ in Counter(w for w in words if w not in _STOPWORDS).most_common(count)]
+def _first_person_facts(clause: str) -> list[tuple[str, str]]:
+    """(statement, profile key) of each first-person pattern the clause matches."""
+    found = []
+    for pattern, template, key in _FIRST_PERSON:
+        for match in pattern.finditer(clause):
+            parts = [_third_person(group) for group in match.groups()]
+            found.append(
+                (_statement(template.format(*parts)), _WORK_KEYS.get(parts[0].lower(), "") if key == "{0}" else key)
+            )
+    return found
+
+
+def _my_noun_phrase(clause: str) -> tuple[str, str] | None:
+    """("sister", "is called Ana") for "my sister is called Ana": the noun phrase after "my" runs to its verb."""
+    match = re.match(r"^(?:and\s+|but\s+|so\s+)?my\s+(.+)$", clause, re.I)
+    if not match:
+        return None
+    words = match.group(1).split()
+    for position, word in enumerate(words[:4]):
+        bare = word.lower().strip(",")
+        is_verb = bare in _VERBS or (position > 0 and re.fullmatch(r"[a-z]{3,}(?:s|ed)", bare) is not None)
+        if position > 0 and is_verb:
+            return " ".join(words[:position]), " ".join(words[position:])
+    return None
+
+
+def _about_someone(clause: str, antecedent: _Antecedent | None) -> tuple[str | None, _Antecedent | None]:
+    """A statement about a person or thing of the user's ("my brother lives in Berlin", "he plays the cello"), and
+    what a pronoun after it will mean."""
+    own = _my_noun_phrase(clause)
+    if own is not None:
+        noun, predicate = own
+        if noun.lower() == "name":
+            return None, antecedent
+        antecedent = _Antecedent(noun=noun)
+        named = re.match(r"^is (?:called|named) ([A-Z][\w'-]+)", predicate)
+        statement = f"The user's {noun} {_PREDICATE_MY.sub('their', predicate)}"
+        if named:
+            antecedent.name = named.group(1)
+        return _statement(statement), antecedent
+    pronoun = re.match(r"^(he|she|they|it)('s|'re)?\s+(.+)$", clause, re.I)
+    if pronoun is None or antecedent is None or not antecedent.fits(pronoun.group(1).lower()):
+        return None, antecedent
+    contraction = {"'s": "is ", "'re": "are "}.get((pronoun.group(2) or "").lower(), "")
+    predicate = _PREDICATE_MY.sub("the user's", contraction + pronoun.group(3))
+    if len(predicate.split()) < 2:
+        return None, antecedent
+    return _statement(f"{antecedent.subject} {predicate}"), antecedent
+
+
+def _named_pet(clause: str) -> _Antecedent | None:
+    """ "I have a dog named Biscuit": he/she/it after it is the dog."""
+    match = re.search(r"\bi have an? (\w+) (?:named|called) ([A-Z][\w'-]+)", clause, re.I)
+    if match is None:
+        return None
+    return _Antecedent(noun=match.group(1).lower(), name=match.group(2))
+
+
+# What the user asks of the assistant, as reflections: (pattern, note). Groups fill the note.
+_REQUESTS: list[tuple[re.Pattern, str]] = [
+    (
+        re.compile(
+            r"^(?i:please,? |and |can you |could you )?(?i:answer|reply|respond|write|talk|speak)(?i: to me)?"
+            r" in ([A-Z][a-z]+)"
+        ),
+        "The user wants replies in {0}.",
+    ),
+    (
+        re.compile(
+            r"\b(?:keep (?:it|them|your (?:answers|replies))|be) (?:short|brief|concise)\b"
+            r"|\b(?:short|shorter|brief) (?:answers|replies)\b",
+            re.I,
+        ),
+        "The user prefers short answers.",
+    ),
+    (
+        re.compile(r"\b(?:more detail|in detail|detailed answers|longer answers)\b", re.I),
+        "The user wants detailed answers.",
+    ),
+    (re.compile(r"\bbullet points?\b", re.I), "The user likes answers in bullet points."),
+    (re.compile(r"\bstep[- ]by[- ]step\b", re.I), "The user likes step-by-step explanations."),
+    (re.compile(r"\bcall me ([A-Z][\w'-]+)"), "The user wants to be called {0}."),
+    (
+        re.compile(
+            r"^(?:please,? )?(?:don't|do not|never|stop) (use|send|add|mention|call|give|include|suggest|ask)"
+            r"(?:ing)? ([^.!?,]+)",
+            re.I,
+        ),
+        "The user does not want the assistant to {0} {1}.",
+    ),
+    (
+        re.compile(r"\bi(?:'m| am) (trying|working|hoping) to ([^.!?,]+)", re.I),
+        "The user is {0} to {1}.",
+    ),
+    (re.compile(r"\bmy goal is to ([^.!?,]+)", re.I), "The user's goal is to {0}."),
+]
+_SESSION_REQUESTS: list[tuple[re.Pattern, str]] = [
+    (re.compile(r"\bremind me (to|about) ([^.!?]+)", re.I), "The user asked to be reminded {0} {1}."),
+    (
+        re.compile(r"\b(?:let's|let us) (?:continue|pick (?:this|it) up|come back to (?:this|it))\b([^.!?]*)", re.I),
+        "The user wants to continue this conversation{0}.",
+    ),
+]
+
+
+# A question that is a request: "Could you reply in French?"
+_POLITE_REQUEST = re.compile(r"^(?:could|can|would|will) you (?:please )?", re.I)
+
+
+def _notes(texts: list[str], requests: list[tuple[re.Pattern, str]]) -> list[str]:
+    notes: list[str] = []
+    for text in texts:
+        for sentence in _sentences(text):
+            if sentence.endswith("?"):
+                if not _POLITE_REQUEST.match(sentence):
+                    continue
+                sentence = _POLITE_REQUEST.sub("", sentence).rstrip("?")
+            for pattern, template in requests:
+                match = pattern.search(sentence)
+                if match:
+                    parts = [_third_person(group or "").rstrip() for group in match.groups()]
+                    notes.append(re.sub(r"\s+", " ", template.format(*parts)).replace(" .", "."))
+    return list(dict.fromkeys(notes))
 
 
 class OfflineLLM(LLMProvider):
@@ -167,24 +282,31 @@ class OfflineLLM(LLMProvider):
         facts: list[dict] = []
         seen: set[str] = set()
         max_words = inputs.get("max_words", 30)
+        antecedent: _Antecedent | None = None
+
+        def add(content: str, key: str, number: int) -> None:
+            words = len(content.split())
+            if words < 4 or words > max_words or content.lower() in seen:
+                return
+            seen.add(content.lower())
+            fact = {"content": content, "scope": ["user"], "source": [number]}
+            if key:
+                fact["key"] = key
+            facts.append(fact)
+
         for message in inputs["messages"]:
             if message["role"] != "user":
                 continue
             for sentence in _sentences(message["text"]):
                 if sentence.endswith("?"):
                     continue
-                for pattern, template, key in _PATTERNS:
-                    for match in pattern.finditer(sentence):
-                        parts = [_third_person(group) for group in match.groups()]
-                        content = template.format(*parts).rstrip() + "."
-                        if len(content.split()) < 4 or len(content.split()) > max_words or content in seen:
-                            continue
-                        seen.add(content)
-                        fact = {"content": content, "scope": ["user"], "source": [message["number"]]}
-                        key = _WORK_KEYS.get(parts[0].lower(), "") if key == "{0}" else key
-                        if key:
-                            fact["key"] = key
-                        facts.append(fact)
+                for clause in _clauses(sentence):
+                    for content, key in _first_person_facts(clause):
+                        add(content, key, message["number"])
+                    antecedent = _named_pet(clause) or antecedent
+                    content, antecedent = _about_someone(clause, antecedent)
+                    if content:
+                        add(content, "", message["number"])
         return {"facts": facts}
 
     def _reconcile_facts(self, inputs: dict[str, Any]) -> dict:
@@ -209,29 +331,23 @@ class OfflineLLM(LLMProvider):
 
     def _reflect(self, inputs: dict[str, Any]) -> dict:
         user_texts = [m["text"] for m in inputs["messages"] if m["role"] == "user"]
-        if not user_texts:
-            return {"agent": [], "user": [], "session": []}
         memory_text = inputs.get("memory_text", "").lower()
-        topics = _topics(user_texts)
-        session = [f"This session was about {', '.join(topics)}."] if topics else []
-        user: list[str] = []
-        average_words = sum(len(text.split()) for text in user_texts) / len(user_texts)
-        questions = sum(text.rstrip().endswith("?") for text in user_texts)
-        if len(user_texts) >= 3 and average_words < 8:
-            user.append("The user writes short messages; keep replies brief.")
-        if len(user_texts) >= 3 and questions / len(user_texts) >= 0.5:
-            user.append("The user asks many direct questions; answer them first, then elaborate.")
-        user = [note for note in user if note.lower() not in memory_text]
-        session = [note for note in session if note.lower() not in memory_text]
+        user = [note for note in _notes(user_texts, _REQUESTS) if note.lower() not in memory_text]
+        session = [note for note in _notes(user_texts, _SESSION_REQUESTS) if note.lower() not in memory_text]
         return {"agent": [], "user": user, "session": session}
 
     def _consolidate(self, inputs: dict[str, Any]) -> dict:
         lines = [line.strip() for line in inputs["current"].splitlines() if line.strip()]
         lines += [f"- {reflection.strip()}" for reflection in inputs["reflections"]]
-        topics = _topics([m["text"] for m in inputs.get("messages", []) if m["role"] == "user"])
-        if topics:
-            lines.append(f"- Discussed: {', '.join(topics)}.")
+        asked = [
+            sentence
+            for message in inputs.get("messages", [])
+            if message["role"] == "user"
+            for sentence in _sentences(message["text"])
+            if sentence.endswith("?")
+        ]
+        lines += [f"- The user asked: {question}" for question in asked[-3:]]
         unique = list(dict.fromkeys(lines))
-        while unique and sum(len(line.split()) for line in unique) > inputs["word_limit"]:
+        while len(unique) > 1 and sum(len(line.split()) for line in unique) > inputs["word_limit"]:
             unique.pop(0)  # the oldest lines go first
-        return {"content": "\n".join(unique)}
+        return {"content": "\n".join(unique) or "- Nothing to note yet."}

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -30,6 +31,7 @@ from conversations.services.ingestion import end_user_get_or_create, session_get
 from conversations.services.message_embeddings import messages_embed_missing
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
+from core.limits import text_cap
 from core.portability.records import ImportedBlob, ImportedFact, ImportedSession, MemoryImport
 from core.tokens import count_tokens_batch
 from facts.models import Fact
@@ -52,7 +54,8 @@ ProgressCallback = Callable[[str, int, int], None]
 @dataclass
 class ImportReport:
     """Per kind: `added`, `existing` (imported before: a re-run), `duplicate` (the scope already holds the same
-    content), `invalid` (empty content, unknown scope); `skipped` counts source records the format does not map."""
+    content), `invalid` (empty content, unknown scope), `too long` (over the kind's character limit, as the API would
+    refuse it); `skipped` counts source records the format does not map."""
 
     agents: list[str] = field(default_factory=list)
     counts: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
@@ -211,6 +214,9 @@ class _AgentImport:
             if not message.content.strip() or message.role not in Message.Role.values:
                 self.report.add("messages", "invalid")
                 continue
+            if len(message.content) > settings.MESSAGE_MAX_CHARS:
+                self.report.add("messages", "too long")
+                continue
             stored[key] = None  # a repeated original id within the file is stored once
             new.append((key, message))
         now = timezone.now()
@@ -288,6 +294,9 @@ class _AgentImport:
                 continue
             if not content:
                 self.report.add("facts", "invalid")
+                continue
+            if len(content) > settings.FACT_MAX_CHARS:
+                self.report.add("facts", "too long")
                 continue
             owner = user if "user" in scopes else None
             candidates.append((fact, content, owner, scopes))
@@ -388,6 +397,9 @@ class _AgentImport:
             if not content or not _scope_complete(scope=reflection.scope, user=user, session=session):
                 self.report.add("reflections", "invalid")
                 continue
+            if len(content) > settings.REFLECTION_MAX_CHARS:
+                self.report.add("reflections", "too long")
+                continue
             key = scope_key(scope=reflection.scope, user=user, session=session)
             if Reflection.objects.filter(agent=self.agent, scope=reflection.scope, content=content, **key).exists():
                 self.report.add("reflections", "existing")
@@ -432,14 +444,14 @@ class _AgentImport:
             Message.objects.filter(session=session).aggregate(last=Max("pk"))["last"] if session is not None else None
         )
         for number, text in enumerate(blob.versions, start=1):
-            capped = words_cap(text=text, limit=limit)
+            capped = text_cap(text=words_cap(text=text, limit=limit), chars=settings.BLOB_MAX_CHARS)
             if capped in held:
                 self.report.add("blob versions", "existing")
                 continue
             if capped != text.strip():
                 self.report.warnings.append(
-                    f"{blob.scope} blob {blob.original_id} version {number}: cut to the {limit}-word limit "
-                    f"({len(text.split())} words)"
+                    f"{blob.scope} blob {blob.original_id} version {number}: cut to the {limit}-word and "
+                    f"{settings.BLOB_MAX_CHARS}-character limits ({len(text.split())} words, {len(text)} characters)"
                 )
             consolidated_memory_replace(
                 agent=self.agent,

@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from conversations.api.authentication import request_agent
+from core.api.fields import MetadataField, StrictCharField
 from core.api.pagination import StrictCursorPagination
 from core.exceptions import NotFoundError
 from facts.models import ReferenceDocument
@@ -17,9 +18,9 @@ MAX_DOCUMENT_CHARS = 1_000_000
 
 
 class DocumentCreateInputSerializer(serializers.Serializer):
-    title = serializers.CharField(max_length=300)
-    content = serializers.CharField(max_length=MAX_DOCUMENT_CHARS)
-    metadata = serializers.DictField(required=False, default=dict)
+    title = StrictCharField(max_length=300)
+    content = StrictCharField(max_length=MAX_DOCUMENT_CHARS)
+    metadata = MetadataField(required=False, default=dict)
 
 
 class DocumentOutputSerializer(serializers.ModelSerializer):

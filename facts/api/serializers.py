@@ -5,6 +5,7 @@ from operator import attrgetter
 from django.conf import settings
 from rest_framework import serializers
 
+from core.api.fields import MetadataField, StrictCharField, StrictRegexField
 from facts.models import Fact, FactScope
 from facts.selectors.search import TOP_K_MAX, SearchMode
 
@@ -93,7 +94,10 @@ class FactHistoryOutputSerializer(serializers.Serializer):
     versions = FactVersionOutputSerializer(many=True, help_text="Every version, oldest first.")
 
 
-_TAGS = serializers.ListField(child=serializers.CharField(max_length=100), max_length=50, required=False)
+_TAGS = serializers.ListField(child=StrictCharField(max_length=100), max_length=50, required=False)
+_CONTENT_HELP = (
+    f"One atomic statement, at most {settings.FACT_MAX_WORDS} words and {settings.FACT_MAX_CHARS} characters."
+)
 
 
 class FactListFilterSerializer(serializers.Serializer):
@@ -107,10 +111,8 @@ class FactListFilterSerializer(serializers.Serializer):
 
 
 class FactCreateInputSerializer(serializers.Serializer):
-    content = serializers.CharField(help_text=f"One atomic statement, at most {settings.FACT_MAX_WORDS} words.")
-    user = serializers.CharField(
-        max_length=200, required=False, help_text="The end user's id; required with scope 'user'."
-    )
+    content = StrictCharField(max_length=settings.FACT_MAX_CHARS, help_text=_CONTENT_HELP)
+    user = StrictCharField(max_length=200, required=False, help_text="The end user's id; required with scope 'user'.")
     scopes = serializers.ListField(
         child=serializers.ChoiceField(choices=FactScope.choices),
         min_length=1,
@@ -119,8 +121,8 @@ class FactCreateInputSerializer(serializers.Serializer):
         help_text="Default ['user'] when a user is given, else ['agent'].",
     )
     tags = _TAGS
-    metadata = serializers.DictField(required=False)
-    key = serializers.RegexField(
+    metadata = MetadataField(required=False)
+    key = StrictRegexField(
         r"^[a-z][a-z0-9_]{0,99}$",
         required=False,
         help_text="A profile attribute (home_city, employer, ...): a new value supersedes the user's previous one.",
@@ -129,14 +131,14 @@ class FactCreateInputSerializer(serializers.Serializer):
 
 
 class FactUpdateInputSerializer(serializers.Serializer):
-    content = serializers.CharField(required=False)
-    user = serializers.CharField(max_length=200, required=False, help_text="Needed to add scope 'user'.")
+    content = StrictCharField(max_length=settings.FACT_MAX_CHARS, required=False, help_text=_CONTENT_HELP)
+    user = StrictCharField(max_length=200, required=False, help_text="Needed to add scope 'user'.")
     scopes = serializers.ListField(
         child=serializers.ChoiceField(choices=FactScope.choices), min_length=1, max_length=2, required=False
     )
     tags = _TAGS
-    metadata = serializers.DictField(required=False)
-    reason = serializers.CharField(max_length=300, required=False, default="edited through the API")
+    metadata = MetadataField(required=False)
+    reason = StrictCharField(max_length=300, required=False, default="edited through the API")
 
     def validate(self, data: dict) -> dict:
         if not {"content", "scopes", "tags", "metadata"} & set(data):
@@ -152,8 +154,8 @@ class FactDeleteFilterSerializer(serializers.Serializer):
 
 
 class MemorySearchInputSerializer(serializers.Serializer):
-    query = serializers.CharField(max_length=2000)
-    user = serializers.CharField(
+    query = StrictCharField(max_length=2000)
+    user = StrictCharField(
         max_length=200,
         required=False,
         help_text="The end user's id: adds their own facts to the agent-wide ones. An id never seen has none.",

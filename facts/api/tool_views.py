@@ -1,28 +1,62 @@
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from conversations.api.authentication import request_agent
+from conversations.api.serializers import EXTERNAL_ID_MAX_LENGTH
 from conversations.selectors.memory_scope import memory_scope_resolve
+from core.api.fields import StrictCharField
+from core.json_limits import JSONProblem, json_decode, json_unstorable_fields
 from facts.tools import ToolContext, tool_call_execute, tool_definitions
 
 
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "object", "additionalProperties": True},
+            {"type": "string", "description": "The JSON text of an object, as models send it."},
+        ]
+    }
+)
 class ArgumentsField(serializers.JSONField):
-    """An object, or the JSON string of one as OpenAI models send it; decoding is the tool call's job."""
+    """An object, or the JSON string of one as OpenAI models send it. A string is decoded here under the body's
+    limits (nesting, numbers, what PostgreSQL can store), naming the path inside `arguments`; a string that is not
+    JSON at all is left for the tool call to report to the model, which can fix it."""
 
     def to_internal_value(self, data):
         if not isinstance(data, dict | str):
             raise serializers.ValidationError("must be an object or a JSON string.")
-        return data
+        if not isinstance(data, str) or not data.strip():
+            return data
+        try:
+            decoded = json_decode(data)
+        except JSONProblem as problem:
+            if problem.is_syntax:
+                return data  # not JSON: the model's mistake, reported to it as ok=false
+            raise serializers.ValidationError(_nested(problem.fields)) from problem
+        if problems := json_unstorable_fields(decoded):
+            raise serializers.ValidationError(_nested(problems))
+        return decoded
+
+
+def _nested(fields: dict[str, list[str]]) -> dict[str, list[str]] | list[str]:
+    """Problems at paths inside the decoded arguments, as a field error (the error format prefixes `arguments.`)."""
+    if set(fields) <= {"", "non_field_errors"}:
+        return [problem for problems in fields.values() for problem in problems]
+    return fields
 
 
 class ToolCallInputSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=100)
+    name = StrictCharField(max_length=100)
     arguments = ArgumentsField(required=False, default=dict)
-    user = serializers.CharField(max_length=200, required=False, help_text="The conversation's end user id.")
-    session = serializers.CharField(max_length=200, required=False, help_text="The conversation's session id.")
+    user = StrictCharField(
+        max_length=EXTERNAL_ID_MAX_LENGTH, required=False, help_text="The conversation's end user id."
+    )
+    session = StrictCharField(
+        max_length=EXTERNAL_ID_MAX_LENGTH, required=False, help_text="The conversation's session id."
+    )
 
 
 class ToolCallOutputSerializer(serializers.Serializer):

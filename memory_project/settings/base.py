@@ -36,6 +36,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "core.middleware.RequestIdMiddleware",
     "core.timing.ServerTimingMiddleware",
+    "core.middleware.ApiNotFoundMiddleware",
+    "core.middleware.RepeatedQueryParameterMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -144,6 +146,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "core.api.schema.optional_query_parameters_allow_empty",
+    ],
 }
 
 # --- Celery ---------------------------------------------------------------------------------------------------
@@ -218,7 +224,13 @@ CONSOLIDATION_THRESHOLD_SESSION = env.int("CONSOLIDATION_THRESHOLD_SESSION", def
 BLOB_WORD_LIMIT_AGENT = env.int("BLOB_WORD_LIMIT_AGENT", default=1000)
 BLOB_WORD_LIMIT_USER = env.int("BLOB_WORD_LIMIT_USER", default=400)
 BLOB_WORD_LIMIT_SESSION = env.int("BLOB_WORD_LIMIT_SESSION", default=400)
+# Character limits of every stored text (docs/security.md): words alone do not bound a text, one "word" can be 1 MB.
 MESSAGE_MAX_CHARS = env.int("MESSAGE_MAX_CHARS", default=100_000)
+FACT_MAX_CHARS = env.int("FACT_MAX_CHARS", default=1000)
+REFLECTION_MAX_CHARS = env.int("REFLECTION_MAX_CHARS", default=1000)
+BLOB_MAX_CHARS = env.int("BLOB_MAX_CHARS", default=20_000)
+# Free-form metadata of messages, facts and documents, as JSON.
+METADATA_MAX_BYTES = env.int("METADATA_MAX_BYTES", default=65_536)
 FORMATION_TOKEN_BUDGET = env.int("FORMATION_TOKEN_BUDGET", default=6000)
 FORMATION_MESSAGE_MAX_CHARS = env.int("FORMATION_MESSAGE_MAX_CHARS", default=2000)
 FORMATION_MAX_RETRIES = env.int("FORMATION_MAX_RETRIES", default=5)

@@ -1,6 +1,7 @@
 from django.conf import settings
 from rest_framework import serializers
 
+from core.api.fields import StrictCharField
 from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion, MemoryScope, Reflection
 
 
@@ -39,9 +40,12 @@ class ReflectionOutputSerializer(serializers.ModelSerializer):
 
 class ReflectionCreateInputSerializer(serializers.Serializer):
     scope = serializers.ChoiceField(choices=MemoryScope.choices)
-    content = serializers.CharField(help_text=f"At most {settings.REFLECTION_MAX_WORDS} words.")
-    user = serializers.CharField(max_length=200, required=False, help_text="Required for user and session scope.")
-    session = serializers.CharField(
+    content = StrictCharField(
+        max_length=settings.REFLECTION_MAX_CHARS,
+        help_text=f"At most {settings.REFLECTION_MAX_WORDS} words and {settings.REFLECTION_MAX_CHARS} characters.",
+    )
+    user = StrictCharField(max_length=200, required=False, help_text="Required for user and session scope.")
+    session = StrictCharField(
         max_length=200, required=False, help_text="Required for session scope; an existing session."
     )
 
@@ -84,8 +88,11 @@ class ConsolidatedMemoryDetailOutputSerializer(ConsolidatedMemoryOutputSerialize
 
 
 class ConsolidatedMemoryEditInputSerializer(serializers.Serializer):
-    content = serializers.CharField(help_text="The blob's new text, within its word limit.")
-    reason = serializers.CharField(max_length=300, required=False, default="edited through the API")
+    content = StrictCharField(
+        max_length=settings.BLOB_MAX_CHARS,
+        help_text=f"The blob's new text, within its word limit and {settings.BLOB_MAX_CHARS} characters.",
+    )
+    reason = StrictCharField(max_length=300, required=False, default="edited through the API")
     expected_version = serializers.IntegerField(
         min_value=1, required=False, help_text="Refuse (409) if the blob is no longer at this version."
     )

@@ -6,6 +6,7 @@ app_name = "reflections-curation-api"
 
 urlpatterns = [
     path("reflections", curation_views.ReflectionListView.as_view(), name="reflection-list"),
+    path("reflections/<int:reflection_id>", curation_views.ReflectionDetailView.as_view(), name="reflection-detail"),
     path("blobs", curation_views.ConsolidatedMemoryListView.as_view(), name="blob-list"),
     path("blobs/<int:memory_id>", curation_views.ConsolidatedMemoryDetailView.as_view(), name="blob-detail"),
 ]

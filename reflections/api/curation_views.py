@@ -22,8 +22,13 @@ from reflections.api.curation_serializers import (
     ScopeFilterSerializer,
 )
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
-from reflections.selectors.lists import consolidated_memories_list, consolidated_memory_get, reflections_list
-from reflections.services.manual import consolidated_memory_edit, reflection_create_manual
+from reflections.selectors.lists import (
+    consolidated_memories_list,
+    consolidated_memory_get,
+    reflection_get,
+    reflections_list,
+)
+from reflections.services.manual import consolidated_memory_edit, reflection_create_manual, reflection_delete
 
 
 def _filter_target(agent: Agent, filters: dict) -> MemoryScopeTarget | None:
@@ -88,6 +93,24 @@ class ReflectionListView(ListAPIView):
                 agent=agent, scope=scope, content=data.validated_data["content"], user=user, session=target.session
             )
         return Response(ReflectionOutputSerializer(reflection).data, status=status.HTTP_201_CREATED)
+
+
+class ReflectionDetailView(APIView):
+    @extend_schema(responses=ReflectionOutputSerializer, summary="One reflection")
+    def get(self, request: Request, reflection_id: int) -> Response:
+        return Response(
+            ReflectionOutputSerializer(reflection_get(agent=request_agent(request), reflection_id=reflection_id)).data
+        )
+
+    @extend_schema(
+        responses={204: None},
+        summary="Delete a reflection",
+        description="It leaves the buffer and the context block at once. An absorbed reflection's text stays in the "
+        "blob that absorbed it: edit the blob to change that.",
+    )
+    def delete(self, request: Request, reflection_id: int) -> Response:
+        reflection_delete(reflection=reflection_get(agent=request_agent(request), reflection_id=reflection_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class ConsolidatedMemoryListView(ListAPIView):

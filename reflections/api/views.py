@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 
 from conversations.api.authentication import request_agent
 from conversations.selectors.memory_scope import memory_scope_resolve
+from core.api.fields import StrictCharField
 from facts.selectors.search import TOP_K_MAX
 from reflections.selectors.bundle import BUNDLE_PART_NAMES, DEFAULT_PART_TOKEN_LIMITS, BundleLimits, memory_bundle_build
 from reflections.selectors.context import MemoryContextDisabled, memory_context_get
@@ -226,9 +227,9 @@ class BundlePartSerializer(serializers.Serializer):
 class MemoryBundleView(APIView):
     @extend_schema_serializer(component_name="MemoryBundleRequest")
     class InputSerializer(serializers.Serializer):
-        query = serializers.CharField(max_length=20000, help_text="The prompt memory is gathered for.")
-        user = serializers.CharField(required=False, max_length=200)
-        session = serializers.CharField(required=False, max_length=200)
+        query = StrictCharField(max_length=20000, help_text="The prompt memory is gathered for.")
+        user = StrictCharField(required=False, max_length=200)
+        session = StrictCharField(required=False, max_length=200)
         token_budget = serializers.IntegerField(min_value=1, max_value=200_000, default=2000)
         facts_top_k = serializers.IntegerField(min_value=0, max_value=TOP_K_MAX, default=10)
         min_similarity = serializers.FloatField(

@@ -9,8 +9,10 @@ Parts, in the order they are given budget (the first ones are what an agent can 
 4. `facts`: hybrid fact search (facts.selectors.facts_search) for the query;
 5. `similar_messages`: past messages similar to the query (turn-level retrieval), excluding the recent turns.
 
-Each part is capped by its own token limit and by what the parts before it left of the budget. Token counts are
-those of core.tokens (WordPiece, which ignores whitespace), so the rendered `text` costs the sum of the parts."""
+Each part is capped by its own token limit and by what the parts before it left of the budget, checked on the part's
+rendered text. Token counts are those of core.tokens, which never count less than a text's size warrants (a long
+"word" costs a token per character); parts begin and end with a tag and are joined by a blank line, which costs
+nothing, so the rendered `text` costs the sum of the parts."""
 
 from __future__ import annotations
 
@@ -37,6 +39,8 @@ DEFAULT_PART_TOKEN_LIMITS = {
 MIN_SHORTENED_ITEM_TOKENS = 16
 SIMILAR_MESSAGE_MAX_TOKENS = 150
 ELLIPSIS = " …"
+# Longer than any real word (WordPiece gives up at 100 characters): shortening may cut inside it.
+LONG_WORD_CHARS = 100
 
 
 class PartStatus:
@@ -80,19 +84,38 @@ class MemoryBundle:
     parts: dict[str, BundlePart]
 
 
-def text_shorten_to_tokens(*, text: str, max_tokens: int) -> str:
-    """The longest prefix of whole words, plus an ellipsis, within max_tokens; "" if not even one word fits."""
-    if count_tokens(text) <= max_tokens:
-        return text
-    words = text.split(" ")
-    fitting, too_many = 0, len(words)
+def _longest_fitting_prefix(*, length: int, fits: Callable[[int], bool]) -> int:
+    """The largest n in [0, length) with fits(n) by bisection; 0 when none is found. Every n returned was checked,
+    so the answer fits even where the count is not monotonic in n."""
+    fitting, too_many = 0, length
     while too_many - fitting > 1:
         middle = (fitting + too_many) // 2
-        if count_tokens(" ".join(words[:middle]) + ELLIPSIS) <= max_tokens:
+        if fits(middle):
             fitting = middle
         else:
             too_many = middle
-    return " ".join(words[:fitting]) + ELLIPSIS if fitting else ""
+    return fitting
+
+
+def text_shorten_to_tokens(*, text: str, max_tokens: int) -> str:
+    """The longest prefix of whole words, plus an ellipsis, within max_tokens; "" if not even one word fits. A "word"
+    too long to fit whole (longer than LONG_WORD_CHARS: a pasted blob, not a word) is cut inside instead."""
+    if count_tokens(text) <= max_tokens:
+        return text
+    words = text.split(" ")
+    fitting = _longest_fitting_prefix(
+        length=len(words), fits=lambda n: count_tokens(" ".join(words[:n]) + ELLIPSIS) <= max_tokens
+    )
+    kept = words[:fitting]
+    if fitting < len(words) and len(words[fitting]) > LONG_WORD_CHARS:
+        long_word = words[fitting]
+        characters = _longest_fitting_prefix(
+            length=len(long_word),
+            fits=lambda n: count_tokens(" ".join([*kept, long_word[:n]]) + ELLIPSIS) <= max_tokens,
+        )
+        if characters:
+            kept.append(long_word[:characters])
+    return " ".join(kept) + ELLIPSIS if kept else ""
 
 
 @dataclass(frozen=True)
@@ -140,11 +163,15 @@ def _part_fill(
                     taken.append(_Line(cut, {**line.item, "content": item_content(cut), "truncated": True}))
                     shortened = True
             break
+    if contiguous:
+        taken.reverse()  # newest first while choosing, oldest first to read
+    # Lines were costed one by one; whitespace where they meet can cost more once joined. Drop lines (the oldest of
+    # contiguous ones, the last chosen of the others) until the rendered part fits.
+    while taken and count_tokens(_wrap(tag, [line.text for line in taken])) > allowance:
+        taken.pop(0 if contiguous else -1)
     if not taken:
         part.status, part.omitted = PartStatus.OVER_BUDGET, len(lines)
         return
-    if contiguous:
-        taken.reverse()  # newest first while choosing, oldest first to read
     part.text = _wrap(tag, [line.text for line in taken])
     part.tokens = count_tokens(part.text)
     part.items = [line.item for line in taken]
@@ -218,8 +245,9 @@ def memory_bundle_build(
         summary = (
             text_shorten_to_tokens(text=session_blob, max_tokens=room) if room >= MIN_SHORTENED_ITEM_TOKENS else ""
         )
-        if summary:
-            summary_part.text = _wrap("SessionSummary", [summary])
+        wrapped = _wrap("SessionSummary", [summary])
+        if summary and count_tokens(wrapped) <= allowance("session_summary"):
+            summary_part.text = wrapped
             summary_part.tokens = count_tokens(summary_part.text)
             summary_part.status = PartStatus.INCLUDED if summary == session_blob else PartStatus.PARTIAL
         else:

@@ -29,6 +29,13 @@ def reflections_list(
     return queryset
 
 
+def reflection_get(*, agent: Agent, reflection_id: int) -> Reflection:
+    reflection = reflections_list(agent=agent).filter(pk=reflection_id).first()
+    if reflection is None:
+        raise NotFoundError(f"No reflection {reflection_id}.", fields={"id": ["not found"]})
+    return reflection
+
+
 def consolidated_memories_list(
     *, agent: Agent, scope: str | None = None, user: EndUser | None = None, session: Session | None = None
 ) -> QuerySet[ConsolidatedMemory]:

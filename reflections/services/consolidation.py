@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
@@ -16,8 +17,10 @@ from django.utils import timezone
 from conversations.models import Agent, EndUser, Session
 from conversations.selectors.agent_settings import agent_thresholds
 from core.exceptions import ApplicationError
+from core.limits import text_cap
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
 from core.models import JobStatus
+from core.sensitive_screening import long_text_screen
 from reflections.models import (
     ConsolidatedMemory,
     ConsolidatedMemoryVersion,
@@ -73,8 +76,9 @@ def consolidated_memory_replace(
     summarized_through_message_id: int | None = None,
     is_rule_based: bool = False,
 ) -> ConsolidatedMemory:
-    """Make `content` the scope's blob (capped to its word limit); the previous content becomes a past version.
-    With expected_version, refuse if someone changed the blob since it was read (optimistic concurrency)."""
+    """Make `content` the scope's blob (capped to its word limit and to BLOB_MAX_CHARS); the previous content becomes
+    a past version. With expected_version, refuse if someone changed the blob since it was read (optimistic
+    concurrency)."""
     if scope not in MemoryScope.values:
         raise ApplicationError("scope must be agent, user or session.", fields={"scope": ["invalid"]})
     key = scope_key(scope=scope, user=user, session=session)
@@ -88,7 +92,7 @@ def consolidated_memory_replace(
             code="conflict",
             fields={"version": ["stale"]},
         )
-    content = words_cap(text=content, limit=word_limit)
+    content = text_cap(text=words_cap(text=content, limit=word_limit), chars=settings.BLOB_MAX_CHARS)
     summary_fields: dict = {"is_rule_based": is_rule_based}
     if summarized_through_message_id is not None:
         summary_fields["summarized_through_message_id"] = summarized_through_message_id
@@ -241,20 +245,22 @@ def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) 
             )
         except Exception:
             if is_session:
+                rule_based = session_summary_rule_based(
+                    current=current, reflections=buffered, window=window, word_limit=word_limit
+                )
                 consolidated_memory_replace(
                     agent=agent,
                     scope=key.scope,
                     user=user,
                     session=session,
-                    content=session_summary_rule_based(
-                        current=current, reflections=buffered, window=window, word_limit=word_limit
-                    ),
+                    content=long_text_screen(agent=agent, text=rule_based),  # stored now: no job to wait for
                     reason="rule-based summary: the LLM failed",
                     expected_version=read_version,
                     summarized_through_message_id=through,
                     is_rule_based=True,
                 )
             raise
+        content = long_text_screen(agent=agent, text=content, job_kind="consolidation", job_id=job.pk)
         with transaction.atomic():
             memory = consolidated_memory_replace(
                 agent=agent,

@@ -29,7 +29,8 @@ def context_cache_key(*, agent_id: int, user_id: int | None, session_id: int | N
         _generation("user", user_id),
         _generation("session", session_id),
     )
-    return f"context:{agent_id}:{user_id}:{session_id}:" + ".".join(map(str, generations))
+    # v2: blocks cached before token counts stopped under-counting long words carry counts the bundle cannot trust.
+    return f"context:v2:{agent_id}:{user_id}:{session_id}:" + ".".join(map(str, generations))
 
 
 def context_cache_invalidate(*, agent_id: int, user_id: int | None = None, session_id: int | None = None) -> None:

@@ -13,11 +13,17 @@ from reflections.services.consolidation import consolidated_memory_replace
 from reflections.services.reflections import reflection_create
 
 
-def _words_within(*, content: str, limit: int, what: str) -> None:
-    words = len(content.split())
-    if words > limit:
+def _within_limits(*, content: str, word_limit: int, char_limit: int, what: str) -> None:
+    if len(content) > char_limit:
         raise ApplicationError(
-            f"{what} has {words} words; the limit is {limit}.", fields={"content": [f"more than {limit} words"]}
+            f"{what} has {len(content)} characters; the limit is {char_limit}.",
+            fields={"content": [f"more than {char_limit} characters"]},
+        )
+    words = len(content.split())
+    if words > word_limit:
+        raise ApplicationError(
+            f"{what} has {words} words; the limit is {word_limit}.",
+            fields={"content": [f"more than {word_limit} words"]},
         )
 
 
@@ -25,10 +31,22 @@ def reflection_create_manual(
     *, agent: Agent, scope: str, content: str, user: EndUser | None = None, session: Session | None = None
 ) -> Reflection:
     """A reflection added by hand (source manual): buffered like formed ones, in context until consolidated."""
-    _words_within(content=content, limit=settings.REFLECTION_MAX_WORDS, what="a reflection")
+    _within_limits(
+        content=content,
+        word_limit=settings.REFLECTION_MAX_WORDS,
+        char_limit=settings.REFLECTION_MAX_CHARS,
+        what="a reflection",
+    )
     return reflection_create(
         agent=agent, scope=scope, content=content, user=user, session=session, source=Reflection.Source.MANUAL
     )
+
+
+def reflection_delete(*, reflection: Reflection) -> None:
+    """Remove a reflection for good: from the buffer (and so from the context block, whose cache the delete
+    invalidates), or, once absorbed, from the record of what a blob absorbed; the blob's text is not changed (edit
+    the blob for that)."""
+    reflection.delete()
 
 
 def consolidated_memory_edit(
@@ -41,8 +59,11 @@ def consolidated_memory_edit(
             f"the blob is at version {memory.version}, not {expected_version}: read it again, then edit.",
             fields={"expected_version": ["stale"]},
         )
-    _words_within(
-        content=content, limit=agent_thresholds(agent=memory.agent).blob_word_limit(memory.scope), what="the blob"
+    _within_limits(
+        content=content,
+        word_limit=agent_thresholds(agent=memory.agent).blob_word_limit(memory.scope),
+        char_limit=settings.BLOB_MAX_CHARS,
+        what="the blob",
     )
     return consolidated_memory_replace(
         agent=memory.agent,

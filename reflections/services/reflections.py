@@ -13,7 +13,10 @@ from django.db.models.functions import RowNumber
 from conversations.models import Agent, EndUser, Session
 from conversations.services.conversation_text import NumberedMessage, conversation_render
 from core.exceptions import ApplicationError
+from core.limits import text_cap
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
+from core.models import SensitiveDataFinding
+from core.sensitive_screening import statement_screen
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 
 PROMPT = Path(__file__).resolve().parent.parent / "prompts" / "reflect.txt"
@@ -49,8 +52,11 @@ def _validate(data: object) -> ReflectionDrafts:
             words = note.split()
             if not words or _normalised(note) in said:
                 continue  # a lower level repeating a higher one adds nothing
-            if len(words) > settings.REFLECTION_MAX_WORDS:
-                note = " ".join(words[: settings.REFLECTION_MAX_WORDS]).rstrip(",;:") + "…"
+            if len(words) > settings.REFLECTION_MAX_WORDS or len(note) > settings.REFLECTION_MAX_CHARS:
+                note = text_cap(
+                    text=" ".join(words[: settings.REFLECTION_MAX_WORDS]), chars=settings.REFLECTION_MAX_CHARS - 1
+                )
+                note = note.rstrip(",;:") + "…"
             said.add(_normalised(note))
             getattr(drafts, level).append(note)
     return drafts
@@ -103,7 +109,7 @@ def reflections_draft(
         return ReflectionDrafts()
     memory = memory_text_for_prompt(agent=session.agent, user=session.user, session=session)
     facts_text = "\n".join(f"- {fact}" for fact in new_facts) or "(none)"
-    return llm_complete_json(
+    drafts = llm_complete_json(
         purpose="reflect",
         messages=prompt_render(
             path=PROMPT,
@@ -125,6 +131,24 @@ def reflections_draft(
         job_kind="formation",
         job_id=job_id,
     )
+    return _drafts_screened(drafts=drafts, agent=session.agent, job_id=job_id)
+
+
+def _drafts_screened(*, drafts: ReflectionDrafts, agent: Agent, job_id: int | None) -> ReflectionDrafts:
+    """The drafts as the agent's sensitive-data policy lets them be stored."""
+    screened = ReflectionDrafts()
+    for level in LEVELS:
+        for note in getattr(drafts, level):
+            kept = statement_screen(
+                agent=agent,
+                text=note,
+                target=SensitiveDataFinding.Target.REFLECTION,
+                job_kind="formation",
+                job_id=job_id,
+            )
+            if kept is not None:
+                getattr(screened, level).append(kept)
+    return screened
 
 
 @transaction.atomic

@@ -240,3 +240,22 @@ def test_offline_llm_is_a_503_and_bad_input_names_the_field(settings, sdk):
     assert offline.value.status_code == 503 and offline.value.body["code"] == "llm_unavailable"
     assert "messages.0.role" in bad_role.value.body["fields"]
     assert "memory_user" in unknown_session.value.body["fields"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_turn_longer_than_a_message_may_be_is_stored_cut_and_marked(stub_llm, sdk, settings):
+    """The model gets the whole question; memory keeps its beginning, within the message limit, like any message."""
+    client, agent = sdk
+    settings.MESSAGE_MAX_CHARS = 40
+    question = "Any tips for coping with my night shifts at the hospital in Lyon?"
+
+    client.chat.completions.create(
+        model="stub-model",
+        messages=[{"role": "user", "content": question}],
+        extra_body={"memory_user": "gene", "memory_session": "s-long"},
+    )
+
+    assert question in json.dumps(stub_llm.requests[0]["body"])
+    stored = Message.objects.get(session__agent=agent, session__external_id="s-long", role="user")
+    assert stored.content == "Any tips for coping with my night shifts"
+    assert stored.metadata["truncated_from_chars"] == len(question)

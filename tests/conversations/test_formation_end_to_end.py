@@ -20,28 +20,30 @@ from reflections.models import ConsolidatedMemory, ConsolidationJob, Reflection
 from tests.formation_support import wait_until
 
 USER = "gene"
-# Session A: short first-person statements the offline provider recognises (short messages: a user reflection).
+# Session A: first-person statements the offline provider recognises, a request about answers (a user reflection)
+# and a reminder (a session reflection).
 SESSION_A = [
     ("user", "Hi! My name is Gene Parker."),
     ("assistant", "Nice to meet you, Gene. What brings you here today?"),
     ("user", "I live in Lisbon."),
     ("assistant", "Lisbon is lovely. What do you do there?"),
     ("user", "I work as a nurse."),
-    ("user", "I love hiking."),
+    ("user", "I love hiking. Please keep your answers short."),
+    ("user", "Remind me to book the train to Porto."),
 ]
-# Session B, same user: many questions (a second, different user reflection).
+# Session B, same user: another request (a second, different user reflection).
 SESSION_B = [
     ("user", "I love jazz."),
     ("user", "Where can I hear jazz tonight?"),
     ("assistant", "Try the Hot Clube in Principe Real."),
-    ("user", "Is it open on Mondays?"),
+    ("user", "Could you answer in Portuguese from now on?"),
     ("user", "I have a cat named Miso."),
 ]
-# Session A again, days later: a new topic, so a new session reflection and a second version of its blob.
+# Session A again, days later: a new reminder, so a new session reflection and a second version of its blob.
 SESSION_A_LATER = [
     ("user", "I am planning to visit Kyoto in April."),
     ("assistant", "Kyoto in April means cherry blossoms."),
-    ("user", "Temples and gardens, mostly."),
+    ("user", "Temples and gardens, mostly. Remind me to check the temple opening hours."),
     ("assistant", "I can suggest a few quieter temples."),
 ]
 FORMATION_TIMEOUT = 180  # the first run on a fresh worker also loads the embedding model
@@ -128,8 +130,9 @@ def test_conversations_become_facts_reflections_and_consolidated_memory(client, 
 
     reflections_a = Reflection.objects.filter(agent=agent, source_session=session_a)
     assert set(reflections_a.values_list("scope", flat=True)) == {"user", "session"}
-    short_messages = reflections_a.get(scope="user")
-    assert "short messages" in short_messages.content
+    short_answers = reflections_a.get(scope="user")
+    assert short_answers.content == "The user prefers short answers."
+    assert reflections_a.get(scope="session").content == "The user asked to be reminded to book the train to Porto."
 
     purposes = set(
         LLMCall.objects.filter(agent=agent, job_kind="formation", job_id=job_a.pk, outcome="ok").values_list(
@@ -145,8 +148,8 @@ def test_conversations_become_facts_reflections_and_consolidated_memory(client, 
     assert session_note.absorbed and session_note.consolidated_into == blob_a
     assert session_note.content in blob_a.content
     assert LLMCall.objects.filter(agent=agent, job_kind="consolidation", purpose="consolidate", outcome="ok").exists()
-    short_messages.refresh_from_db()
-    assert not short_messages.absorbed  # the user buffer holds 1 of 2
+    short_answers.refresh_from_db()
+    assert not short_answers.absorbed  # the user buffer holds 1 of 2
     assert not ConsolidatedMemory.objects.filter(agent=agent, scope="user").exists()
 
     # Session B, same user: the second user reflection fills the user buffer, and the user blob is written.
@@ -162,7 +165,7 @@ def test_conversations_become_facts_reflections_and_consolidated_memory(client, 
     absorbed = Reflection.objects.filter(consolidated_into=user_blob, absorbed=True)
     assert absorbed.count() == 2
     assert {r.source_session_id for r in absorbed} == {session_a.pk, session_b.pk}
-    assert "short messages" in user_blob.content and "questions" in user_blob.content
+    assert "short answers" in user_blob.content and "Portuguese" in user_blob.content
     assert len(user_blob.content.split()) <= user_blob.word_limit
 
     # Session A continues later: formed from its cursor on, and its blob gets a second version.

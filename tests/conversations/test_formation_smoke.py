@@ -17,7 +17,7 @@ def test_offline_formation_of_a_short_conversation(agent):
             MessageInput(role="user", content="Hi! My name is Gene Parker and I live in Lisbon."),
             MessageInput(role="assistant", content="Nice to meet you, Gene."),
             MessageInput(role="user", content="I work as a nurse. I love hiking in the mountains."),
-            MessageInput(role="user", content="What should I cook tonight?"),
+            MessageInput(role="user", content="What should I cook tonight? Please keep your answers short."),
         ],
     )
     outcome = session_form_memories(session_id=result.session.pk, trigger="explicit")
@@ -26,7 +26,7 @@ def test_offline_formation_of_a_short_conversation(agent):
     assert "The user's name is Gene Parker." in facts
     assert "The user lives in Lisbon." in facts
     assert outcome.job.status == "succeeded"
-    assert Reflection.objects.filter(scope="session").exists()
+    assert list(Reflection.objects.values_list("scope", "content")) == [("user", "The user prefers short answers.")]
     assert LLMCall.objects.filter(purpose="extract_facts", outcome="ok").count() == 1
     result.session.refresh_from_db()
     assert result.session.formed_through_message_id == result.messages[-1].pk

@@ -203,6 +203,16 @@ def test_mem0_memories_keep_their_dates_categories_and_ids():
 
 
 @pytest.mark.django_db
+def test_records_over_the_character_limits_are_reported_not_stored(settings):
+    settings.FACT_MAX_CHARS = 20
+
+    output = _import("mem0", FIXTURES / "mem0.json")
+
+    assert "2 too long" in output and "1 added" in output
+    assert list(Fact.objects.values_list("content", flat=True)) == ["Is vegetarian"]
+
+
+@pytest.mark.django_db
 def test_locomo_conversations_become_one_agent_each_with_turns_observations_and_summaries():
     output = _import("locomo", FIXTURES / "locomo_sample.json", "bench")
 

@@ -7,6 +7,9 @@ from django.test import Client
 
 from conversations.models import Agent, EndUser, Session
 from conversations.services.api_keys import api_key_create
+from core.models import SensitiveDataFinding
+from core.selectors.sensitive_data import sensitive_data_counts
+from core.sensitive import SensitiveDataPolicy
 from facts.models import Fact
 from facts.services import fact_create
 
@@ -174,3 +177,37 @@ def test_a_session_of_another_user_is_a_bad_request(api, agent, end_user):
     response = _call(api, "search_memory", {"query": "x"}, user="someone-else", session="s-1")
 
     assert response.status_code == 400 and "session" in response.json()["error"]["fields"]
+
+
+@pytest.mark.django_db
+def test_a_secret_is_never_saved_and_the_refusal_is_counted(api, agent, session):
+    fact = fact_create(agent=agent, user=session.user, scopes=["user"], content="Gene banks with Caixa")
+    before = _snapshot()
+
+    saved = _call(api, "save_memory", {"content": "Gene's bank PIN is 4821"}, user="user-1").json()
+    updated = _call(
+        api, "update_memory", {"id": fact.pk, "content": "Gene's IBAN is DE89 3704 0044 0532 0130 00"}, user="user-1"
+    ).json()
+
+    assert saved["ok"] is False and "password or PIN" in saved["error"] and "4821" not in saved["error"]
+    assert updated["ok"] is False and "bank account number" in updated["error"]
+    assert _snapshot() == before
+    findings = SensitiveDataFinding.objects.filter(agent=agent).order_by("pk")
+    assert [(f.kind, f.action, f.target) for f in findings] == [
+        ("password", "withheld", "tool"),
+        ("bank_account", "withheld", "tool"),
+    ]
+    assert sensitive_data_counts(agent_id=agent.pk)[("password", "withheld")] == 1
+
+
+@pytest.mark.django_db
+def test_with_the_redact_policy_a_secret_is_saved_redacted(api, agent, session):
+    agent.sensitive_data = SensitiveDataPolicy.REDACT
+    agent.save()
+
+    saved = _call(api, "save_memory", {"content": "Gene's bank PIN is 4821"}, user="user-1").json()
+
+    assert saved["ok"] is True
+    assert saved["result"]["memory"]["content"] == "Gene's bank PIN is [redacted password or PIN]"
+    assert not Fact.objects.filter(content__contains="4821").exists()
+    assert SensitiveDataFinding.objects.get(agent=agent).action == "redacted"

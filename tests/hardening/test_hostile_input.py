@@ -90,6 +90,7 @@ CASES = [
     ),
     Case("NUL in a query parameter", "GET", "/api/v1/memory/context?user=al%00ice", None, 400, "user"),
     Case("NUL in a list filter", "GET", "/api/v1/facts?tag=a%00b", None, 400, "tag"),
+    Case("a query parameter given twice", "GET", "/api/v1/memory/context?user=alice&user=bob", None, 400, "user"),
     Case("NUL in a search query", "POST", SEARCH, _json({"query": "locker\x00code"}), 400, "query"),
     Case(
         "NUL in tool arguments",
@@ -132,16 +133,28 @@ CASES = [
         MESSAGES,
         b'{"user": "alice", "messages": [{"role": "user", "content": "\xff\xfe"}]}',
         400,
+        "messages.0.content",
         code="parse_error",
     ),
-    Case("not JSON", "POST", MESSAGES, b"{user: alice", 400, code="parse_error"),
-    Case("NaN", "POST", SEARCH, b'{"query": "x", "min_similarity": NaN}', 400, code="parse_error"),
+    Case("not JSON", "POST", MESSAGES, b"{user: alice", 400, "body", code="parse_error"),
+    Case("NaN", "POST", SEARCH, b'{"query": "x", "min_similarity": NaN}', 400, "min_similarity", code="parse_error"),
+    Case("Infinity", "POST", SEARCH, b'{"query": "x", "top_k": -Infinity}', 400, "top_k", code="parse_error"),
+    Case(
+        "an integer of 5,000 digits",
+        "POST",
+        SEARCH,
+        b'{"query": "x", "top_k": ' + b"9" * 5000 + b"}",
+        400,
+        "top_k",
+        code="parse_error",
+    ),
     Case(
         "deeply nested JSON",
         "POST",
         MESSAGES,
         ('{"user": "alice", "metadata": ' + _nested(200_000) + "}").encode(),
         400,
+        "metadata" + ".a" * 31,
         code="parse_error",
     ),
     Case(
@@ -207,12 +220,13 @@ CASES = [
     ),
     Case("infinite similarity", "POST", SEARCH, b'{"query": "x", "min_similarity": -1e999}', 400, "min_similarity"),
     Case("huge page size", "GET", f"/api/v1/facts?page_size={10**30}", None, 400, "page_size"),
+    Case("a page size in superscript digits", "GET", "/api/v1/facts?page_size=%C2%B2", None, 400, "page_size"),
     Case("huge fact id", "GET", f"/api/v1/facts/{10**30}", None, 404, code="not_found"),
     Case(
         "huge fact id in a tool call", "POST", TOOLS, _json({"name": "delete_memory", "arguments": {"id": 10**30}}), 200
     ),
     Case("huge blob id", "PATCH", f"/api/v1/blobs/{2**63}", _json({"content": "x"}), 404, code="not_found"),
-    Case("garbage cursor", "GET", "/api/v1/facts?cursor=%00%ff%27", None, 404, code="not_found"),
+    Case("garbage cursor", "GET", "/api/v1/facts?cursor=%00%ff%27", None, 400, "cursor"),
 ]
 
 

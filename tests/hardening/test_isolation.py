@@ -35,6 +35,7 @@ PATH_PARAMETERS = {
     "session_id": lambda t, variant: t.b.session.external_id if variant == "b-ids" else t.a.session.external_id,
     "fact_id": lambda t, variant: t.b.fact_ids[0],
     "memory_id": lambda t, variant: t.b.blob_ids[0],
+    "reflection_id": lambda t, variant: t.b.reflection_ids[0],
     "document_id": lambda t, variant: t.b.document_ids[0],
 }
 # Operations that create the named object in the caller's own namespace when it does not exist: the session
@@ -226,6 +227,7 @@ def test_the_schema_walk_covers_every_kind_of_object_of_b():
         ("DELETE", "/api/v1/facts/{fact_id}"),
         ("GET", "/api/v1/reflections"),
         ("PATCH", "/api/v1/blobs/{memory_id}"),
+        ("DELETE", "/api/v1/reflections/{reflection_id}"),
         ("POST", "/api/v1/memory/search"),
         ("POST", "/api/v1/tools/call"),
         ("POST", "/v1/chat/completions"),

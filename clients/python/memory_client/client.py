@@ -198,7 +198,8 @@ class MemoryClient:
         )
 
     def session_close(self, session: str) -> SessionInfo:
-        """Mark the session closed; formation of what is not formed yet is queued."""
+        """Mark the session closed; formation of what is not formed yet is queued. Closing a closed session changes
+        nothing and returns it as it is."""
         return cast(SessionInfo, self._post(_session_path(session) + "/close", {}))
 
     def session_form(self, session: str) -> FormationQueued:

@@ -1,0 +1,47 @@
+"""Input fields stricter than DRF's: its CharField turns a number into text (`5` -> "5"), which hides a client's bug
+and stores what nobody wrote; its DictField takes an object of any size."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.conf import settings
+from rest_framework import serializers
+
+
+class _StringOnly:
+    """Takes only a JSON string, and checks its length as sent, before surrounding whitespace is trimmed: the
+    schema's maxLength is what the API accepts."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        if self.max_length is not None and len(data) > self.max_length:
+            self.fail("max_length", max_length=self.max_length)
+        return super().to_internal_value(data)
+
+
+class StrictCharField(_StringOnly, serializers.CharField):
+    """A CharField that takes only a JSON string."""
+
+
+class StrictRegexField(_StringOnly, serializers.RegexField):
+    """A RegexField that takes only a JSON string."""
+
+
+def metadata_size_problem(value: dict) -> str | None:
+    size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    if size > settings.METADATA_MAX_BYTES:
+        return f"Ensure this object is no larger than {settings.METADATA_MAX_BYTES} bytes as JSON (it is {size})."
+    return None
+
+
+class MetadataField(serializers.DictField):
+    """Free-form metadata: any JSON object up to METADATA_MAX_BYTES."""
+
+    def to_internal_value(self, data: Any) -> dict:
+        value = super().to_internal_value(data)
+        if problem := metadata_size_problem(value):
+            raise serializers.ValidationError(problem)
+        return value

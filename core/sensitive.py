@@ -1,0 +1,356 @@
+"""Secrets that must not become long-lived, searchable, agent-readable memory: passwords and PINs, API keys and
+tokens, payment card numbers, bank account numbers, government ids and one-time codes. Detected by deterministic,
+offline rules (no model, nothing downloaded), in what formation is about to store; docs/security.md lists the rules
+and what they deliberately leave alone.
+
+The rules look for a value in a context that makes it a secret: a card number must pass the Luhn check and start
+like a card, an IBAN must pass its mod-97 check, a password needs a word like "password" and a value after it, a
+passport number a word like "passport" and a value with a digit. A finding's span is the value alone, so that a
+redacted statement keeps its meaning: "The user's passport number is [redacted government id]"."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from django.db import models
+
+
+class SensitiveKind(models.TextChoices):
+    PASSWORD = "password", "password or PIN"
+    API_KEY = "api_key", "API key or token"
+    CARD_NUMBER = "card_number", "card number"
+    BANK_ACCOUNT = "bank_account", "bank account number"
+    GOVERNMENT_ID = "government_id", "government id"
+    ONE_TIME_CODE = "one_time_code", "one-time code"
+
+
+class SensitiveDataPolicy(models.TextChoices):
+    WITHHOLD = "withhold", "withhold: store nothing that holds a secret"
+    REDACT = "redact", "redact: store it with the secret replaced by [redacted …]"
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    start: int
+    end: int
+
+
+# --- rules ------------------------------------------------------------------------------------------------------------
+
+# Words that, right after "password is", say something about the password rather than give it.
+_NOT_A_VALUE = frozenset(
+    re.split(
+        r"\s+",
+        """a an the my your his her our their its this that it me you him them us
+    is was be been being are were will would should could must can may might do does did done
+    too very so quite really not no never none nothing any some same different other another new old
+    wrong incorrect invalid expired expiring weak strong long short secure insecure safe unsafe simple easy hard
+    correct right required needed mandatory optional case sensitive case-sensitive changed reset forgotten lost
+    stored saved kept written hidden encrypted hashed managed protected set updated working broken locked
+    in on at of for with from by under inside somewhere here there written down and or but if when because
+    what which who how why where still now already just also only again about around like
+    use be access log sign get remember keep change reset enter type open unlock""",
+    )
+)
+_SEPARATOR = r"(?:\s*(?::|=|\bis\b|\bwas\b|\bwill\s+be\b|\bis\s+now\b|\bto\b)\s*|\s+)"
+# One token, quotes around it dropped, up to trailing punctuation.
+_TOKEN = r"[^\s\"'”’»,;]{1,128}?"
+# A number written in groups ("485 777 3456", "QQ 12 34 56 C"): groups after the first hold a digit, or are the
+# one check letter some ids end with.
+_NUMBER = (
+    r"[A-Za-z0-9][A-Za-z0-9./-]{0,40}?(?:\s(?=[A-Za-z./-]*\d)[A-Za-z0-9][A-Za-z0-9./-]{0,11}(?<![./-])){0,5}"
+    r"(?:\s[A-Za-z](?!\w))?"
+)
+# "is 12 characters long", "is 4 digits": a value's size, not the value.
+_NOT_A_SIZE = r"(?!\s+(?:characters?|chars|letters|digits|numbers|symbols|words|long|days|weeks|months|years)\b)"
+
+
+def _keyword_values(
+    text: str,
+    *,
+    keywords: str,
+    kind: str,
+    accept: Callable[[str, bool], bool],
+    qualifier: str = "",
+    value: str = _TOKEN,
+) -> Iterator[Finding]:
+    """Values following a keyword ("my wifi password is X", "PIN: X", "passport number QX-4471"). `accept` decides
+    on the value and whether an explicit separator (is, :, =) came before it."""
+    pattern = re.compile(
+        rf"\b(?:{keywords})\b{qualifier}(?P<separator>{_SEPARATOR})[\"'“‘«]?(?!\[redacted\s)(?P<value>{value})[\"'”’»]?"
+        rf"(?=[.,;:!?)]*(?:\s|$)){_NOT_A_SIZE}",
+        re.IGNORECASE,
+    )
+    for match in pattern.finditer(text):
+        explicit = bool(match.group("separator").strip())
+        value = match.group("value")
+        if accept(value, explicit):
+            yield Finding(kind=kind, start=match.start("value"), end=match.end("value"))
+
+
+def _has_digit(value: str) -> bool:
+    return any(char.isdigit() for char in value)
+
+
+def _password_value(value: str, explicit: bool) -> bool:
+    if value.lower().strip(".") in _NOT_A_VALUE:
+        return False
+    return explicit or (_has_digit(value) and len(value) >= 4)
+
+
+# "password for the router is X", "wifi password: X"
+_FOR_WHAT = (
+    r"(?:\s+(?:for|of|to)\s+(?:the\s+|my\s+|our\s+|your\s+)?[\w'-]+(?:\s+[\w'-]+)?(?=\s*(?::|=|\bis\b|\bwas\b)))?"
+)
+_PASSWORD_WORDS = (
+    r"password|passwort|passwd|pwd|passphrase|passcode|pass\s+code|pin|pin\s+code|pin\s+number"
+    r"|(?:door|gate|alarm|locker|safe|garage|entry|lock|padlock|keypad|combination)\s+(?:code|combination)"
+)
+
+
+def _passwords(text: str) -> Iterator[Finding]:
+    yield from _keyword_values(
+        text, keywords=_PASSWORD_WORDS, kind=SensitiveKind.PASSWORD, accept=_password_value, qualifier=_FOR_WHAT
+    )
+    # Credentials inside a URL: scheme://user:password@host
+    for match in re.finditer(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:(?P<value>[^\s@/]+)@", text, re.IGNORECASE):
+        yield Finding(kind=SensitiveKind.PASSWORD, start=match.start("value"), end=match.end("value"))
+
+
+_TOKEN_FORMATS = re.compile(
+    r"""
+    \bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_-]{20,}           # OpenAI, Anthropic
+    | \b[spr]k_(?:live|test)_[A-Za-z0-9]{16,}                     # Stripe
+    | \bgh[pousr]_[A-Za-z0-9]{30,}                                # GitHub
+    | \bgithub_pat_[A-Za-z0-9_]{22,}
+    | \bglpat-[A-Za-z0-9_-]{20,}                                  # GitLab
+    | \bxox[abprs]-[A-Za-z0-9-]{10,}                              # Slack
+    | \b(?:AKIA|ASIA)[0-9A-Z]{16}\b                               # AWS access key id
+    | \bAIza[0-9A-Za-z_-]{35}                                     # Google
+    | \bmem_[A-Za-z0-9_-]{30,}                                    # this service's own keys
+    | \beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}   # JWT
+    | -----BEGIN[A-Z ]*PRIVATE\ KEY-----[\s\S]*?(?:-----END[A-Z ]*PRIVATE\ KEY-----|$)
+    """,
+    re.VERBOSE,
+)
+_TOKEN_WORDS = (
+    r"api[\s_-]?key|apikey|secret[\s_-]?key|client[\s_-]?secret|secret|access[\s_-]?token|auth[\s_-]?token"
+    r"|bearer[\s_-]?token|refresh[\s_-]?token|token|private[\s_-]?key|access[\s_-]?key|signing[\s_-]?key"
+)
+
+
+def _token_value(value: str, explicit: bool) -> bool:
+    """A long, mixed value: letters and digits (or symbols), not a word."""
+    classes = sum(bool(re.search(pattern, value)) for pattern in (r"[a-z]", r"[A-Z]", r"[0-9]", r"[_\-./+=]"))
+    return len(value) >= 16 and classes >= 2 and _has_digit(value)
+
+
+def _api_keys(text: str) -> Iterator[Finding]:
+    for match in _TOKEN_FORMATS.finditer(text):
+        yield Finding(kind=SensitiveKind.API_KEY, start=match.start(), end=match.end())
+    for match in re.finditer(r"\bBearer\s+(?P<value>[A-Za-z0-9._~+/-]{20,}=*)", text):
+        yield Finding(kind=SensitiveKind.API_KEY, start=match.start("value"), end=match.end("value"))
+    yield from _keyword_values(text, keywords=_TOKEN_WORDS, kind=SensitiveKind.API_KEY, accept=_token_value)
+
+
+def luhn_valid(digits: str) -> bool:
+    total = 0
+    for position, char in enumerate(reversed(digits)):
+        value = int(char)
+        if position % 2:
+            value = value * 2 - 9 if value > 4 else value * 2
+        total += value
+    return total % 10 == 0
+
+
+# Issuer prefixes of the major networks (Visa, Mastercard, Amex, Discover, JCB, Diners, UnionPay, Maestro).
+_CARD_PREFIX = re.compile(r"^(?:4|5[1-5]|2[2-7]|3[0456789]|6|50|5[6-8])")
+_CARD_NUMBER = re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")
+
+
+def _cards(text: str) -> Iterator[Finding]:
+    for match in _CARD_NUMBER.finditer(text):
+        digits = re.sub(r"\D", "", match.group())
+        if 13 <= len(digits) <= 19 and _CARD_PREFIX.match(digits) and luhn_valid(digits):
+            yield Finding(kind=SensitiveKind.CARD_NUMBER, start=match.start(), end=match.end())
+    yield from _keyword_values(
+        text,
+        keywords=r"cvv2?|cvc2?|cid|card\s+security\s+code|card\s+verification\s+(?:code|value)",
+        kind=SensitiveKind.CARD_NUMBER,
+        accept=lambda value, _: re.fullmatch(r"\d{3,4}", value) is not None,
+    )
+
+
+# IBAN lengths by country (ISO 13616 registry).
+_IBAN_LENGTHS = {
+    **dict.fromkeys(["NO"], 15),
+    **dict.fromkeys(["BE"], 16),
+    **dict.fromkeys(["DK", "FI", "FO", "GL", "NL"], 18),
+    **dict.fromkeys(["MK", "SI"], 19),
+    **dict.fromkeys(["AT", "BA", "EE", "KZ", "LT", "LU", "XK"], 20),
+    **dict.fromkeys(["CH", "CR", "HR", "LI", "LV"], 21),
+    **dict.fromkeys(["BG", "BH", "DE", "GB", "GE", "IE", "ME", "RS"], 22),
+    **dict.fromkeys(["AE", "GI", "IL", "TL"], 23),
+    **dict.fromkeys(["AD", "CZ", "ES", "MD", "PK", "RO", "SA", "SE", "SK", "TN", "VG"], 24),
+    **dict.fromkeys(["PT", "ST"], 25),
+    **dict.fromkeys(["IS", "TR"], 26),
+    **dict.fromkeys(["FR", "GR", "IT", "MC", "MR", "SM"], 27),
+    **dict.fromkeys(["AL", "AZ", "BY", "CY", "DO", "GT", "HU", "LB", "PL", "SV"], 28),
+    **dict.fromkeys(["BR", "EG", "PS", "QA", "UA"], 29),
+    **dict.fromkeys(["JO", "KW", "MU"], 30),
+    **dict.fromkeys(["MT", "SC"], 31),
+    **dict.fromkeys(["LC"], 32),
+}
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]){11,30}\b")
+
+
+def iban_valid(candidate: str) -> bool:
+    iban = re.sub(r"[ -]", "", candidate).upper()
+    if _IBAN_LENGTHS.get(iban[:2]) != len(iban):
+        return False
+    rearranged = iban[4:] + iban[:4]
+    return int("".join(str(int(char, 36)) for char in rearranged)) % 97 == 1
+
+
+def _longest_valid_iban(candidate: str) -> str | None:
+    """The regex may run on into the next word ("DE89 3704 0044 0532 0130 00 today"): try the prefixes it allows."""
+    for end in range(len(candidate), 14, -1):
+        prefix = candidate[:end].rstrip(" -")
+        if iban_valid(prefix):
+            return prefix
+    return None
+
+
+_ACCOUNT_WORDS = (
+    r"(?:bank\s+|checking\s+|savings\s+|current\s+)?account\s+(?:number|no\.?|#)|acct\.?\s*(?:number|no\.?|#)?"
+    r"|routing\s+(?:number|no\.?)|aba\s+(?:number|routing)|sort\s+code|bsb(?:\s+number)?|iban"
+)
+
+
+def _bank_accounts(text: str) -> Iterator[Finding]:
+    for match in _IBAN.finditer(text):
+        iban = _longest_valid_iban(match.group())
+        if iban is not None:
+            yield Finding(kind=SensitiveKind.BANK_ACCOUNT, start=match.start(), end=match.start() + len(iban))
+    yield from _keyword_values(
+        text,
+        keywords=_ACCOUNT_WORDS,
+        kind=SensitiveKind.BANK_ACCOUNT,
+        accept=lambda value, _: sum(char.isdigit() for char in value) >= 6,
+        value=_NUMBER,
+    )
+
+
+_ID_WORDS = (
+    r"passport|national\s+(?:id|identity|insurance|registration)|id\s+card|identity\s+card|identity\s+document"
+    r"|driver'?s'?\s+licen[cs]e|driving\s+licen[cs]e|licen[cs]e\s+number|tax\s+(?:id|number|identification)"
+    r"|tin|ssn|social\s+security|social\s+insurance|sin|nino?|personal\s+(?:id|identification)"
+    r"|aadhaa?r|pan\s+card|dni|nie|nif|cpf|bsn|codice\s+fiscale|steuer-?id|personalausweis|medicare|nhs"
+)
+_ID_QUALIFIER = r"(?:\s+(?:number|no\.?|#|id|card|code))?"
+_SSN = re.compile(r"\b(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}\b")
+_UK_NATIONAL_INSURANCE = re.compile(
+    r"\b(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]\s?\d{2}\s?\d{2}\s?\d{2}\s?[A-D]\b"
+)
+
+
+def _id_value(value: str, explicit: bool) -> bool:
+    # Without "is" or ":", the keyword may be an English word ("a tin 400g"): a longer value is needed.
+    return (4 if explicit else 6) <= len(value) <= 40 and _has_digit(value)
+
+
+def _government_ids(text: str) -> Iterator[Finding]:
+    for pattern in (_SSN, _UK_NATIONAL_INSURANCE):
+        for match in pattern.finditer(text):
+            yield Finding(kind=SensitiveKind.GOVERNMENT_ID, start=match.start(), end=match.end())
+    yield from _keyword_values(
+        text,
+        keywords=_ID_WORDS,
+        kind=SensitiveKind.GOVERNMENT_ID,
+        accept=_id_value,
+        qualifier=_ID_QUALIFIER,
+        value=_NUMBER,
+    )
+
+
+# Not "confirmation code": a booking reference is what a travel assistant is asked to remember.
+_CODE_WORDS = (
+    r"(?:one[\s-]?time|verification|security|login|log-in|sign[\s-]?in|authentication|auth|2fa|two[\s-]factor|mfa"
+    r"|sms|otp|access|reset)\s+(?:code|pin|password|passcode|number)|otp|totp"
+)
+
+
+def _one_time_codes(text: str) -> Iterator[Finding]:
+    yield from _keyword_values(
+        text,
+        keywords=_CODE_WORDS,
+        kind=SensitiveKind.ONE_TIME_CODE,
+        accept=lambda value, _: _has_digit(value),
+        value=r"\d{3}[ -]\d{3}|\d{4,8}|[A-Z0-9]{6,8}",
+    )
+
+
+_RULES: tuple[Callable[[str], Iterator[Finding]], ...] = (
+    _api_keys,
+    _cards,
+    _bank_accounts,
+    _government_ids,
+    _one_time_codes,
+    _passwords,
+)
+
+
+def sensitive_findings(text: str) -> list[Finding]:
+    """The secrets in text, in order, overlapping findings merged (the first rule's kind wins)."""
+    findings = sorted((finding for rule in _RULES for finding in rule(text)), key=lambda f: (f.start, -f.end))
+    merged: list[Finding] = []
+    for finding in findings:
+        if merged and finding.start < merged[-1].end:
+            last = merged[-1]
+            merged[-1] = Finding(kind=last.kind, start=last.start, end=max(last.end, finding.end))
+            continue
+        merged.append(finding)
+    return merged
+
+
+def redaction_label(kind: str) -> str:
+    return f"[redacted {SensitiveKind(kind).label}]"
+
+
+def _replaced(text: str, findings: list[Finding]) -> str:
+    parts, position = [], 0
+    for finding in findings:
+        parts += [text[position : finding.start], redaction_label(finding.kind)]
+        position = finding.end
+    return "".join([*parts, text[position:]])
+
+
+def text_redacted(*, text: str, findings: list[Finding]) -> str:
+    """text with each finding's value replaced by its label, until no rule finds anything: a replacement changes a
+    value's surroundings, which can bring out another one (labels themselves are never found)."""
+    while findings:
+        redacted = _replaced(text, findings)
+        if redacted == text:
+            break
+        text, findings = redacted, sensitive_findings(redacted)
+    return text
+
+
+# A sentence or line with the whitespace after it, so that what is kept joins as it was written.
+_SENTENCE = re.compile(r"[^\n.!?]*[.!?]*\s*")
+
+
+def text_without_secret_sentences(*, text: str, findings: list[Finding]) -> str:
+    """text without the sentences (or lines) that hold a finding, until no rule finds anything: a long text such as
+    a blob keeps the rest."""
+    while findings:
+        text = "".join(
+            match.group()
+            for match in _SENTENCE.finditer(text)
+            if match.group() and not any(f.start < match.end() and f.end > match.start() for f in findings)
+        ).strip()
+        findings = sensitive_findings(text)
+    return text

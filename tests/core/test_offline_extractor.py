@@ -1,0 +1,50 @@
+"""The offline extractor (core/llm/offline.py) on its unit fixtures, measured by benchmarks/offline_extractor.py:
+atomic facts, and reflections only where the user asked for something (no topic lists, no note every user gets)."""
+
+from __future__ import annotations
+
+import json
+
+from benchmarks.offline_extractor import extractor_measure
+from core.llm.offline import OfflineLLM
+from core.llm.providers import LLMRequest
+
+
+def _ask(purpose: str, *texts: str) -> dict:
+    messages = [{"number": n, "role": "user", "text": text, "date": ""} for n, text in enumerate(texts, start=1)]
+    request = LLMRequest(purpose=purpose, messages=[], inputs={"messages": messages, "max_words": 30})
+    return json.loads(OfflineLLM().complete(request).text)
+
+
+def test_one_sentence_with_two_statements_makes_two_facts():
+    facts = _ask("extract_facts", "My sister is called Ana and she visits on Saturday.")["facts"]
+
+    assert [fact["content"] for fact in facts] == [
+        "The user's sister is called Ana.",
+        "The user's sister Ana visits on Saturday.",
+    ]
+
+
+def test_a_pronoun_with_nothing_it_can_mean_makes_no_fact():
+    assert _ask("extract_facts", "She said the train was late. It was raining all day.")["facts"] == []
+    # "she" cannot be the user's car.
+    facts = _ask("extract_facts", "My car is old. She said so.")["facts"]
+    assert [fact["content"] for fact in facts] == ["The user's car is old."]
+
+
+def test_a_vague_conversation_gets_no_reflection_at_all():
+    notes = _ask("reflect", "I need some help planning.", "I need some help with planning some things.")
+    assert notes == {"agent": [], "user": [], "session": []}
+
+
+def test_figures_on_the_fixtures():
+    written_against = extractor_measure(OfflineLLM(), split="conversations")
+    held_out = extractor_measure(OfflineLLM(), split="held_out")
+
+    assert written_against["facts"]["precision"] >= 0.95 and written_against["facts"]["recall"] >= 0.9
+    assert written_against["facts"]["compound_sentences_recall"] >= 0.9
+    assert held_out["facts"]["precision"] >= 0.85 and held_out["facts"]["recall"] >= 0.5
+    for figures in (written_against, held_out):
+        assert figures["reflections"]["noise"] == 0
+        assert figures["reflections"]["same_text_for_several_users"] == 0
+        assert figures["reflections"]["recall"] >= 0.8
