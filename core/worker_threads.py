@@ -1,6 +1,6 @@
 """How many threads the local embedding model may use inside a Celery worker process.
 
-A worker scales by processes (--concurrency, one per core by default), and torch gives each process one
+A worker scales by processes (--concurrency, one per core by default) or, for formation, by threads, and torch gives each process one
 intra-op thread per core: N processes then run N x N spinning threads on N cores. Measured on a 2-core machine
 under other load, embedding a formation's two facts took ~1,100 ms (p50) with torch's 2 threads and ~120 ms with
 one. A single-process worker (--concurrency 1, --pool solo) keeps every core: one thread there would roughly halve
@@ -20,14 +20,17 @@ _worker_processes: int | None = None
 
 def worker_processes_record(instance=None, **_) -> None:
     """celery `celeryd_after_setup`, in the main process once the concurrency is resolved and before the pool forks:
-    how many processes will run tasks."""
+    how many processes (or pool threads) will run tasks at once."""
     global _worker_processes
     from celery.concurrency.prefork import TaskPool as PreforkPool
+    from celery.concurrency.thread import TaskPool as ThreadPool
 
     pool = getattr(instance, "pool_cls", None)
     concurrency = getattr(instance, "concurrency", 1)
-    if not (isinstance(pool, type) and issubclass(pool, PreforkPool)):
-        concurrency = 1  # solo and thread pools run their tasks in this one process, whatever --concurrency says
+    # Prefork processes and pool threads embed side by side (a thread-pool worker's threads each run the model at
+    # once, torch releasing the GIL): one torch thread each. A solo worker embeds one batch at a time: every core.
+    if not (isinstance(pool, type) and issubclass(pool, PreforkPool | ThreadPool)):
+        concurrency = 1
     _worker_processes = max(1, concurrency if isinstance(concurrency, int) else 1)
 
 

@@ -28,7 +28,14 @@ from core.models import EmbeddingSpace
 from facts.extraction import ExtractedFact
 from facts.models import Fact, FactEmbedding, FactScope
 from facts.reference_documents import facts_restating_reference
-from facts.services import fact_close, fact_content_hash, fact_create, fact_profile_set, fact_supersede
+from facts.services import (
+    NewFact,
+    fact_close,
+    fact_content_hash,
+    fact_profile_set,
+    fact_supersede,
+    facts_create_bulk,
+)
 
 PROMPT = Path(__file__).parent / "prompts" / "reconcile_facts.txt"
 ACTIONS = ("ADD", "UPDATE", "DELETE", "NONE")
@@ -300,48 +307,39 @@ def facts_reconcile_apply(
         _scope_lock(agent=agent, owner=owners[owner_pk])
     recent = _facts_written_since_planning(decisions=decisions, agent=agent)
 
+    plain_adds: list[tuple[FactDecision, list[Message]]] = []
+    # Facts without a profile key are added last, in one batch: by then every UPDATE's new content is in `recent`,
+    # so an ADD saying the same is recognised as a duplicate rather than inserted beside it.
     for decision in decisions:
         sources = decision.new.source_messages or source_messages_fallback
-        target = _current_version(decision.target) if decision.target is not None else None
         action = decision.action
+        target = _current_version(decision.target) if action in ("UPDATE", "DELETE") else None
         if action in ("UPDATE", "DELETE") and target is None:
             action = "ADD" if action == "UPDATE" else "NONE"  # the target is gone: its successor decides
         owner_id = decision.owner.pk if decision.owner else None
         if action == "ADD":
+            if not (decision.new.key and decision.owner is not None):
+                plain_adds.append((decision, sources))
+                continue
             if recent.duplicates(owner_id=owner_id, content=decision.new.content, vector=decision.vector):
                 result.unchanged += 1
                 continue
             recent.add(owner_id=owner_id, content_hash=fact_content_hash(decision.new.content), vector=decision.vector)
-            if decision.new.key and decision.owner is not None:
-                fact, outcome = fact_profile_set(
-                    agent=agent,
-                    user=decision.owner,
-                    key=decision.new.key,
-                    content=decision.new.content,
-                    source_session=session,
-                    source_messages=sources,
-                    embedding=decision.vector,
-                    space=decision.space,
-                    change_reason="extracted",
-                )
-                if outcome == "unchanged":
-                    result.unchanged += 1
-                else:
-                    (result.added if outcome == "created" else result.updated).append(fact)
-                continue
-            result.added.append(
-                fact_create(
-                    agent=agent,
-                    user=decision.owner,
-                    scopes=decision.new.scopes,
-                    content=decision.new.content,
-                    change_reason="extracted",
-                    source_session=session,
-                    source_messages=sources,
-                    embedding=decision.vector,
-                    space=decision.space,
-                )
+            fact, outcome = fact_profile_set(
+                agent=agent,
+                user=decision.owner,
+                key=decision.new.key,
+                content=decision.new.content,
+                source_session=session,
+                source_messages=sources,
+                embedding=decision.vector,
+                space=decision.space,
+                change_reason="extracted",
             )
+            if outcome == "unchanged":
+                result.unchanged += 1
+            else:
+                (result.added if outcome == "created" else result.updated).append(fact)
         elif action == "UPDATE":
             content = decision.content or decision.new.content
             if fact_content_hash(content) == target.content_hash:
@@ -392,4 +390,29 @@ def facts_reconcile_apply(
             )
         else:
             result.unchanged += 1
+
+    new_facts = []
+    for decision, sources in plain_adds:
+        owner_id = decision.owner.pk if decision.owner else None
+        if recent.duplicates(owner_id=owner_id, content=decision.new.content, vector=decision.vector):
+            result.unchanged += 1
+            continue
+        recent.add(owner_id=owner_id, content_hash=fact_content_hash(decision.new.content), vector=decision.vector)
+        new_facts.append(
+            NewFact(
+                user=decision.owner,
+                scopes=decision.new.scopes,
+                content=decision.new.content,
+                source_messages=sources,
+                embedding=decision.vector,
+            )
+        )
+    if new_facts:
+        result.added += facts_create_bulk(
+            agent=agent,
+            new_facts=new_facts,
+            change_reason="extracted",
+            source_session=session,
+            space=decisions[0].space,
+        )
     return result
