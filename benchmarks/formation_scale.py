@@ -12,10 +12,10 @@ started before the formation queue existed), plus beat. Each repeat:
 
 1. Throughput: `--sessions` sessions of 20 messages (`--users` users, so reconciliation and user consolidation run)
    are posted through the API; their message-embedding tasks are dropped so that the backlog is formation only; then
-   formation is requested for all of them at once and the time until every session is formed through its last
-   message gives sessions per minute. The database's connections are sampled meanwhile. Lost facts: facts the stub
-   extracted that were neither stored nor judged duplicates (NONE) by reconciliation; messages formed twice: jobs
-   that covered a message again.
+   formation is queued for all of them at once (as the explicit trigger does, from the benchmark's process) and the
+   time until every session is formed through its last message gives sessions per minute. The database's
+   connections and each process's CPU are sampled meanwhile. Lost facts: facts the stub extracted that were neither
+   stored nor judged duplicates (NONE) by reconciliation; messages formed twice: jobs that covered a message again.
 2. Mixed load (`--mixed-seconds`, 0 skips it): 4 clients append two turns and search, in a loop, first alone, then
    while a second backlog of the same size forms; append and search p95 are compared.
 
@@ -166,17 +166,30 @@ def post_sessions(client_factory, generator, *, prefix: str, first: int, count: 
     return names
 
 
-def request_formation(client_factory, names: list[str]) -> None:
-    clients = [client_factory() for _ in range(CLIENTS)]
-    with ThreadPoolExecutor(CLIENTS) as pool:
-        list(pool.map(lambda indexed: clients[indexed[0] % CLIENTS].session_form(indexed[1]), enumerate(names)))
+def request_formation(names: list[str]) -> None:
+    """Queue formation of the sessions as the explicit trigger does (formation_request), from this process: the
+    web server's threads stay free for the client load."""
+    from django.db import connection
+
+    from conversations.models import Session
+    from conversations.services.formation_triggers import formation_request
+
+    for session in Session.objects.filter(agent__external_id=AGENT, external_id__in=names).select_related("agent"):
+        formation_request(session=session, trigger="explicit")
+    connection.close()
 
 
 def drop_embedding_tasks(stack) -> None:
-    """The default queue holds the posted messages' embedding tasks: dropped, so the backlog is formation only."""
+    """The default queue holds the posted messages' embedding tasks: dropped, and the ones the worker had taken
+    already finished, so that the backlog is formation only."""
     import redis
 
     redis.Redis.from_url(stack.env["REDIS_URL"]).delete("celery")
+    for _ in range(60):
+        before = _cpu_seconds(stack.pids("worker"))
+        time.sleep(1)
+        if _cpu_seconds(stack.pids("worker")) - before < 0.05:
+            return
 
 
 def formed_count(prefix: str) -> int:
@@ -346,10 +359,11 @@ def main() -> int:
             def client():
                 return MemoryClient(base_url, key, timeout=120)
 
-            # Warm-up: the workers load the embedding model and the web processes the tokenizer.
+            # Warm-up: the workers load the embedding model, the web processes the tokenizer and the model.
             warm = post_sessions(client, generator, prefix="warm-", first=900_000, count=8, users=8)
-            request_formation(client, warm)
+            request_formation(warm)
             wait_formed("warm-", len(warm), timeout=600)
+            ClientLoad(client, "warm-load-").run(5)
             for repeat in range(args.repeats):
                 run: dict = {"load_average_at_start": os.getloadavg()[0]}
                 prefix = f"r{repeat}-"
@@ -361,7 +375,7 @@ def main() -> int:
                 sampler.start()
                 cpu_before = cpu_by_part(stack, stub)
                 started = time.monotonic()
-                request_formation(client, names)
+                request_formation(names)
                 wait_formed(prefix, len(names), timeout=args.timeout)
                 drain = time.monotonic() - started
                 cpu_after = cpu_by_part(stack, stub)
@@ -392,10 +406,8 @@ def main() -> int:
                     )
                     drop_embedding_tasks(stack)
                     mixed = ClientLoad(client, f"{prefix}mixed-")
-                    trigger = threading.Thread(target=request_formation, args=(client, backlog))
-                    trigger.start()
+                    request_formation(backlog)  # queued first: the clients' threads share this process's GIL
                     mixed.run(args.mixed_seconds)
-                    trigger.join()
                     run["mixed"] = {
                         "alone": alone.figures(),
                         "with_formation": mixed.figures(),
