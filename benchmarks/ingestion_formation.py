@@ -99,7 +99,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--only", choices=["ingestion", "formation"], help="run only this part (results not written)")
+    parser.add_argument(
+        "--only",
+        choices=["ingestion", "formation"],
+        help="run only this part (ingestion: results not written; formation: to ingestion_formation_formation.json)",
+    )
     parser.add_argument("--web-workers", type=int, default=2, help="gunicorn worker processes")
     parser.add_argument("--web-threads", type=int, default=4, help="gunicorn threads per worker (1: sync workers)")
     args = parser.parse_args()
@@ -253,11 +257,13 @@ def main() -> int:
         }
         result["rss_mb"] = {"web": round(stack.rss_mb("web"), 1), "worker": round(stack.rss_mb("worker"), 1)}
     if args.only:
-        print(json.dumps(result.get("formation", result.get("ingestion")), indent=1))
-        return 0
-    print_summary(result)
+        print(json.dumps(result["formation"], indent=1))
+    else:
+        print_summary(result)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     name = "ingestion_formation_quick.json" if args.quick else "ingestion_formation.json"
+    if args.only:
+        name = f"ingestion_formation_{args.only}.json"
     (RESULTS_DIR / name).write_text(json.dumps(result, indent=1, default=str))
     print(f"wrote {RESULTS_DIR / name}")
     return 0
