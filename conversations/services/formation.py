@@ -54,8 +54,13 @@ def _columns(model, alias: str) -> str:
 
 
 def _instance(model, values: list):
+    """A model instance from a raw row's columns, converted as the ORM would (JSON arrives as text)."""
     fields = model._meta.concrete_fields
-    return model.from_db("default", [field.attname for field in fields], values[: len(fields)])
+    converted = [
+        field.from_db_value(value, None, connection) if value is not None and hasattr(field, "from_db_value") else value
+        for field, value in zip(fields, values, strict=False)
+    ]
+    return model.from_db("default", [field.attname for field in fields], converted)
 
 
 _CLAIM_SQL = f"""
