@@ -1,12 +1,12 @@
 """How many threads the local embedding model may use inside a Celery worker process.
 
-A worker scales by processes (--concurrency, one per core by default) or, for formation, by threads, and torch gives each process one
-intra-op thread per core: N processes then run N x N spinning threads on N cores. Measured on a 2-core machine
-under other load, embedding a formation's two facts took ~1,100 ms (p50) with torch's 2 threads and ~120 ms with
-one. A single-process worker (--concurrency 1, --pool solo) keeps every core: one thread there would roughly halve
-the embedding of a large import's messages. So by default each process gets cores / processes threads (at least
-one); EMBEDDING_WORKER_THREADS fixes the number instead. Limited in the process that runs the tasks (before its first
-task), so it holds for every pool type."""
+A worker scales by processes (--concurrency, one per core by default) or, for formation, by threads, and torch
+gives each process one intra-op thread per core: N processes then run N x N spinning threads on N cores. Measured on
+a 2-core machine under other load, embedding a formation's two facts took ~1,100 ms (p50) with torch's 2 threads and
+~120 ms with one. A single-process worker (--concurrency 1, --pool solo) keeps every core: one thread there would
+roughly halve the embedding of a large import's messages. So by default each process (or pool thread) gets cores /
+processes threads (at least one); EMBEDDING_WORKER_THREADS fixes the number instead. Limited in the process that runs
+the tasks (before its first task), so it holds for every pool type."""
 
 from __future__ import annotations
 
