@@ -100,7 +100,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument(
-        "--only", choices=["ingestion"], help="run only this part (no formation; results are not written)"
+        "--only",
+        choices=["ingestion", "formation"],
+        help="run only this part (ingestion: results not written; formation: to ingestion_formation_formation.json)",
     )
     parser.add_argument("--web-workers", type=int, default=2, help="gunicorn worker processes")
     parser.add_argument("--web-threads", type=int, default=4, help="gunicorn threads per worker (1: sync workers)")
@@ -134,7 +136,7 @@ def main() -> int:
         ingest(client, generator, first_session=10_000, sessions=8, per_session=100, concurrency=4)
         runs = {1: [], 4: []}
         next_session = 0
-        for _ in range(repeats):
+        for _ in range(repeats if args.only != "formation" else 0):
             for concurrency in (1, 4):
                 runs[concurrency].append(
                     ingest(
@@ -153,9 +155,11 @@ def main() -> int:
                 "runs": rs,
             }
             for c, rs in runs.items()
+            if rs
         }
         for c, rs in runs.items():
-            print(f"ingestion, {c} client(s): {statistics.median(r['messages_per_s'] for r in rs):.0f} messages/s")
+            if rs:
+                print(f"ingestion, {c} client(s): {statistics.median(r['messages_per_s'] for r in rs):.0f} messages/s")
         if args.only == "ingestion":
             for c, rs in runs.items():
                 last = rs[-1]
@@ -173,6 +177,8 @@ def main() -> int:
             [
                 sys.executable,
                 str(REPO_DIR / "benchmarks" / "formation_worker.py"),
+                "-Q",
+                "celery,formation",  # one worker for both queues: the overhead per job, not concurrency
                 "--concurrency",
                 "1",
                 "-l",
@@ -250,9 +256,14 @@ def main() -> int:
             "runs": formation_runs,
         }
         result["rss_mb"] = {"web": round(stack.rss_mb("web"), 1), "worker": round(stack.rss_mb("worker"), 1)}
-    print_summary(result)
+    if args.only:
+        print(json.dumps(result["formation"], indent=1))
+    else:
+        print_summary(result)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     name = "ingestion_formation_quick.json" if args.quick else "ingestion_formation.json"
+    if args.only:
+        name = f"ingestion_formation_{args.only}.json"
     (RESULTS_DIR / name).write_text(json.dumps(result, indent=1, default=str))
     print(f"wrote {RESULTS_DIR / name}")
     return 0

@@ -3,8 +3,10 @@
     .venv/bin/python benchmarks/load.py [--clients 50] [--duration 120] [--drain-timeout 300]
 
 1. Starts `python -m memory_project.devstack run` on a free port and a temporary data folder (embedded PostgreSQL
-   and Redis, runserver, a Celery worker and beat), with the offline LLM provider (instant, deterministic) and a
-   formation interval of 10 messages so that formation runs during the load, not only after it.
+   and Redis, runserver, make run's Celery workers and beat), with the LLM played by tests/llm_stub_server.py in a
+   process of its own (a real provider's latency and failures: median 1.5 s, p95 5 s, 2% 429, 1% 500; `--llm
+   offline`: the instant offline provider) and a formation interval of 10 messages so that formation runs during the
+   load, not only after it.
 2. Creates one agent and API key per client (each key has its own throttle budget, as in production).
 3. For `--duration` seconds, every client loops: append two turns (user, assistant; idempotency keys) to its current
    session, then search its memory; a client moves to a new session every 20 messages.
@@ -38,7 +40,7 @@ import httpx
 REPO_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_DIR))
 
-from memory_project.devstack import EmbeddedPostgres, free_port  # noqa: E402
+from memory_project.devstack import EmbeddedPostgres, free_port, wait_for_port  # noqa: E402
 
 SESSION_LENGTH = 20
 TOPICS = [
@@ -134,13 +136,26 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else float("nan")
 
 
-def start_stack(data_dir: Path, port: int) -> tuple[subprocess.Popen, threading.Event, list[str]]:
+def start_llm_stub() -> tuple[subprocess.Popen, dict[str, str]]:
+    port = free_port()
+    stub = subprocess.Popen(
+        [sys.executable, "-m", "tests.llm_stub_server", "--port", str(port)],
+        cwd=REPO_DIR,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    wait_for_port(port, timeout=30)
+    return stub, {"LLM_PROVIDER": "openai", "LLM_BASE_URL": f"http://127.0.0.1:{port}/v1", "LLM_API_KEY": "stub"}
+
+
+def start_stack(
+    data_dir: Path, port: int, llm_env: dict[str, str]
+) -> tuple[subprocess.Popen, threading.Event, list[str]]:
     env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
     env.pop("DJANGO_SETTINGS_MODULE", None)
-    env |= {
-        "LLM_PROVIDER": "offline",
-        "LLM_BASE_URL": "",
-        "LLM_API_KEY": "",
+    env |= llm_env | {
         "MEMORY_FORMATION_MSG_INTERVAL": "10",
         "DJANGO_SUPERUSER_USERNAME": "load",
         "DJANGO_SUPERUSER_PASSWORD": "load-test-password-not-secret",
@@ -296,11 +311,14 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--duration", type=float, default=120.0, help="seconds of load (bounded)")
     parser.add_argument("--drain-timeout", type=float, default=600.0, help="longest wait for formation to catch up")
+    parser.add_argument("--llm", choices=["stub", "offline"], default="stub")
     args = parser.parse_args()
+    offline = {"LLM_PROVIDER": "offline", "LLM_BASE_URL": "", "LLM_API_KEY": ""}
+    stub, llm_env = start_llm_stub() if args.llm == "stub" else (None, offline)
 
     data_dir = Path(tempfile.mkdtemp(prefix="load-", dir=REPO_DIR / ".data" if (REPO_DIR / ".data").exists() else None))
     port = free_port()
-    stack, ready, output = start_stack(data_dir, port)
+    stack, ready, output = start_stack(data_dir, port, llm_env)
     try:
         if not ready.wait(300):
             print("".join(output[-50:]))
@@ -315,11 +333,15 @@ def main() -> int:
         report["load_average_before"] = [round(value, 1) for value in load_average]
         report["load_average_after"] = [round(value, 1) for value in os.getloadavg()]
         report["cpus"] = os.cpu_count()
+        report["llm"] = args.llm
         print(json.dumps(report, indent=2))
         return 0 if not report["errors"] and not report["messages_lost"] and not report["messages_stored_twice"] else 1
     finally:
         stop_stack(stack)
         shutil.rmtree(data_dir, ignore_errors=True)
+        if stub is not None:
+            stub.terminate()
+            print(f"stub LLM answered: {stub.communicate(timeout=30)[0].strip().splitlines()[-1]}")
 
 
 if __name__ == "__main__":

@@ -152,11 +152,72 @@ def ingestion_formation() -> None:
         )
 
 
+def formation_scale() -> None:
+    """benchmarks/formation_scale.py: the run at this code and, when present, the one at the code before (legacy
+    workers), and the overhead runs of ingestion_formation.py --only formation."""
+    for name, label in (("formation_scale_before.json", "before"), ("formation_scale.json", "after")):
+        run = _load(name)
+        if not run:
+            continue
+        machine, settings, summary = run["machine"], run["settings"], run["summary"]
+        loads = [r["load_average_at_start"] for r in run["runs"]]
+        print(
+            f"\n#### Formation against the stub LLM, {label} ({machine['date'][:16]} UTC; "
+            f"workers {settings['workers']}; "
+            f"{settings['sessions']} sessions a run; latency median {settings['latency_median']} s, p95 "
+            f"{settings['latency_p95']} s, {settings['rate_429']:.0%} 429, {settings['rate_500']:.0%} 500; "
+            f"load average at the runs' start {', '.join(f'{load:.1f}' for load in loads)})\n"
+        )
+        print(
+            "| run | sessions/min | drain s | LLM calls/session | 429 / 500 answered | failed jobs | facts lost | "
+            "stored twice | messages formed twice | DB connections max | CPU ms/session: formation worker, "
+            "PostgreSQL, stub |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        for number, r in enumerate(run["runs"], start=1):
+            t, cpu = r["throughput"], r.get("cpu_ms_per_session", {})
+            outcomes = t["llm_call_outcomes"]
+            worker_cpu = cpu.get("formation-worker", cpu.get("worker", 0))
+            print(
+                f"| {number} | {t['sessions_per_minute']:.0f} | {t['drain_seconds']:.0f} | "
+                f"{t['llm_calls_per_session']:.2f} | {outcomes.get('rate_limited', 0)} / "
+                f"{outcomes.get('provider_error', 0)} | {t['failed_jobs']} | {t['facts_lost']} | "
+                f"{t['facts_stored_twice']} | {t['messages_formed_twice']} | {t['db_connections_max']} | "
+                f"{worker_cpu:.0f}, {cpu.get('postgres', 0):.0f}, {cpu.get('llm_stub', 0):.0f} |"
+            )
+        print(f"\nMedian: **{summary['sessions_per_minute_median']:.0f} sessions per minute**.")
+        if "append_p95_ms_alone_median" in summary:
+            print("\n| operation | p95 ms alone (median of runs) | p95 ms during formation | change |")
+            print("|---|---|---|---|")
+            for operation in ("append", "search"):
+                print(
+                    f"| {operation} | {summary[f'{operation}_p95_ms_alone_median']:.0f} | "
+                    f"{summary[f'{operation}_p95_ms_with_formation_median']:.0f} | "
+                    f"{summary[f'{operation}_p95_change_percent']:+.0f}% |"
+                )
+    for name, label in (
+        ("ingestion_formation_formation_before.json", "before"),
+        ("ingestion_formation_formation.json", "after"),
+    ):
+        run = _load(name)
+        if not run:
+            continue
+        formation, machine = run["formation"], run["machine"]
+        print(
+            f"\nOverhead, {label} ({machine['date'][:16]} UTC, load {machine['load_average_at_start']:.1f}):"
+            f" instant LLM, one worker process: drain {formation['drain_ms_per_session_median']:.1f} ms per session, "
+            f"job minus LLM p50 {formation['job_p50_ms_median']:.1f} ms (medians of {len(formation['runs'])} runs: "
+            + ", ".join(f"{r['drain_ms_per_session']} / {r['job_p50_ms']}" for r in formation["runs"])
+            + ")."
+        )
+
+
 def main() -> int:
     sections = {
         "locomo": lambda: (locomo("dev"), locomo("eval")),
         "latency": search_latency,
         "ingestion": ingestion_formation,
+        "formation": formation_scale,
     }
     for name in sys.argv[1:] or sections:
         sections[name]()

@@ -500,7 +500,7 @@ def main() -> int:
             "users_per_agent": USERS_PER_AGENT,
         }
         base_url = stack.start_web()
-        stack.start_worker()
+        stack.start_deployment_workers()  # the mixed load forms memory as production would
         for scale in sorted(args.scales):
             store.grow(scale)
             # Warm-up: the web workers load the model on first use; caches fill.
@@ -524,6 +524,7 @@ def main() -> int:
                 "web": round(stack.rss_mb("web"), 1),
                 "web_processes": [round(size, 1) for size in stack.rss_mb_each("web")],
                 "worker": round(stack.rss_mb("worker"), 1),
+                "formation_worker": round(stack.rss_mb("formation-worker"), 1),
             }
             if args.mixed_queries and scale == max(args.scales):
                 row["per_user_c1_mixed_load"] = mixed_load(store, base_url, queries=args.mixed_queries)

@@ -32,6 +32,7 @@ from memory_project.devstack import (  # noqa: E402
     backing_services,
     free_port,
     wait_for_port,
+    worker_commands,
 )
 
 API_KEY = re.compile(r"^(mem_\S+)$", re.MULTILINE)
@@ -90,6 +91,12 @@ class Stack:
     def start_worker(self, *, concurrency: int = 1) -> None:
         command = [sys.executable, "-m", "celery", "-A", "memory_project", "worker", "-l", "warning"]
         self.processes.start("worker", [*command, "--concurrency", str(concurrency)], env=self.env)
+
+    def start_deployment_workers(self) -> None:
+        """The workers `make run` and docker-compose.yml run: prefork for the default queue, a thread pool for the
+        formation queue, both at nice 19 (memory_project.devstack.worker_commands)."""
+        for name, (command, env) in worker_commands(env=self.env, log_level="warning").items():
+            self.processes.start(name, command, env=env)
 
     def pids(self, name: str) -> list[int]:
         """The process and its children (gunicorn's and celery's workers)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.paginator import Paginator
 from django.db.models import Count, OuterRef, Subquery
@@ -18,11 +19,17 @@ from django.utils.html import format_html, format_html_join
 
 from conversations.models import Agent, AgentAPIKey, EndUser, FormationJob, Message, RetentionRun, Session
 from conversations.selectors.agent_settings import OVERRIDABLE_SETTINGS, agent_thresholds
+from conversations.selectors.formation_backlog import agents_spend_today, formation_backlog
 from conversations.selectors.memory_scope import memory_scope_resolve
 from conversations.selectors.session_detail import session_formation_jobs_recent, session_messages
 from conversations.selectors.user_memory import user_memory_counts, user_sessions_recent
 from conversations.services.api_keys import api_key_create, api_key_revoke
 from conversations.services.erasure import user_erase
+from conversations.services.formation_holds import (
+    agent_daily_token_budget,
+    formation_resume_soon,
+    session_waiting_detail,
+)
 from conversations.services.formation_triggers import formation_request
 from conversations.services.ingestion import session_close
 from core.admin_utils import (
@@ -36,6 +43,7 @@ from core.admin_utils import (
     text_shorten,
 )
 from core.exceptions import ApplicationError
+from core.llm.spend import day_end, llm_spend_today
 from core.models import LLMCall, SensitiveDataFinding
 from core.portability.native import memories_export
 from core.selectors.sensitive_data import sensitive_data_counts, sensitive_findings_counted
@@ -85,6 +93,7 @@ class AgentAdmin(admin.ModelAdmin):
         "always_in_context_enabled",
         "sensitive_data",
         "secrets_kept_out",
+        "llm_spend_against_budget",
         "created_at",
     ]
     list_editable = ["rag_enabled", "always_in_context_enabled"]
@@ -95,6 +104,7 @@ class AgentAdmin(admin.ModelAdmin):
         "memory_links",
         "retention_runs_link",
         "sensitive_data_summary",
+        "llm_spend_against_budget",
         "created_at",
         "updated_at",
     ]
@@ -116,6 +126,10 @@ class AgentAdmin(admin.ModelAdmin):
                     "retention_runs_link",
                 ]
             },
+        ),
+        (
+            "Cost guard (empty: LLM_AGENT_DAILY_TOKEN_BUDGET applies)",
+            {"fields": ["llm_daily_token_budget", "llm_spend_against_budget"]},
         ),
         ("Provenance", {"fields": ["created_at", "updated_at"]}),
     ]
@@ -160,6 +174,26 @@ class AgentAdmin(admin.ModelAdmin):
             rows,
             link,
         )
+
+    @admin.display(description="LLM tokens today / budget")
+    def llm_spend_against_budget(self, agent: Agent) -> str:
+        if agent.pk is None:
+            return "-"
+        spent, budget = llm_spend_today(agent_id=agent.pk), agent_daily_token_budget(agent=agent)
+        if not budget:
+            return f"{spent:,} (no budget)"
+        return format_html(
+            '<span class="{}">{} / {} ({}%)</span>',
+            "errornote" if spent >= budget else "",
+            f"{spent:,}",
+            f"{budget:,}",
+            min(100, round(100 * spent / budget)),
+        )
+
+    def save_model(self, request, obj: Agent, form, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if "llm_daily_token_budget" in form.changed_data:
+            formation_resume_soon()  # sessions that waited for the old budget go now if the new one allows
 
     @admin.display(description="retention runs")
     def retention_runs_link(self, agent: Agent) -> str:
@@ -207,8 +241,25 @@ class AgentAdmin(admin.ModelAdmin):
     def get_urls(self):
         return [
             path("inspector/", self.admin_site.admin_view(self.inspector_view), name="memory_inspector"),
+            path("formation/", self.admin_site.admin_view(self.formation_view), name="formation_status"),
             *super().get_urls(),
         ]
+
+    def formation_view(self, request):
+        """The formation backlog, the LLM provider's circuit breaker, and today's LLM tokens against each agent's
+        budget."""
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Formation: backlog, provider and budgets",
+            "subtitle": None,
+            "opts": self.opts,
+            "backlog": formation_backlog(),
+            "spends": agents_spend_today(),
+            "global_budget": settings.LLM_DAILY_TOKEN_BUDGET,
+            "global_spent": llm_spend_today(agent_id=None),
+            "renews_at": day_end(),
+        }
+        return TemplateResponse(request, "admin/conversations/agent/formation.html", context)
 
     def inspector_view(self, request):
         """What the agent would receive for one message: the always-in-context block, the fact search hits with
@@ -418,7 +469,13 @@ class SessionAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
         "closed_at",
     ]
     list_select_related = ["agent", "user"]
-    list_filter = ["formation_status", "agent", SessionUserFilter, ("closed_at", admin.EmptyFieldListFilter)]
+    list_filter = [
+        "formation_status",
+        "formation_waiting_reason",
+        "agent",
+        SessionUserFilter,
+        ("closed_at", admin.EmptyFieldListFilter),
+    ]
     search_fields = ["external_id"]
     date_hierarchy = "last_activity_at"
     show_full_result_count = False
@@ -432,6 +489,7 @@ class SessionAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
         "message_count",
         "token_count",
         "formation_status",
+        "formation_waiting",
         "formed_through_message_id",
         "formation_queued_at",
         "last_formed_at",
@@ -443,7 +501,13 @@ class SessionAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
         (
             "Formation",
             {
-                "fields": ["formation_status", "formed_through_message_id", "formation_queued_at", "last_formed_at"],
+                "fields": [
+                    "formation_status",
+                    "formation_waiting",
+                    "formed_through_message_id",
+                    "formation_queued_at",
+                    "last_formed_at",
+                ],
                 "description": "Formation works on the messages after the cursor (formed through message) and moves "
                 "it only when everything it produced is committed.",
             },
@@ -465,6 +529,10 @@ class SessionAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
     @admin.display(description="user")
     def user_link(self, session: Session) -> str:
         return admin_link(session.user)
+
+    @admin.display(description="waiting because")
+    def formation_waiting(self, session: Session) -> str:
+        return session_waiting_detail(session=session) or "-"
 
     def get_urls(self):
         return [

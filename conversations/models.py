@@ -44,6 +44,14 @@ class Agent(TimeStampedModel):
         help_text="What memory formation and the save tool do with a statement holding a password, key, card or "
         "account number, government id or one-time code (docs/security.md).",
     )
+    # Cost guard; empty means LLM_AGENT_DAILY_TOKEN_BUDGET applies (0 there: no budget).
+    llm_daily_token_budget = models.PositiveBigIntegerField(
+        null=True,
+        blank=True,
+        verbose_name="LLM daily token budget",
+        help_text="Tokens per UTC day that formation and consolidation may spend for this agent; over it, formation "
+        "waits (nothing is lost) until the day ends or the budget is raised. Empty: the deployment's default; 0: none.",
+    )
 
     def __str__(self) -> str:
         return self.name or self.external_id
@@ -86,6 +94,12 @@ class Session(models.Model):
         QUEUED = "queued", "queued"
         RUNNING = "running", "running"
         FAILED = "failed", "failed"
+        WAITING = "waiting", "waiting (budget or provider)"
+
+    class WaitingReason(models.TextChoices):
+        AGENT_BUDGET = "agent_budget", "the agent's daily LLM token budget is spent"
+        GLOBAL_BUDGET = "global_budget", "the deployment's daily LLM token budget is spent"
+        PROVIDER = "provider", "the LLM provider is failing (circuit breaker open)"
 
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="sessions")
     user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="sessions")
@@ -102,6 +116,9 @@ class Session(models.Model):
         null=True, blank=True, help_text="When formation was last queued or claimed; the sweep re-queues lost work."
     )
     last_formed_at = models.DateTimeField(null=True, blank=True)
+    formation_waiting_reason = models.CharField(
+        max_length=20, choices=WaitingReason.choices, blank=True, help_text="Why formation waits (status 'waiting')."
+    )
     metadata = models.JSONField(default=dict, blank=True)
 
     class Meta:
@@ -189,6 +206,7 @@ class FormationJob(models.Model):
         CLOSED = "closed", "session closed"
         EXPLICIT = "explicit", "explicit request"
         SWEEP = "sweep", "sweep of missed work"
+        RESUMED = "resumed", "resumed after waiting"
 
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="formation_jobs")
     trigger = models.CharField(max_length=10, choices=Trigger.choices)

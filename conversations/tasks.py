@@ -9,17 +9,26 @@ from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
-from conversations.services.formation import session_form_memories
+from conversations.models import Agent
+from conversations.services.formation import SessionLocked, session_form_memories
+from conversations.services.formation_holds import consolidation_defer, formation_hold, sessions_formation_resume
 from conversations.services.formation_triggers import sessions_formation_sweep
 from conversations.services.message_embeddings import messages_embed_missing, messages_embedding_sweep
 from conversations.services.retention import retention_enforce_all
-from core.exceptions import ProviderError
+from core.exceptions import ProviderError, ProviderPaused, ProviderRateLimited
+from core.llm.client import llm_calls_write, llm_job_calls
 from reflections.services.consolidation import ScopeKey, scope_consolidate
 
+# Appends hold a session's row for milliseconds: a claim that met one comes back this soon.
+LOCKED_RETRY_SECONDS = (0.5, 2.0)
 
-def backoff_seconds(retries: int) -> float:
-    """Exponential backoff with full jitter, capped at ten minutes."""
-    return random.uniform(0, min(600, 5 * 2**retries))
+
+def backoff_seconds(retries: int, error: BaseException | None = None) -> float:
+    """Exponential backoff with full jitter, capped at ten minutes; never sooner than a 429's Retry-After."""
+    delay = random.uniform(0, min(600, 5 * 2**retries))
+    if isinstance(error, ProviderRateLimited) and error.retry_after:
+        delay = max(delay, error.retry_after)
+    return delay
 
 
 @shared_task(name="conversations.form_session_memories", bind=True, acks_late=True, max_retries=None)
@@ -29,10 +38,14 @@ def session_form_memories_task(self, session_id: int, trigger: str) -> dict | No
         outcome = session_form_memories(
             session_id=session_id, trigger=trigger, task_id=self.request.id or "", may_retry=may_retry
         )
+    except SessionLocked as error:
+        if not may_retry:
+            raise  # the session stays queued; the sweep queues it again after its grace period
+        raise self.retry(exc=error, countdown=random.uniform(*LOCKED_RETRY_SECONDS)) from error
     except (ProviderError, SoftTimeLimitExceeded) as error:
         if not may_retry:
             raise
-        raise self.retry(exc=error, countdown=backoff_seconds(self.request.retries)) from error
+        raise self.retry(exc=error, countdown=backoff_seconds(self.request.retries, error)) from error
     if outcome is None:
         return None
     job = outcome.job
@@ -43,17 +56,35 @@ def session_form_memories_task(self, session_id: int, trigger: str) -> dict | No
 def scope_consolidate_task(
     self, agent_id: int, scope: str, user_id: int | None, session_id: int | None, force: bool = False
 ) -> int | None:
+    if formation_hold(agent=Agent.objects.get(pk=agent_id)) is not None:
+        # Reflections stay buffered (and in the context block); the resume job queues the agent's due scopes.
+        consolidation_defer(agent_id=agent_id)
+        return None
     try:
-        job = scope_consolidate(
-            key=ScopeKey(agent_id=agent_id, scope=scope, user_id=user_id, session_id=session_id),
-            task_id=self.request.id or "",
-            force=force,
-        )
+        with llm_job_calls(time_limit_seconds=settings.CELERY_TASK_SOFT_TIME_LIMIT) as calls:
+            try:
+                job = scope_consolidate(
+                    key=ScopeKey(agent_id=agent_id, scope=scope, user_id=user_id, session_id=session_id),
+                    task_id=self.request.id or "",
+                    force=force,
+                )
+            finally:
+                llm_calls_write(records=calls)
+    except ProviderPaused:
+        consolidation_defer(agent_id=agent_id)
+        return None
     except (ProviderError, SoftTimeLimitExceeded) as error:
         if self.request.retries >= settings.FORMATION_MAX_RETRIES:
             raise
-        raise self.retry(exc=error, countdown=backoff_seconds(self.request.retries)) from error
+        raise self.retry(exc=error, countdown=backoff_seconds(self.request.retries, error)) from error
     return job.pk if job else None
+
+
+@shared_task(name="conversations.resume_formation", ignore_result=True)
+def sessions_formation_resume_task() -> dict:
+    """Beat, every few seconds, and at once when the LLM provider recovers or a budget is raised: queue again the
+    sessions (and consolidations) that waited for a budget or for the provider, once they may go."""
+    return sessions_formation_resume()
 
 
 @shared_task(name="conversations.sweep_formation")

@@ -29,6 +29,23 @@ class ProviderError(Exception):
     """An embedding or LLM provider failed (network, timeout, 5xx, wrong shape). Tasks retry these."""
 
 
+class ProviderRateLimited(ProviderError):
+    """The provider said 429, or the client-side rate limit would make the caller wait past its deadline.
+    `retry_after`: seconds before trying again (the provider's Retry-After when it sent one)."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class ProviderPaused(ProviderError):
+    """The circuit breaker is open: the provider failed repeatedly and is not called for `retry_in` seconds."""
+
+    def __init__(self, message: str, *, retry_in: float) -> None:
+        super().__init__(message)
+        self.retry_in = retry_in
+
+
 class EmbeddingSpaceMismatch(ApplicationError):
     status_code = 503
     code = "embedding_space_mismatch"

@@ -1,4 +1,5 @@
-"""Health of each component the service needs. Each check returns (ok, detail) and never raises."""
+"""Health of each component the service needs. Each check returns its status ("up", "degraded": working but not
+fully, or "down") with details, and never raises. Apps add checks of their own with `health_check_register`."""
 
 from __future__ import annotations
 
@@ -36,12 +37,21 @@ def _redis() -> ComponentStatus:
 
 
 def _worker() -> ComponentStatus:
-    age, hostname = worker_heartbeat_age_seconds()
-    if age is None:
-        return {"status": "down", "detail": "no worker heartbeat"}
-    if age > settings.WORKER_HEARTBEAT_MAX_AGE_SECONDS:
-        return {"status": "down", "detail": f"last heartbeat {age:.0f}s ago", "worker": hostname}
-    return {"status": "up", "last_heartbeat_seconds_ago": round(age, 1), "worker": hostname}
+    """A live worker for each queue: the default one (embedding, sweeps) and formation's."""
+    queues: dict[str, ComponentStatus] = {}
+    for queue in (settings.CELERY_TASK_DEFAULT_QUEUE, settings.FORMATION_QUEUE):
+        age, hostname = worker_heartbeat_age_seconds(queue=queue)
+        if age is None:
+            queues[queue] = {"status": "down", "detail": "no worker heartbeat"}
+        elif age > settings.WORKER_HEARTBEAT_MAX_AGE_SECONDS:
+            queues[queue] = {"status": "down", "detail": f"last heartbeat {age:.0f}s ago", "worker": hostname}
+        else:
+            queues[queue] = {"status": "up", "last_heartbeat_seconds_ago": round(age, 1), "worker": hostname}
+    down = sorted(queue for queue, status in queues.items() if status["status"] != "up")
+    result: ComponentStatus = {"status": "down" if down else "up", "queues": queues}
+    if down:
+        result["detail"] = f"no live worker for queue {', '.join(down)}"
+    return result
 
 
 def _embeddings() -> ComponentStatus:
@@ -59,6 +69,10 @@ CHECKS: dict[str, Callable[[], ComponentStatus]] = {
     "worker": _worker,
     "embeddings": _embeddings,
 }
+
+
+def health_check_register(name: str, check: Callable[[], ComponentStatus]) -> None:
+    CHECKS[name] = check
 
 
 def health_components() -> dict[str, ComponentStatus]:

@@ -64,6 +64,7 @@ class LLMCall(models.Model):
         OK = "ok", "ok"
         MALFORMED = "malformed", "malformed reply"
         PROVIDER_ERROR = "provider_error", "provider error"
+        RATE_LIMITED = "rate_limited", "rate limited (429)"
 
     agent = models.ForeignKey("conversations.Agent", on_delete=models.CASCADE, null=True, related_name="llm_calls")
     purpose = models.CharField(max_length=50)

@@ -1,5 +1,5 @@
-"""Workers write a heartbeat to Redis on a timer, so /health/ can tell whether any worker is alive without
-depending on beat or on a task round trip."""
+"""Workers write a heartbeat to Redis on a timer, one per queue they consume, so /health/ can tell whether each
+queue (the default one, formation's) has a live worker without depending on beat or on a task round trip."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from celery import bootsteps
 
 logger = logging.getLogger(__name__)
 
-HEARTBEAT_KEY = "memory:worker-heartbeat"
+HEARTBEAT_KEY = "memory:worker-heartbeat"  # one key per queue: HEARTBEAT_KEY:<queue>
 
 
 def _redis_client() -> redis.Redis:
@@ -21,17 +21,23 @@ def _redis_client() -> redis.Redis:
     return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
 
 
-def worker_heartbeat_write(*, hostname: str) -> None:
+def worker_heartbeat_write(*, hostname: str, queues: list[str]) -> None:
     from django.conf import settings
 
-    _redis_client().set(
-        HEARTBEAT_KEY, f"{time.time():.3f} {hostname}", ex=settings.WORKER_HEARTBEAT_MAX_AGE_SECONDS * 4
-    )
+    pipe = _redis_client().pipeline(transaction=False)
+    for queue in queues:
+        pipe.set(
+            f"{HEARTBEAT_KEY}:{queue}",
+            f"{time.time():.3f} {hostname}",
+            ex=settings.WORKER_HEARTBEAT_MAX_AGE_SECONDS * 4,
+        )
+    pipe.execute()
 
 
-def worker_heartbeat_age_seconds() -> tuple[float | None, str | None]:
-    """Seconds since the newest heartbeat of any worker, and that worker's name; (None, None) if there is none."""
-    value = _redis_client().get(HEARTBEAT_KEY)
+def worker_heartbeat_age_seconds(*, queue: str) -> tuple[float | None, str | None]:
+    """Seconds since the newest heartbeat of a worker consuming `queue`, and that worker's name; (None, None) if
+    there is none."""
+    value = _redis_client().get(f"{HEARTBEAT_KEY}:{queue}")
     if not value:
         return None, None
     stamp, _, hostname = value.decode().partition(" ")
@@ -49,9 +55,11 @@ class WorkerHeartbeatStep(bootsteps.StartStopStep):
         from django.conf import settings
 
         hostname = getattr(worker, "hostname", None) or socket.gethostname()
-        self._beat(hostname)
+        # The queues chosen with -Q, or every queue the app declares when the worker was given none.
+        queues = sorted(worker.app.amqp.queues.consume_from or worker.app.amqp.queues)
+        self._beat(hostname, queues)
         self.timer_entry = worker.timer.call_repeatedly(
-            settings.WORKER_HEARTBEAT_INTERVAL_SECONDS, self._beat, (hostname,), priority=10
+            settings.WORKER_HEARTBEAT_INTERVAL_SECONDS, self._beat, (hostname, queues), priority=10
         )
 
     def stop(self, worker) -> None:
@@ -59,8 +67,8 @@ class WorkerHeartbeatStep(bootsteps.StartStopStep):
             self.timer_entry.cancel()
             self.timer_entry = None
 
-    def _beat(self, hostname: str) -> None:
+    def _beat(self, hostname: str, queues: list[str]) -> None:
         try:
-            worker_heartbeat_write(hostname=hostname)
+            worker_heartbeat_write(hostname=hostname, queues=queues)
         except redis.RedisError:
             logger.warning("worker heartbeat: Redis unreachable")

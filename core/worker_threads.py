@@ -1,12 +1,13 @@
 """How many threads the local embedding model may use inside a Celery worker process.
 
-A worker scales by processes (--concurrency, one per core by default), and a model runtime gives each process one
-intra-op thread per core by default: N processes then run N x N spinning threads on N cores. Measured on a 2-core
-machine under other load (with torch, before ONNX Runtime replaced it), embedding a formation's two facts took
-~1,100 ms (p50) with 2 threads and ~120 ms with one. A single-process worker (--concurrency 1, --pool solo) keeps
-every core: one thread there would roughly halve the embedding of a large import's messages. So by default each
-process gets cores / processes threads (at least one); EMBEDDING_WORKER_THREADS fixes the number instead. Limited in
-the process that runs the tasks (before its first task), so it holds for every pool type."""
+A worker scales by processes (--concurrency, one per core by default) or, for formation, by threads, and a model
+runtime gives each process one intra-op thread per core by default: N processes then run N x N spinning threads on N
+cores. Measured on a 2-core machine under other load (with torch, before ONNX Runtime replaced it), embedding a
+formation's two facts took ~1,100 ms (p50) with 2 threads and ~120 ms with one. A single-process worker
+(--concurrency 1, --pool solo) keeps every core: one thread there would roughly halve the embedding of a large
+import's messages. So by default each process (or pool thread) gets cores / processes threads (at least one);
+EMBEDDING_WORKER_THREADS fixes the number instead. Limited in the process that runs the tasks (before its first task),
+so it holds for every pool type."""
 
 from __future__ import annotations
 
@@ -20,14 +21,18 @@ _worker_processes: int | None = None
 
 def worker_processes_record(instance=None, **_) -> None:
     """celery `celeryd_after_setup`, in the main process once the concurrency is resolved and before the pool forks:
-    how many processes will run tasks."""
+    how many processes (or pool threads) will run tasks at once."""
     global _worker_processes
     from celery.concurrency.prefork import TaskPool as PreforkPool
+    from celery.concurrency.thread import TaskPool as ThreadPool
 
     pool = getattr(instance, "pool_cls", None)
     concurrency = getattr(instance, "concurrency", 1)
-    if not (isinstance(pool, type) and issubclass(pool, PreforkPool)):
-        concurrency = 1  # solo and thread pools run their tasks in this one process, whatever --concurrency says
+    # Prefork processes and pool threads embed side by side (a thread-pool worker's threads each run the model at
+    # once, ONNX Runtime releasing the GIL): one intra-op thread each. A solo worker embeds one batch at a time:
+    # every core.
+    if not (isinstance(pool, type) and issubclass(pool, PreforkPool | ThreadPool)):
+        concurrency = 1
     _worker_processes = max(1, concurrency if isinstance(concurrency, int) else 1)
 
 

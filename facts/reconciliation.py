@@ -4,18 +4,21 @@ Planning (no transaction, may call the LLM): embed all new facts in one batch; e
 near-duplicates (similarity >= FACT_DUPLICATE_SIMILARITY) are NONE and facts with no similar current fact are ADD,
 both without an LLM call; the rest go to one batched LLM call that sees short integer ids, never database ids.
 Applying (inside the formation's final transaction, under a lock per scope): every decision is re-checked against
-the facts as they are now, so two formations racing on one scope never store a duplicate."""
+the facts written since planning (planning saw all the others), so two formations racing on one scope never store a
+duplicate."""
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 from django.conf import settings
 from django.db import connection
 from django.db.models import Q
+from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from conversations.models import Agent, EndUser, Message, Session
@@ -25,11 +28,21 @@ from core.models import EmbeddingSpace
 from facts.extraction import ExtractedFact
 from facts.models import Fact, FactEmbedding, FactScope
 from facts.reference_documents import facts_restating_reference
-from facts.services import fact_close, fact_content_hash, fact_create, fact_profile_set, fact_supersede
+from facts.services import (
+    NewFact,
+    fact_close,
+    fact_content_hash,
+    fact_profile_set,
+    fact_supersede,
+    facts_create_bulk,
+)
 
 PROMPT = Path(__file__).parent / "prompts" / "reconcile_facts.txt"
 ACTIONS = ("ADD", "UPDATE", "DELETE", "NONE")
 MAX_CANDIDATES = 5
+# A fact's formed_at is set inside its writer's transaction, before that commits: facts committed after planning
+# read the scope have a formed_at at most one writer's transaction earlier than planning. Far longer than any.
+RECHECK_MARGIN = timedelta(seconds=60)
 
 
 @dataclass
@@ -44,6 +57,7 @@ class FactDecision:
     content: str | None = None
     content_vector: np.ndarray | None = None
     candidates: list[tuple[Fact, float]] = field(default_factory=list)
+    planned_at: datetime = field(default_factory=timezone.now)
 
 
 @dataclass
@@ -90,6 +104,7 @@ def _decide(data: object, *, new_count: int, existing_count: int) -> dict[int, d
 def facts_reconcile_plan(
     *, agent: Agent, user: EndUser, extracted: list[ExtractedFact], job_id: int | None
 ) -> list[FactDecision]:
+    planned_at = timezone.now()
     space = embedding_space_active()
     provider = embedding_provider_for_space(space=space)
     unique: dict[tuple[int | None, str], ExtractedFact] = {}
@@ -115,7 +130,9 @@ def facts_reconcile_plan(
     decisions: list[FactDecision] = []
     for (owner_pk, content_hash), fact, vector, restates in zip(unique, new_facts, vectors, restating, strict=True):
         owner = user if owner_pk is not None else None
-        decision = FactDecision(new=fact, owner=owner, vector=vector, space=space, action="ADD", reason="new")
+        decision = FactDecision(
+            new=fact, owner=owner, vector=vector, space=space, action="ADD", reason="new", planned_at=planned_at
+        )
         exact = exact_of.get((owner_pk, content_hash))
         keyed = (
             Fact.objects.filter(agent=agent, user=owner, key=fact.key, valid_to__isnull=True).first()
@@ -214,19 +231,51 @@ def _current_version(fact: Fact) -> Fact | None:
     return latest if latest is not None and latest.valid_to is None else None
 
 
-def _is_duplicate_now(*, decision: FactDecision, agent: Agent, content: str, vector: np.ndarray) -> bool:
-    if Fact.objects.filter(
-        agent=agent, user=decision.owner, content_hash=fact_content_hash(content), valid_to__isnull=True
-    ).exists():
-        return True
-    similar = _similar_current_facts(
-        agent=agent,
-        owner=decision.owner,
-        vector=vector,
-        space=decision.space,
-        min_similarity=settings.FACT_DUPLICATE_SIMILARITY,
+@dataclass
+class _RecentFacts:
+    """Current facts of the decisions' scopes written since planning (and those this apply writes), to re-check ADDs
+    against: by content hash, and by similarity at or above FACT_DUPLICATE_SIMILARITY."""
+
+    hashes: set[tuple[int | None, str]] = field(default_factory=set)
+    vectors: dict[int | None, list[np.ndarray]] = field(default_factory=dict)
+
+    def add(self, *, owner_id: int | None, content_hash: str, vector: np.ndarray | None) -> None:
+        self.hashes.add((owner_id, content_hash))
+        if vector is not None:
+            self.vectors.setdefault(owner_id, []).append(np.asarray(vector, dtype=np.float32))
+
+    def duplicates(self, *, owner_id: int | None, content: str, vector: np.ndarray) -> bool:
+        if (owner_id, fact_content_hash(content)) in self.hashes:
+            return True
+        written = self.vectors.get(owner_id)
+        # Stored vectors are unit length (providers normalise): the dot product is the cosine similarity.
+        return bool(written) and float(np.max(np.stack(written) @ vector)) >= settings.FACT_DUPLICATE_SIMILARITY
+
+
+def _facts_written_since_planning(*, decisions: list[FactDecision], agent: Agent) -> _RecentFacts:
+    recent = _RecentFacts()
+    adds = [decision for decision in decisions if decision.action in ("ADD", "UPDATE")]
+    if not adds:
+        return recent
+    owners = {decision.owner.pk if decision.owner else None for decision in adds}
+    in_scopes = Q(user_id__in=[owner for owner in owners if owner is not None])
+    if None in owners:
+        in_scopes |= Q(user__isnull=True)
+    since = min(decision.planned_at for decision in adds) - RECHECK_MARGIN
+    rows = list(
+        Fact.objects.filter(in_scopes, agent=agent, valid_to__isnull=True, formed_at__gte=since).values_list(
+            "pk", "user_id", "content_hash"
+        )
     )
-    return bool(similar)
+    if rows:
+        vectors = dict(
+            FactEmbedding.objects.filter(fact_id__in=[pk for pk, _, _ in rows], space=adds[0].space).values_list(
+                "fact_id", "embedding"
+            )
+        )
+        for pk, owner_id, content_hash in rows:
+            recent.add(owner_id=owner_id, content_hash=content_hash, vector=vectors.get(pk))
+    return recent
 
 
 def _decisions_move_to_active_space(*, decisions: list[FactDecision]) -> None:
@@ -256,47 +305,41 @@ def facts_reconcile_apply(
     owners = {decision.owner.pk if decision.owner else 0: decision.owner for decision in decisions}
     for owner_pk in sorted(owners):
         _scope_lock(agent=agent, owner=owners[owner_pk])
+    recent = _facts_written_since_planning(decisions=decisions, agent=agent)
 
+    plain_adds: list[tuple[FactDecision, list[Message]]] = []
+    # Facts without a profile key are added last, in one batch: by then every UPDATE's new content is in `recent`,
+    # so an ADD saying the same is recognised as a duplicate rather than inserted beside it.
     for decision in decisions:
         sources = decision.new.source_messages or source_messages_fallback
-        target = _current_version(decision.target) if decision.target is not None else None
         action = decision.action
+        target = _current_version(decision.target) if action in ("UPDATE", "DELETE") else None
         if action in ("UPDATE", "DELETE") and target is None:
             action = "ADD" if action == "UPDATE" else "NONE"  # the target is gone: its successor decides
+        owner_id = decision.owner.pk if decision.owner else None
         if action == "ADD":
-            if _is_duplicate_now(decision=decision, agent=agent, content=decision.new.content, vector=decision.vector):
+            if not (decision.new.key and decision.owner is not None):
+                plain_adds.append((decision, sources))
+                continue
+            if recent.duplicates(owner_id=owner_id, content=decision.new.content, vector=decision.vector):
                 result.unchanged += 1
                 continue
-            if decision.new.key and decision.owner is not None:
-                fact, outcome = fact_profile_set(
-                    agent=agent,
-                    user=decision.owner,
-                    key=decision.new.key,
-                    content=decision.new.content,
-                    source_session=session,
-                    source_messages=sources,
-                    embedding=decision.vector,
-                    space=decision.space,
-                    change_reason="extracted",
-                )
-                if outcome == "unchanged":
-                    result.unchanged += 1
-                else:
-                    (result.added if outcome == "created" else result.updated).append(fact)
-                continue
-            result.added.append(
-                fact_create(
-                    agent=agent,
-                    user=decision.owner,
-                    scopes=decision.new.scopes,
-                    content=decision.new.content,
-                    change_reason="extracted",
-                    source_session=session,
-                    source_messages=sources,
-                    embedding=decision.vector,
-                    space=decision.space,
-                )
+            recent.add(owner_id=owner_id, content_hash=fact_content_hash(decision.new.content), vector=decision.vector)
+            fact, outcome = fact_profile_set(
+                agent=agent,
+                user=decision.owner,
+                key=decision.new.key,
+                content=decision.new.content,
+                source_session=session,
+                source_messages=sources,
+                embedding=decision.vector,
+                space=decision.space,
+                change_reason="extracted",
             )
+            if outcome == "unchanged":
+                result.unchanged += 1
+            else:
+                (result.added if outcome == "created" else result.updated).append(fact)
         elif action == "UPDATE":
             content = decision.content or decision.new.content
             if fact_content_hash(content) == target.content_hash:
@@ -335,6 +378,11 @@ def facts_reconcile_apply(
             ):
                 Fact.objects.filter(pk=successor.pk).update(key=new_key)
                 successor.key = new_key
+            recent.add(
+                owner_id=successor.user_id,
+                content_hash=successor.content_hash,
+                vector=decision.content_vector if decision.content_vector is not None else decision.vector,
+            )
             result.updated.append(successor)
         elif action == "DELETE":
             result.deleted.append(
@@ -342,4 +390,29 @@ def facts_reconcile_apply(
             )
         else:
             result.unchanged += 1
+
+    new_facts = []
+    for decision, sources in plain_adds:
+        owner_id = decision.owner.pk if decision.owner else None
+        if recent.duplicates(owner_id=owner_id, content=decision.new.content, vector=decision.vector):
+            result.unchanged += 1
+            continue
+        recent.add(owner_id=owner_id, content_hash=fact_content_hash(decision.new.content), vector=decision.vector)
+        new_facts.append(
+            NewFact(
+                user=decision.owner,
+                scopes=decision.new.scopes,
+                content=decision.new.content,
+                source_messages=sources,
+                embedding=decision.vector,
+            )
+        )
+    if new_facts:
+        result.added += facts_create_bulk(
+            agent=agent,
+            new_facts=new_facts,
+            change_reason="extracted",
+            source_session=session,
+            space=decisions[0].space,
+        )
     return result

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
@@ -55,6 +56,64 @@ def fact_embeddings_write(*, facts: Sequence[Fact], space: EmbeddingSpace, vecto
         ],
         ignore_conflicts=True,
     )
+
+
+@dataclass(frozen=True)
+class NewFact:
+    """One fact for facts_create_bulk: its owner (None for agent-wide), scopes, content, the messages it comes from
+    and its vector in the space given."""
+
+    user: EndUser | None
+    scopes: Sequence[str]
+    content: str
+    source_messages: Sequence[Message]
+    embedding: np.ndarray
+
+
+def facts_create_bulk(
+    *,
+    agent: Agent,
+    new_facts: Sequence[NewFact],
+    change_reason: str,
+    source_session: Session | None,
+    space: EmbeddingSpace,
+) -> list[Fact]:
+    """fact_create for many facts without a profile key, inside the caller's transaction: one INSERT of the facts,
+    one of their source-message links and one of their vectors, where fact_create takes a savepoint and three
+    statements per fact. Duplicates are the caller's to rule out, as for fact_create."""
+    now = timezone.now()
+    rows = []
+    for item in new_facts:
+        scopes = fact_scopes_validate(scopes=item.scopes, user=item.user)
+        content = fact_content_normalize(item.content)
+        if not content:
+            raise ApplicationError("content must not be empty.", fields={"content": ["empty"]})
+        rows.append(
+            Fact(
+                agent=agent,
+                user=item.user if FactScope.USER in scopes else None,
+                scopes=scopes,
+                content=content,
+                content_hash=fact_content_hash(content),
+                formed_at=now,
+                valid_from=now,
+                change_reason=change_reason,
+                source_session=source_session,
+            )
+        )
+    if not rows:
+        return []
+    created = Fact.objects.bulk_create(rows)
+    links = Fact.source_messages.through
+    links.objects.bulk_create(
+        [
+            links(fact_id=fact.pk, message_id=message.pk)
+            for fact, item in zip(created, new_facts, strict=True)
+            for message in {message.pk: message for message in item.source_messages}.values()
+        ]
+    )
+    fact_embeddings_write(facts=created, space=space, vectors=[item.embedding for item in new_facts])
+    return created
 
 
 def facts_embed_missing(*, fact_ids: Iterable[int], space: EmbeddingSpace | None = None) -> int:

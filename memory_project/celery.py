@@ -24,6 +24,8 @@ task_prerun.connect(worker_embedding_threads_limit, weak=False, dispatch_uid="wo
 
 app.conf.beat_schedule = {
     "formation-sweep": {"task": "conversations.sweep_formation", "schedule": 60.0},
+    # Sessions waiting for a budget or for the LLM provider go again once they may (and the breaker's probe goes).
+    "formation-resume": {"task": "conversations.resume_formation", "schedule": 10.0},
     "retention": {"task": "conversations.enforce_retention", "schedule": 3600.0},
     "memory-context-refresh": {"task": "reflections.memory_context_refresh_active", "schedule": 300.0},
     # Pending search statistics (appended by database triggers) folded into the kept ones; reads are exact either way,

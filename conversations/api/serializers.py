@@ -6,6 +6,7 @@ from django.conf import settings
 from rest_framework import serializers
 
 from conversations.models import Message, Session
+from conversations.services.formation_holds import session_waiting_detail
 from conversations.services.ingestion import MAX_MESSAGES_PER_REQUEST
 from core.api.fields import MetadataField, StrictCharField, StrictRegexField, metadata_size_problem
 
@@ -26,6 +27,9 @@ class SessionCreateInputSerializer(serializers.Serializer):
 class SessionOutputSerializer(serializers.ModelSerializer):
     session = serializers.CharField(source="external_id")
     user = serializers.CharField(source="user.external_id")
+    formation_waiting_detail = serializers.SerializerMethodField(
+        help_text="While formation_status is 'waiting': why, with today's figures and when it resumes."
+    )
 
     class Meta:
         model = Session
@@ -38,9 +42,14 @@ class SessionOutputSerializer(serializers.ModelSerializer):
             "message_count",
             "token_count",
             "formation_status",
+            "formation_waiting_reason",
+            "formation_waiting_detail",
             "formed_through_message_id",
             "last_formed_at",
         ]
+
+    def get_formation_waiting_detail(self, session: Session) -> str:
+        return session_waiting_detail(session=session)
 
 
 class MessageInputSerializer(serializers.Serializer):

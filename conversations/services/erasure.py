@@ -33,6 +33,9 @@ def user_erase(*, user: EndUser, requested_by: str) -> ErasureRecord:
     Agent-scoped memory that formation derived from this user's conversations stays: it is the agent's knowledge,
     not the user's (formation keeps user-specific statements in user scope); only its links to the deleted
     messages and sessions are removed."""
+    # Locks in an append's order (its sessions, then the user) so that an erasure and an append cannot deadlock: an
+    # append to one of these sessions waits for the erasure, or the erasure for it.
+    list(Session.objects.select_for_update().filter(user_id=user.pk).order_by("pk").values_list("pk", flat=True))
     user = EndUser.objects.select_for_update().select_related("agent").get(pk=user.pk)
     agent = user.agent
     counts: Counter = Counter()

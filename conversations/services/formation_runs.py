@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from conversations.models import FormationJob, Session
-from conversations.services.formation import session_form_memories
+from conversations.services.formation import SessionLocked, session_form_memories
 from conversations.services.formation_triggers import formation_request
 
 EXPLICIT = FormationJob.Trigger.EXPLICIT
@@ -15,7 +16,7 @@ EXPLICIT = FormationJob.Trigger.EXPLICIT
 @dataclass
 class SessionFormationResult:
     session: Session
-    outcome: str  # formed, queued, busy (another worker has it), failed
+    outcome: str  # formed, queued, busy (another worker has it), waiting (budget or provider), failed
     runs: int = 0
     messages: int = 0
     facts_added: int = 0
@@ -31,11 +32,17 @@ def _form_now(session: Session) -> SessionFormationResult:
     while True:
         try:
             outcome = session_form_memories(session_id=session.pk, trigger=EXPLICIT)
+        except SessionLocked:
+            time.sleep(0.2)  # an append holds the row for milliseconds
+            continue
         except Exception as error:  # recorded on the failed FormationJob; the other sessions still run
             result.outcome, result.error = "failed", f"{type(error).__name__}: {error}"
             return result
         if outcome is None:
-            if result.runs == 0:
+            session.refresh_from_db(fields=["formation_status", "formation_waiting_reason"])
+            if session.formation_status == Session.FormationStatus.WAITING:
+                result.outcome = "waiting"
+            elif result.runs == 0:
                 result.outcome = "busy"
             return result
         job = outcome.job

@@ -40,8 +40,13 @@ def session_unformed_totals(*, session: Session) -> tuple[int, int]:
     return totals["messages"], totals["tokens"]
 
 
+# A session in these states has formation coming: a running one checks for newer messages when it finishes, a waiting
+# one forms everything after its cursor when it resumes.
+FORMATION_PENDING = (Status.QUEUED, Status.RUNNING, Status.WAITING)
+
+
 def session_formation_due_by_interval(*, session: Session) -> bool:
-    if session.formation_status in (Status.QUEUED, Status.RUNNING):
+    if session.formation_status in FORMATION_PENDING:
         return False
     thresholds = agent_thresholds(agent=session.agent)
     # The session's counters only grow and cover every message it ever held: when they are below both intervals,
@@ -56,9 +61,9 @@ def session_formation_due_by_interval(*, session: Session) -> bool:
 
 
 def formation_request(*, session: Session, trigger: str) -> bool:
-    """Queue formation of the session unless it is already queued or running (a running formation checks for
-    newer messages when it finishes). Returns whether a task was queued."""
-    updated = Session.objects.filter(pk=session.pk).exclude(formation_status__in=[Status.QUEUED, Status.RUNNING])
+    """Queue formation of the session unless it is already queued, running or waiting (FORMATION_PENDING). Returns
+    whether a task was queued."""
+    updated = Session.objects.filter(pk=session.pk).exclude(formation_status__in=FORMATION_PENDING)
     if not updated.update(formation_status=Status.QUEUED, formation_queued_at=timezone.now()):
         return False
     session.formation_status = Status.QUEUED

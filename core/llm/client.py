@@ -1,17 +1,34 @@
 """Calling the LLM for structured output: one place for JSON parsing, validation, the single retry of a malformed
-reply (with the parse error), and the record of every call."""
+reply (with the parse error), the provider guard (rate limit, Retry-After, circuit breaker: core.llm.guard), the count
+of tokens spent (core.llm.spend) and the record of every call.
+
+A job (formation, consolidation) runs its calls inside `llm_job_calls`: their LLMCall records are collected and
+written with one INSERT in the job's final transaction (`llm_calls_write`), and no call or wait runs past the job's
+deadline (thread-pool workers enforce no Celery time limit, and the claim of a session treats a run older than twice
+the limit as lost). Outside a job each record is written at once."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
-from collections.abc import Callable
+import random
+import time
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from string import Template
 from typing import Any, TypeVar
 
-from core.exceptions import ProviderError
-from core.llm.providers import LLMReply, LLMRequest, Speed, get_llm_provider
+import django.dispatch
+from django.conf import settings
+
+from core.db import release_connection_while_waiting
+from core.exceptions import ProviderError, ProviderPaused, ProviderRateLimited
+from core.llm.guard import llm_call_admit, llm_call_report, provider_key_for
+from core.llm.providers import LLMProvider, LLMReply, LLMRequest, Speed, get_llm_provider
+from core.llm.spend import llm_spend_add
 from core.models import LLMCall
 
 logger = logging.getLogger(__name__)
@@ -19,6 +36,10 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 # How much of a malformed reply is echoed back when asking the model to repair it.
 _REPAIR_ECHO_CHARS = 4000
+# Tokens a reply is expected to add to its prompt, for the rate limiter's estimate before the call.
+_COMPLETION_ALLOWANCE = 400
+# Sent when the circuit breaker closes, so that work paused meanwhile is queued again at once.
+llm_provider_recovered = django.dispatch.Signal()
 
 
 class MalformedLLMOutput(Exception):
@@ -27,6 +48,34 @@ class MalformedLLMOutput(Exception):
 
 class OutputInvalid(ValueError):
     """Raised by validators with a message the model can act on."""
+
+
+@dataclass
+class _JobCalls:
+    records: list[LLMCall] = field(default_factory=list)
+    deadline: float | None = None  # time.monotonic()
+
+
+_job_calls: ContextVar[_JobCalls | None] = ContextVar("llm_job_calls", default=None)
+
+
+@contextlib.contextmanager
+def llm_job_calls(*, time_limit_seconds: float | None) -> Iterator[list[LLMCall]]:
+    """Collect the LLMCall records of the calls made in the block (the list yielded), and keep every call and wait
+    within `time_limit_seconds` from now."""
+    job = _JobCalls(deadline=time.monotonic() + time_limit_seconds if time_limit_seconds else None)
+    token = _job_calls.set(job)
+    try:
+        yield job.records
+    finally:
+        _job_calls.reset(token)
+
+
+def llm_calls_write(*, records: list[LLMCall]) -> None:
+    """Write collected call records in one statement (inside the job's final transaction, or when it fails)."""
+    if records:
+        LLMCall.objects.bulk_create(records)
+        records.clear()
 
 
 def prompt_render(*, path: Path, values: dict[str, str]) -> list[dict[str, str]]:
@@ -54,7 +103,7 @@ def _record(
     *, request: LLMRequest, reply: LLMReply | None, outcome: str, error: str, attempt: int, context: dict
 ) -> None:
     provider = get_llm_provider()
-    LLMCall.objects.create(
+    call = LLMCall(
         agent_id=context.get("agent_id"),
         purpose=request.purpose,
         provider=provider.name,
@@ -68,6 +117,80 @@ def _record(
         job_kind=context.get("job_kind", ""),
         job_id=context.get("job_id"),
     )
+    job = _job_calls.get()
+    if job is None:
+        call.save()
+    else:
+        job.records.append(call)
+
+
+def _remaining_seconds() -> float | None:
+    job = _job_calls.get()
+    return None if job is None or job.deadline is None else job.deadline - time.monotonic()
+
+
+def _wait(seconds: float, *, why: str) -> None:
+    """Sleep before trying again, unless that would outlast the job: then the task retries later instead."""
+    remaining = _remaining_seconds()
+    if remaining is not None and seconds > remaining:
+        raise ProviderRateLimited(f"{why}: {seconds:.1f}s to wait, past the job's time limit", retry_after=seconds)
+    release_connection_while_waiting()
+    time.sleep(seconds)
+
+
+def _estimated_tokens(request: LLMRequest) -> int:
+    return sum(len(message.get("content") or "") for message in request.messages) // 4 + _COMPLETION_ALLOWANCE
+
+
+def _complete(*, provider: LLMProvider, request: LLMRequest, attempt: int, context: dict) -> LLMReply:
+    """One completion. A remote provider's call is admitted by the shared guard first (and waits for the rate
+    limit); a 429 is retried after its Retry-After, each one recorded; an open circuit breaker raises
+    ProviderPaused without calling."""
+    if not provider.remote:
+        return provider.complete(request)
+    key = provider_key_for(provider_name=provider.name)
+    estimated = _estimated_tokens(request)
+    rate_limited = 0
+    while True:
+        admission = llm_call_admit(provider_key=key, estimated_tokens=estimated)
+        if admission.verdict == "open":
+            raise ProviderPaused(
+                f"the LLM provider is failing: calls paused for {admission.seconds:.0f}s (circuit breaker open)",
+                retry_in=admission.seconds,
+            )
+        if admission.verdict == "wait":
+            _wait(admission.seconds, why="client-side LLM rate limit")
+            continue
+        remaining = _remaining_seconds()
+        if remaining is not None and remaining < 1:
+            raise ProviderError("the job's time limit was reached before its LLM call")
+        timeout = settings.LLM_TIMEOUT_SECONDS if remaining is None else min(settings.LLM_TIMEOUT_SECONDS, remaining)
+        release_connection_while_waiting()
+        try:
+            reply = provider.complete(replace(request, timeout=timeout))
+        except ProviderRateLimited as error:
+            llm_call_report(provider_key=key, outcome="answered", token_correction=-estimated)
+            _record(
+                request=request,
+                reply=None,
+                outcome=LLMCall.Outcome.RATE_LIMITED,
+                error=str(error),
+                attempt=attempt,
+                context=context,
+            )
+            rate_limited += 1
+            if rate_limited > settings.LLM_RATE_LIMITED_RETRIES:
+                raise
+            delay = error.retry_after if error.retry_after is not None else random.uniform(1, 2**rate_limited)
+            _wait(delay, why="the provider's Retry-After")
+            continue
+        except ProviderError:
+            llm_call_report(provider_key=key, outcome="failure", token_correction=-estimated)
+            raise
+        used = reply.prompt_tokens + reply.completion_tokens
+        if llm_call_report(provider_key=key, outcome="answered", token_correction=used - estimated) == "closed":
+            llm_provider_recovered.send(sender=provider.__class__, provider_key=key)
+        return reply
 
 
 def llm_complete_json(
@@ -85,9 +208,12 @@ def llm_complete_json(
     a malformed reply is retried once with the error, then MalformedLLMOutput."""
     context = {"agent_id": agent_id, "job_kind": job_kind, "job_id": job_id}
     request = LLMRequest(purpose=purpose, messages=messages, inputs=inputs, speed=speed)
+    provider = get_llm_provider()
     for attempt in (1, 2):
         try:
-            reply = get_llm_provider().complete(request)
+            reply = _complete(provider=provider, request=request, attempt=attempt, context=context)
+        except (ProviderPaused, ProviderRateLimited):
+            raise  # nothing was sent, or each 429 is recorded already
         except ProviderError as error:
             _record(
                 request=request,
@@ -98,6 +224,7 @@ def llm_complete_json(
                 context=context,
             )
             raise
+        llm_spend_add(agent_id=agent_id, tokens=reply.prompt_tokens + reply.completion_tokens)
         try:
             result = validate(_parse(reply.text))
         except (OutputInvalid, ValueError, TypeError, KeyError) as error:

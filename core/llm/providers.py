@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from django.conf import settings
 
-from core.exceptions import ProviderError
+from core.exceptions import ProviderError, ProviderRateLimited
 
 Speed = Literal["fast", "slow"]
 
@@ -26,6 +26,7 @@ class LLMRequest:
     inputs: dict[str, Any] = field(default_factory=dict)
     speed: Speed = "fast"
     json_reply: bool = True
+    timeout: float | None = None  # seconds; None: LLM_TIMEOUT_SECONDS
 
 
 @dataclass(frozen=True)
@@ -39,14 +40,31 @@ class LLMReply:
 
 class LLMProvider(ABC):
     name: str
+    # A provider across the network: its calls go through the shared rate limiter and circuit breaker.
+    remote: bool = False
 
     @abstractmethod
     def complete(self, request: LLMRequest) -> LLMReply:
         """Raise ProviderError on network errors, timeouts and 5xx; return whatever text the model produced."""
 
 
+def retry_after_seconds(headers: Any) -> float | None:
+    """The delay a 429 asks for: OpenAI's `retry-after-ms`, else `Retry-After` in seconds (an HTTP date is rare
+    enough from LLM APIs to be treated as absent)."""
+    for name, scale in (("retry-after-ms", 1000), ("retry-after", 1)):
+        value = headers.get(name) if headers is not None else None
+        try:
+            seconds = float(value) / scale if value is not None else None
+        except ValueError:
+            continue
+        if seconds is not None and seconds >= 0:
+            return seconds
+    return None
+
+
 class OpenAICompatibleLLM(LLMProvider):
     name = "openai"
+    remote = True
 
     def __init__(self, *, base_url: str, api_key: str, fast_model: str, slow_model: str, timeout: float) -> None:
         import openai
@@ -63,10 +81,16 @@ class OpenAICompatibleLLM(LLMProvider):
         model = self.models[request.speed]
         started = time.monotonic()
         extra: dict[str, Any] = {"response_format": {"type": "json_object"}} if request.json_reply else {}
+        if request.timeout is not None:
+            extra["timeout"] = request.timeout
         try:
             completion = self._client.chat.completions.create(
                 model=model, messages=request.messages, temperature=0, **extra
             )
+        except openai.RateLimitError as error:
+            raise ProviderRateLimited(
+                f"RateLimitError: {error}", retry_after=retry_after_seconds(error.response.headers)
+            ) from error
         except openai.OpenAIError as error:
             raise ProviderError(f"{type(error).__name__}: {error}") from error
         latency_ms = int((time.monotonic() - started) * 1000)

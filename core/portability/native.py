@@ -22,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 
 from django.db import models, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from conversations.models import Agent, EndUser, Message, Session
@@ -147,6 +148,9 @@ class _NativeImport:
         self.ids: dict[type[models.Model], dict[int, int]] = defaultdict(dict)
         self.preexisting_sessions: set[int] = set()
         self.message_signatures: dict[int, set] = {}
+        # Messages and tokens this import added to sessions that existed before it, for their counters (the interval
+        # trigger reads them); a session the import creates keeps its exported counters.
+        self.added_to_session: dict[int, list[int]] = defaultdict(lambda: [0, 0])
         self.deferred_supersessions: list[tuple[int, int]] = []
         self.deferred_cursors: list[tuple[type[models.Model], int, int]] = []
         self.conflicting_blobs: set[int] = set()
@@ -243,6 +247,9 @@ class _NativeImport:
             self._restore_automatic_times(Message, created, new_rows)
         for message, row in zip(created, new_rows, strict=True):
             self.ids[Message][row["id"]] = message.pk
+            if message.session_id in self.preexisting_sessions:
+                self.added_to_session[message.session_id][0] += 1
+                self.added_to_session[message.session_id][1] += message.token_count
         self.report.add("messages", "added", len(created))
         if self.embed and created:
             ids = [message.pk for message in created]
@@ -365,7 +372,12 @@ class _NativeImport:
             self.ids[Reflection][row["id"]] = stored.pk
 
     def finish(self) -> None:
-        """References that pointed forward (superseded_by) or at message ids (cursors), now that all rows exist."""
+        """References that pointed forward (superseded_by) or at message ids (cursors), now that all rows exist; the
+        counters of existing sessions that received messages (increments: an append meanwhile keeps its own)."""
+        for session_id, (messages, tokens) in sorted(self.added_to_session.items()):
+            Session.objects.filter(pk=session_id).update(
+                message_count=F("message_count") + messages, token_count=F("token_count") + tokens
+            )
         for fact_id, exported_target in self.deferred_supersessions:
             target = self.ids[Fact].get(exported_target)
             if target is not None:

@@ -73,6 +73,17 @@ DATABASES = {"default": env.db_url("DATABASE_URL", default="postgres://postgres@
 DATABASES["default"]["HOST"] = unquote(DATABASES["default"].get("HOST") or "")
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# A process-wide pool of at most this many connections (psycopg_pool; 0: one persistent connection per thread). The
+# formation worker runs many threads that mostly wait on the LLM: they share a few connections, returned to the pool
+# before every LLM call (docs/architecture.md). Pooled connections are not kept per thread, so CONN_MAX_AGE is 0.
+DATABASE_POOL_MAX_SIZE = env.int("DATABASE_POOL_MAX_SIZE", default=0)
+if DATABASE_POOL_MAX_SIZE:
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": DATABASE_POOL_MAX_SIZE,
+        "timeout": env.float("DATABASE_POOL_TIMEOUT_SECONDS", default=30.0),
+    }
 # A streaming-replication standby of the primary for search reads (core/db_routers.py, docs/scaling.md).
 DATABASE_REPLICA_URL = env("DATABASE_REPLICA_URL", default="")
 if DATABASE_REPLICA_URL:
@@ -167,6 +178,15 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # longest task so that a slow but healthy task is not delivered twice.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT * 2}
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# LLM-bound work (formation, consolidation) has a queue of its own, served by a thread-pool worker: its tasks wait on
+# the LLM for seconds and need no CPU meanwhile. Everything else (embedding, sweeps) stays on the default queue's
+# prefork worker. docs/architecture.md, "Formation runs on a thread pool".
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+FORMATION_QUEUE = "formation"
+CELERY_TASK_ROUTES = {
+    "conversations.form_session_memories": {"queue": FORMATION_QUEUE},
+    "conversations.consolidate_scope": {"queue": FORMATION_QUEUE},
+}
 # Workers log through LOGGING below (task ids, secret redaction) instead of replacing the root logger's handlers.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TIMEZONE = TIME_ZONE
@@ -200,6 +220,21 @@ LLM_PROVIDER = env("LLM_PROVIDER", default="openai" if (LLM_BASE_URL or LLM_API_
 LLM_FAST_MODEL = env("LLM_FAST_MODEL", default="gpt-4.1-mini")
 LLM_SLOW_MODEL = env("LLM_SLOW_MODEL", default="gpt-4.1")
 LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=60.0)
+# Client-side limits of the provider's account, shared by every process through Redis (0: no limit). Requests and
+# tokens (prompt + completion) per minute; a call waits for its turn rather than collect a 429.
+LLM_RATE_LIMIT_RPM = env.int("LLM_RATE_LIMIT_RPM", default=0)
+LLM_RATE_LIMIT_TPM = env.int("LLM_RATE_LIMIT_TPM", default=0)
+# A 429 is retried after its Retry-After (or a backoff when it has none), at most this many times per call.
+LLM_RATE_LIMITED_RETRIES = env.int("LLM_RATE_LIMITED_RETRIES", default=4)
+# Circuit breaker: this many failed calls in a row (network errors, timeouts, 5xx) pause all formation for
+# LLM_CIRCUIT_OPEN_SECONDS, doubling with every failed probe up to LLM_CIRCUIT_MAX_OPEN_SECONDS.
+LLM_CIRCUIT_FAILURE_THRESHOLD = env.int("LLM_CIRCUIT_FAILURE_THRESHOLD", default=5)
+LLM_CIRCUIT_OPEN_SECONDS = env.float("LLM_CIRCUIT_OPEN_SECONDS", default=30.0)
+LLM_CIRCUIT_MAX_OPEN_SECONDS = env.float("LLM_CIRCUIT_MAX_OPEN_SECONDS", default=600.0)
+# Cost guard: LLM tokens per UTC day that memory work (formation, consolidation) may spend, per agent (the agent's own
+# budget in the admin wins) and for the whole deployment. 0: no budget.
+LLM_AGENT_DAILY_TOKEN_BUDGET = env.int("LLM_AGENT_DAILY_TOKEN_BUDGET", default=0)
+LLM_DAILY_TOKEN_BUDGET = env.int("LLM_DAILY_TOKEN_BUDGET", default=0)
 
 # --- Fact search ------------------------------------------------------------------------------------------------------
 # Weighted reciprocal rank fusion of fact and message search: score = sum of weight / (k + rank) over the vector

@@ -18,6 +18,7 @@ from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
 from core.models import SensitiveDataFinding
 from core.sensitive_screening import statement_screen
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
+from reflections.services.context_cache import context_cache_invalidate
 
 PROMPT = Path(__file__).resolve().parent.parent / "prompts" / "reflect.txt"
 LEVELS = (MemoryScope.AGENT, MemoryScope.USER, MemoryScope.SESSION)
@@ -179,18 +180,25 @@ def reflection_create(
 
 
 def reflections_store(*, drafts: ReflectionDrafts, session: Session) -> list[Reflection]:
-    stored = []
-    for scope in LEVELS:
-        for content in getattr(drafts, scope):
-            stored.append(
-                reflection_create(
-                    agent=session.agent,
-                    scope=scope,
-                    content=content,
-                    user=session.user,
-                    session=session,
-                    source=Reflection.Source.FORMATION,
-                    source_session=session,
-                )
-            )
+    """Formation's drafts (validated by _validate) in one INSERT. bulk_create sends no post_save, so the context
+    blocks of the scopes written are invalidated here, once per scope, after commit."""
+    rows = [
+        Reflection(
+            agent=session.agent,
+            scope=scope,
+            content=content,
+            source=Reflection.Source.FORMATION,
+            source_session=session,
+            **scope_key(scope=scope, user=session.user, session=session),
+        )
+        for scope in LEVELS
+        for content in getattr(drafts, scope)
+    ]
+    if not rows:
+        return []
+    stored = Reflection.objects.bulk_create(rows)
+    for agent_id, user_id, session_id in {(row.agent_id, row.user_id, row.session_id) for row in stored}:
+        transaction.on_commit(
+            lambda a=agent_id, u=user_id, s=session_id: context_cache_invalidate(agent_id=a, user_id=u, session_id=s)
+        )
     return stored

@@ -20,7 +20,8 @@ from conversations.tasks import session_form_memories_task
 from core.models import JobStatus, LLMCall
 from facts.models import Fact
 from reflections.models import Reflection
-from tests.formation_support import StubLLMServer, StubReply, celery_workers_paused, wait_until
+from tests.formation_support import celery_workers_paused, wait_until
+from tests.llm_stub_server import StubLLMServer, StubReply
 
 # The claim treats a 'running' mark older than twice the task time limit as lost; the workers and this process
 # must agree on the limit. Small, so that the window is short; the solo pool enforces no time limit itself.
@@ -80,7 +81,7 @@ def test_a_worker_killed_mid_formation_loses_nothing_and_another_completes_it(
             "CELERY_TASK_TIME_LIMIT": str(TIME_LIMIT),
             "CELERY_TASK_SOFT_TIME_LIMIT": str(TIME_LIMIT - 2),
         }
-        first = celery_worker_launcher(extra_env=worker_env, queues=f"{queue},celery")
+        first = celery_worker_launcher(extra_env=worker_env, queues=f"{queue},celery,formation")
 
         status, posted = _post(client, key)
         assert status == 201 and len(posted) == len(TURNS)
@@ -103,7 +104,7 @@ def test_a_worker_killed_mid_formation_loses_nothing_and_another_completes_it(
         status, reposted = _post(client, key)
         assert status == 200 and reposted == posted
 
-        second = celery_worker_launcher(extra_env=worker_env, queues=f"{queue},celery")
+        second = celery_worker_launcher(extra_env=worker_env, queues=f"{queue},celery,formation")
         # Time passes: the 'running' mark ages past twice the time limit, the conversation has gone quiet.
         past = timezone.now() - timedelta(seconds=2 * TIME_LIMIT + 1)
         Session.objects.filter(pk=session.pk, formation_status=Session.FormationStatus.RUNNING).update(

@@ -1,5 +1,6 @@
 import pytest
 
+from conversations.models import EndUser, FormationJob, Session
 from conversations.services.formation import session_form_memories
 from conversations.services.ingestion import MessageInput, session_append_messages
 from core.models import LLMCall
@@ -32,3 +33,23 @@ def test_offline_formation_of_a_short_conversation(agent):
     assert result.session.formed_through_message_id == result.messages[-1].pk
     assert session_form_memories(session_id=result.session.pk, trigger="explicit").job.message_count == 0
     assert Fact.objects.count() == len(facts)
+
+
+@pytest.mark.django_db
+def test_the_claim_reads_the_session_agent_and_user_as_the_orm_does(agent, scripted_llm):
+    from conversations.services.formation import _claim
+
+    result = session_append_messages(
+        agent=agent,
+        user_external_id="u-json",
+        session_external_id="s-json",
+        messages=[MessageInput(role="user", content="Hello there, I keep bees.")],
+    )
+    Session.objects.filter(pk=result.session.pk).update(metadata={"channel": "web"})
+    EndUser.objects.filter(pk=result.session.user_id).update(metadata={"plan": "pro"})
+
+    session, job = _claim(session_id=result.session.pk, trigger="explicit", task_id="t-1")
+
+    assert session.metadata == {"channel": "web"} and session.user.metadata == {"plan": "pro"}
+    assert session.agent == agent and session.formation_status == "running"
+    assert FormationJob.objects.get(pk=job.pk).status == "running"

@@ -24,7 +24,7 @@ from core.models import JobStatus, LLMCall
 from facts.extraction import PROMPT as EXTRACT_PROMPT
 from facts.models import Fact, FactEmbedding
 from reflections.models import Reflection
-from tests.formation_support import StubLLMServer, StubReply
+from tests.llm_stub_server import StubLLMServer, StubReply
 
 CONVERSATION = [
     MessageInput(role="user", content="I keep bees on the roof of my flat in Ghent.", idempotency_key="m1"),
@@ -107,6 +107,7 @@ def _assert_formed_once(session: Session, messages: list[Message]) -> None:
 @pytest.mark.django_db
 def test_formation_through_the_openai_client_stores_what_the_stub_returned(stub, conversation, agent):
     session, messages = conversation
+    stub.then(StubReply(prompt_tokens=321, completion_tokens=54))  # the extraction's usage, as reported
 
     outcome = _form(session)
 

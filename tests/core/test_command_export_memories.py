@@ -195,3 +195,26 @@ def test_export_to_standard_output_and_unknown_agent(source_agent):
 
     with pytest.raises(CommandError, match="no agent 'nobody'"):
         call_command("export_memories", "--agent", "nobody")
+
+
+@pytest.mark.django_db
+def test_messages_imported_into_an_existing_session_count_in_its_counters(tmp_path):
+    """The interval trigger reads the session's counters: messages an import adds must be counted there."""
+    from conversations.services.ingestion import MessageInput, session_append_messages
+
+    turns = [
+        MessageInput(role="user", content=f"Turn {n} about the garden.", idempotency_key=f"t-{n}") for n in range(5)
+    ]
+    source = Agent.objects.create(external_id="source")
+    session_append_messages(agent=source, user_external_id="gene", session_external_id="s-1", messages=turns)
+    _export("source", tmp_path / "source.jsonl")
+    target = Agent.objects.create(external_id="target")
+    session_append_messages(agent=target, user_external_id="gene", session_external_id="s-1", messages=turns[:2])
+
+    _import_native(tmp_path / "source.jsonl", "target")
+
+    session = Session.objects.get(agent=target, external_id="s-1")
+    stored = Message.objects.filter(session=session)
+    assert stored.count() == 5
+    assert session.message_count == 5
+    assert session.token_count == sum(message.token_count for message in stored)

@@ -4,6 +4,7 @@ import re
 
 import yaml
 
+from memory_project.devstack import worker_commands
 from tests.conftest import REPO_DIR
 
 
@@ -14,11 +15,19 @@ def _compose() -> dict:
 def test_compose_has_the_production_services_with_their_commands():
     services = _compose()["services"]
 
-    assert {"postgres", "redis", "web", "worker", "beat", "migrate"} <= set(services)
+    assert {"postgres", "redis", "web", "worker", "formation-worker", "beat", "migrate"} <= set(services)
     assert services["postgres"]["image"].startswith("pgvector/pgvector:")
     assert services["redis"]["image"].startswith("redis:")
     assert services["web"]["command"][0] == "gunicorn"
     assert services["worker"]["command"][:4] == ["celery", "-A", "memory_project", "worker"]
+    assert "-Q celery" in " ".join(services["worker"]["command"])
+    # The formation worker is make run's: the formation queue on a thread pool, with a bounded connection pool.
+    formation = services["formation-worker"]
+    assert "celery -A memory_project worker" in formation["command"][-1]
+    assert "-Q formation" in formation["command"][-1] and "--pool threads" in formation["command"][-1]
+    assert formation["environment"]["DATABASE_POOL_MAX_SIZE"].startswith("${FORMATION_WORKER_DB_CONNECTIONS")
+    local, _ = worker_commands(env={})["formation-worker"]
+    assert local[local.index("-Q") + 1] == "formation" and local[local.index("--pool") + 1] == "threads"
     assert services["beat"]["command"][:4] == ["celery", "-A", "memory_project", "beat"]
     assert services["migrate"]["command"][-2:] == ["migrate", "--noinput"]
 
@@ -27,11 +36,11 @@ def test_compose_services_have_healthchecks_volumes_and_settings_from_env():
     compose = _compose()
     services = compose["services"]
 
-    for name in ("postgres", "redis", "web", "worker"):
+    for name in ("postgres", "redis", "web", "worker", "formation-worker"):
         assert services[name]["healthcheck"]["test"], name
     assert "postgres-data" in compose["volumes"]
     assert any(volume.startswith("postgres-data:") for volume in services["postgres"]["volumes"])
-    for name in ("web", "worker", "beat"):
+    for name in ("web", "worker", "formation-worker", "beat"):
         environment = services[name]["environment"]
         assert environment["DJANGO_SETTINGS_MODULE"] == "memory_project.settings.production"
         assert (

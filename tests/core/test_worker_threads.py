@@ -62,3 +62,18 @@ def test_a_solo_worker_keeps_every_core(monkeypatch):
     monkeypatch.setattr(worker_threads, "_worker_processes", None)
     worker_threads.worker_processes_record(sender="celery@host", instance=Worker())
     assert worker_threads._worker_processes == 1
+
+
+def test_a_thread_pool_worker_gives_each_of_its_threads_one_model_thread(monkeypatch):
+    """The formation worker's threads embed side by side, like prefork processes do."""
+    from celery.concurrency.thread import TaskPool as ThreadPool
+
+    class Worker:
+        concurrency = 100
+        pool_cls = ThreadPool
+
+    monkeypatch.setattr(worker_threads, "_worker_processes", None)
+    worker_threads.worker_processes_record(sender="formation@host", instance=Worker())
+
+    assert worker_threads._worker_processes == 100
+    assert worker_embedding_threads(configured=0, processes=100, cores=2) == 1

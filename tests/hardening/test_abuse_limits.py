@@ -19,8 +19,8 @@ from django.test import Client
 from conversations.services.api_keys import api_key_create
 from core.logging import SecretRedactionFilter
 from tests.conftest import REPO_DIR, database_url_of_test_database
-from tests.formation_support import StubLLMServer
 from tests.hardening.conftest import Tenants
+from tests.llm_stub_server import StubLLMServer
 
 # A window far longer than the test, so the count cannot roll over into a new window halfway through.
 THREE_PER_MONTH = "3/30d"

@@ -30,8 +30,9 @@ import psycopg
 import pytest
 
 from memory_project.devstack import EmbeddedPostgres, EmbeddedRedis, free_port, wait_for_port
-from tests.conftest import REPO_DIR
-from tests.formation_support import StubLLMServer, wait_until
+from tests.conftest import REPO_DIR, WORKER_QUEUES
+from tests.formation_support import wait_until
+from tests.llm_stub_server import StubLLMServer
 
 STUB_FACTS = [{"content": "The user keeps three beehives on a city rooftop.", "scope": ["user"], "source": [1]}]
 SESSION_REFLECTION = "The session was about urban beekeeping."
@@ -246,6 +247,7 @@ def stack(request) -> Iterator[Stack]:
             stack.start(
                 "worker",
                 [sys.executable, "-m", "celery", "-A", "memory_project", "worker", "--pool", "solo", "-l", "info"]
+                + ["-Q", WORKER_QUEUES]
                 + ["-n", f"faults-{secrets.token_hex(3)}@localhost"],
             )
             wait_for_port(port, timeout=120)

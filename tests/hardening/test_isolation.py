@@ -20,8 +20,8 @@ from conversations.services.formation import session_form_memories
 from conversations.services.ingestion import MessageInput, session_append_messages
 from facts.models import Fact
 from reflections.models import ConsolidatedMemory, Reflection
-from tests.formation_support import StubLLMServer
 from tests.hardening.conftest import B_MARKER, Tenants, stored_rows_digest
+from tests.llm_stub_server import StubLLMServer
 
 SCHEMA = SchemaGenerator().get_schema(request=None, public=True)
 OPERATIONS = [

@@ -115,7 +115,9 @@ class SessionInfo(TypedDict):
     closed_at: str | None
     message_count: int
     token_count: int
-    formation_status: str
+    formation_status: str  # idle, queued, running, waiting, failed
+    formation_waiting_reason: str  # agent_budget, global_budget, provider; "" unless waiting
+    formation_waiting_detail: str
     formed_through_message_id: int | None
     last_formed_at: str | None
 

@@ -68,7 +68,7 @@ class Command(BaseCommand):
         failed = sum(result.outcome == "failed" for result in results)
         summary = ", ".join(
             f"{sum(r.outcome == outcome for r in results)} {outcome}"
-            for outcome in ("formed", "queued", "busy", "failed")
+            for outcome in ("formed", "queued", "busy", "waiting", "failed")
             if any(r.outcome == outcome for r in results)
         )
         self.stdout.write(f"{len(results)} sessions: {summary or 'nothing to form'}")
