@@ -16,7 +16,7 @@ from rest_framework import serializers
 
 from conversations.models import Agent, EndUser, Session
 from conversations.services.ingestion import end_user_get_or_create
-from core.api.fields import StrictCharField, StrictRegexField
+from core.api.fields import StrictCharField, StrictIntegerField, StrictRegexField
 from core.exceptions import ApplicationError
 from core.json_limits import JSONProblem, json_decode, json_unstorable_fields
 from core.models import SensitiveDataFinding
@@ -144,7 +144,7 @@ def tool_definitions(*, agent: Agent) -> list[dict]:
 
 class _SearchArguments(serializers.Serializer):
     query = StrictCharField(max_length=2000)
-    top_k = serializers.IntegerField(min_value=1, max_value=TOOL_SEARCH_TOP_K_MAX, default=5)
+    top_k = StrictIntegerField(min_value=1, max_value=TOOL_SEARCH_TOP_K_MAX, default=5)
 
 
 class _SaveArguments(serializers.Serializer):
@@ -155,13 +155,13 @@ class _SaveArguments(serializers.Serializer):
 
 
 class _UpdateArguments(serializers.Serializer):
-    id = serializers.IntegerField()
+    id = StrictIntegerField()
     content = StrictCharField(max_length=settings.FACT_MAX_CHARS)
     reason = StrictCharField(max_length=300, default="corrected by the assistant")
 
 
 class _DeleteArguments(serializers.Serializer):
-    id = serializers.IntegerField()
+    id = StrictIntegerField()
     reason = StrictCharField(max_length=300, default="deleted by the assistant")
 
 

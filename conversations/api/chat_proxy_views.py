@@ -19,7 +19,7 @@ from conversations.services.chat_proxy import (
     chat_completion_proxy,
     chat_completion_proxy_stream,
 )
-from core.api.fields import StrictCharField
+from core.api.fields import StrictCharField, StrictFloatField, StrictIntegerField
 from facts.selectors.search import TOP_K_MAX
 
 CHAT_ROLES = ("system", "developer", "user", "assistant", "tool", "function")
@@ -48,9 +48,9 @@ class ChatCompletionInputSerializer(serializers.Serializer):
     memory_session = StrictCharField(
         required=False, max_length=200, help_text="Session to store both turns in; created for memory_user."
     )
-    memory_top_k = serializers.IntegerField(min_value=0, max_value=TOP_K_MAX, default=5, help_text="Facts to add.")
-    memory_min_similarity = serializers.FloatField(min_value=-1.0, max_value=1.0, required=False)
-    memory_recency_weight = serializers.FloatField(min_value=0.0, max_value=1.0, default=0.0)
+    memory_top_k = StrictIntegerField(min_value=0, max_value=TOP_K_MAX, default=5, help_text="Facts to add.")
+    memory_min_similarity = StrictFloatField(min_value=-1.0, max_value=1.0, required=False)
+    memory_recency_weight = StrictFloatField(min_value=0.0, max_value=1.0, default=0.0)
 
     def validate_messages(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
         errors = {}

@@ -10,7 +10,7 @@ from conversations.api.authentication import request_agent
 from conversations.api.serializers import MessageOutputSerializer
 from conversations.selectors.memory_scope import memory_scope_resolve
 from conversations.selectors.message_search import SEARCH_MODES, TOP_K_MAX, messages_search
-from core.api.fields import StrictCharField
+from core.api.fields import StrictCharField, StrictFloatField, StrictIntegerField
 from core.timing import stage_timed
 
 
@@ -20,9 +20,9 @@ class MessageSearchInputSerializer(serializers.Serializer):
         max_length=200, required=False, help_text="Whose messages: required unless `session` is given."
     )
     session = StrictCharField(max_length=200, required=False, help_text="Search this session's messages only.")
-    top_k = serializers.IntegerField(min_value=1, max_value=TOP_K_MAX, default=10)
+    top_k = StrictIntegerField(min_value=1, max_value=TOP_K_MAX, default=10)
     mode = serializers.ChoiceField(choices=SEARCH_MODES, default="hybrid")
-    min_similarity = serializers.FloatField(
+    min_similarity = StrictFloatField(
         min_value=-1.0, max_value=1.0, required=False, help_text="Vector candidates less similar are dropped."
     )
 

@@ -1,5 +1,6 @@
-"""Input fields stricter than DRF's: its CharField turns a number into text (`5` -> "5"), which hides a client's bug
-and stores what nobody wrote; its DictField takes an object of any size."""
+"""Input fields stricter than DRF's: its CharField turns a number into text (`5` -> "5") and its number fields turn
+`false` into 0 and "7" into 7, which hides a client's bug and stores what nobody wrote; its DictField takes an object
+of any size. A JSON body says what type a value is: these fields take that type only."""
 
 from __future__ import annotations
 
@@ -28,6 +29,24 @@ class StrictCharField(_StringOnly, serializers.CharField):
 
 class StrictRegexField(_StringOnly, serializers.RegexField):
     """A RegexField that takes only a JSON string."""
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """An IntegerField that takes only a JSON integer (not a boolean, a string or a float)."""
+
+    def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictFloatField(serializers.FloatField):
+    """A FloatField that takes only a JSON number (not a boolean or a string)."""
+
+    def to_internal_value(self, data: Any) -> float:
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            self.fail("invalid")
+        return super().to_internal_value(data)
 
 
 def metadata_size_problem(value: dict) -> str | None:

@@ -5,7 +5,7 @@ from operator import attrgetter
 from django.conf import settings
 from rest_framework import serializers
 
-from core.api.fields import MetadataField, StrictCharField, StrictRegexField
+from core.api.fields import MetadataField, StrictCharField, StrictFloatField, StrictIntegerField, StrictRegexField
 from facts.models import Fact, FactScope
 from facts.selectors.search import TOP_K_MAX, SearchMode
 
@@ -160,18 +160,18 @@ class MemorySearchInputSerializer(serializers.Serializer):
         required=False,
         help_text="The end user's id: adds their own facts to the agent-wide ones. An id never seen has none.",
     )
-    top_k = serializers.IntegerField(min_value=1, max_value=TOP_K_MAX, default=10)
+    top_k = StrictIntegerField(min_value=1, max_value=TOP_K_MAX, default=10)
     mode = serializers.ChoiceField(choices=SearchMode.choices, default=SearchMode.HYBRID)
-    min_similarity = serializers.FloatField(
+    min_similarity = StrictFloatField(
         min_value=-1.0,
         max_value=1.0,
         required=False,
         help_text="Vector candidates less similar are dropped; full-text matches stay.",
     )
-    recency_weight = serializers.FloatField(
+    recency_weight = StrictFloatField(
         min_value=0.0, max_value=1.0, default=0.0, help_text="Blend of exp(-age_days/30) into the score."
     )
-    mmr_lambda = serializers.FloatField(
+    mmr_lambda = StrictFloatField(
         min_value=0.0, max_value=1.0, required=False, help_text="MMR diversity: 1 = pure relevance (0.7 is typical)."
     )
     scopes = serializers.ListField(

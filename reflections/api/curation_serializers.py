@@ -1,7 +1,7 @@
 from django.conf import settings
 from rest_framework import serializers
 
-from core.api.fields import StrictCharField
+from core.api.fields import StrictCharField, StrictIntegerField
 from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion, MemoryScope, Reflection
 
 
@@ -93,6 +93,6 @@ class ConsolidatedMemoryEditInputSerializer(serializers.Serializer):
         help_text=f"The blob's new text, within its word limit and {settings.BLOB_MAX_CHARS} characters.",
     )
     reason = StrictCharField(max_length=300, required=False, default="edited through the API")
-    expected_version = serializers.IntegerField(
+    expected_version = StrictIntegerField(
         min_value=1, required=False, help_text="Refuse (409) if the blob is no longer at this version."
     )

@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 
 from conversations.api.authentication import request_agent
 from conversations.selectors.memory_scope import memory_scope_resolve
-from core.api.fields import StrictCharField
+from core.api.fields import StrictCharField, StrictFloatField, StrictIntegerField
 from facts.selectors.search import TOP_K_MAX
 from reflections.selectors.bundle import BUNDLE_PART_NAMES, DEFAULT_PART_TOKEN_LIMITS, BundleLimits, memory_bundle_build
 from reflections.selectors.context import MemoryContextDisabled, memory_context_get
@@ -230,17 +230,17 @@ class MemoryBundleView(APIView):
         query = StrictCharField(max_length=20000, help_text="The prompt memory is gathered for.")
         user = StrictCharField(required=False, max_length=200)
         session = StrictCharField(required=False, max_length=200)
-        token_budget = serializers.IntegerField(min_value=1, max_value=200_000, default=2000)
-        facts_top_k = serializers.IntegerField(min_value=0, max_value=TOP_K_MAX, default=10)
-        min_similarity = serializers.FloatField(
+        token_budget = StrictIntegerField(min_value=1, max_value=200_000, default=2000)
+        facts_top_k = StrictIntegerField(min_value=0, max_value=TOP_K_MAX, default=10)
+        min_similarity = StrictFloatField(
             min_value=-1.0, max_value=1.0, required=False, help_text="Facts: drop vector matches below it."
         )
-        recency_weight = serializers.FloatField(min_value=0.0, max_value=1.0, default=0.0)
-        recent_turns = serializers.IntegerField(min_value=0, max_value=200, default=10)
-        similar_messages_top_k = serializers.IntegerField(min_value=0, max_value=50, default=5)
-        similar_messages_min_similarity = serializers.FloatField(min_value=-1.0, max_value=1.0, default=0.3)
+        recency_weight = StrictFloatField(min_value=0.0, max_value=1.0, default=0.0)
+        recent_turns = StrictIntegerField(min_value=0, max_value=200, default=10)
+        similar_messages_top_k = StrictIntegerField(min_value=0, max_value=50, default=5)
+        similar_messages_min_similarity = StrictFloatField(min_value=-1.0, max_value=1.0, default=0.3)
         part_token_limits = serializers.DictField(
-            child=serializers.IntegerField(min_value=0),
+            child=StrictIntegerField(min_value=0),
             required=False,
             help_text=f"Per-part caps, by part name ({', '.join(BUNDLE_PART_NAMES)}); defaults "
             f"{DEFAULT_PART_TOKEN_LIMITS}.",

@@ -196,6 +196,10 @@ CASES = [
     ),
     Case("top_k is a word", "POST", SEARCH, _json({"query": "x", "top_k": "ten"}), 400, "top_k"),
     Case("top_k is a boolean", "POST", SEARCH, _json({"query": "x", "top_k": True}), 400, "top_k"),
+    Case("top_k is a numeric string", "POST", SEARCH, _json({"query": "x", "top_k": "10"}), 400, "top_k"),
+    Case(
+        "a weight is a boolean", "POST", SEARCH, _json({"query": "x", "recency_weight": False}), 400, "recency_weight"
+    ),
     Case(
         "scopes is a string",
         "POST",
