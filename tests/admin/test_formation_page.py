@@ -26,7 +26,7 @@ def test_the_formation_page_shows_the_backlog_and_each_agent_s_spend_against_its
 
     backlog = page.split('id="formation-backlog"', 1)[1].split('id="formation-budgets"', 1)[0]
     budgets = page.split('id="formation-budgets"', 1)[1]
-    assert "waiting for a budget</a></td><td class=\"number\">1</td>" in backlog
+    assert 'waiting for a budget</a></td><td class="number">1</td>' in backlog
     assert "3000" in budgets and "2000" in budgets and "100%" in budgets
     assert "offline" in page  # the test settings' LLM: no breaker to show
 
