@@ -8,12 +8,14 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from django.conf import settings
 
-from conversations.models import FormationJob, Message, Session
+from conversations.models import Message, Session
 from core.tokens import count_tokens
 from facts.models import Fact
 from reflections.models import Reflection
 from reflections.selectors.context import memory_context_get
+from tests.formation_support import celery_workers_paused, wait_until
 from tests.hardening.conftest import Tenant, Tenants, stored_rows_digest
 
 LONG_ID = "s" * 201
@@ -182,20 +184,31 @@ def test_the_bundle_keeps_its_token_budget_whatever_the_stored_text(http, tenant
     assert context.token_count >= 1_000_000
 
 
+def _formation_tasks_waiting() -> int:
+    """Formation tasks in the broker that no worker has taken (the formation queue is a Redis list)."""
+    from memory_project.celery import app
+
+    with app.connection_for_write() as connection:
+        return connection.default_channel.client.llen(settings.FORMATION_QUEUE)
+
+
 def test_closing_a_closed_session_changes_nothing_and_queues_nothing(http, tenants):
-    first = http.post("/api/v1/sessions/alice-chat/close")
-    assert first.status_code == 202
-    closed_at = first.json()["closed_at"]
-    Session.objects.filter(pk=tenants.a.session.pk).update(formation_status=Session.FormationStatus.IDLE)
-    jobs = FormationJob.objects.count()
+    # Workers that run (the session-wide one, when an earlier test started it) must not take the first close's task,
+    # so that what the broker holds tells what each close queued.
+    with celery_workers_paused():
+        first = http.post("/api/v1/sessions/alice-chat/close")
+        assert first.status_code == 202
+        closed_at = first.json()["closed_at"]
+        queued_by_first = wait_until(_formation_tasks_waiting, timeout=10, what="the first close's formation task")
+        Session.objects.filter(pk=tenants.a.session.pk).update(formation_status=Session.FormationStatus.IDLE)
 
-    again = http.post("/api/v1/sessions/alice-chat/close")
+        again = http.post("/api/v1/sessions/alice-chat/close")
 
-    assert again.status_code == 200
-    assert again.json()["closed_at"] == closed_at
-    session = Session.objects.get(pk=tenants.a.session.pk)
-    assert session.formation_status == Session.FormationStatus.IDLE  # no formation queued again
-    assert FormationJob.objects.count() == jobs
+        assert again.status_code == 200
+        assert again.json()["closed_at"] == closed_at
+        session = Session.objects.get(pk=tenants.a.session.pk)
+        assert session.formation_status == Session.FormationStatus.IDLE  # no formation queued again
+        assert _formation_tasks_waiting() == queued_by_first
 
 
 def test_two_credentials_that_disagree_are_refused(live_server, tenants):
