@@ -219,6 +219,7 @@ class Store:
         speaker after the previous turn, and its vector (composed like the facts')."""
         from django.db import connection
 
+        from conversations.models import Session
         from core.services import corpus_statistics_fold
 
         started = time.monotonic()
@@ -240,12 +241,10 @@ class Store:
             vectors = self._compose(pairs)
             texts = [f"{self.subjects[s]} {predicates[p]}" for s, p in pairs]
             with connection.cursor() as cursor:
-                cursor.execute(
-                    "INSERT INTO conversations_session (id, agent_id, user_id, external_id, started_at, "
-                    "last_activity_at, message_count, token_count, formation_status, metadata) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, 0, 'idle', '{}')",
-                    [session_id, agent_id, user_id, f"history-{u}", now, now, per_user],
-                )
+                Session.objects.create(
+                    id=session_id, agent_id=agent_id, user_id=user_id, external_id=f"history-{u}",
+                    message_count=per_user,
+                )  # fmt: skip
                 with cursor.copy(
                     "COPY conversations_message (id, session_id, role, content, token_count, created_at, stored_at, "
                     "metadata) FROM STDIN"
