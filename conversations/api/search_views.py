@@ -11,6 +11,7 @@ from conversations.api.serializers import MessageOutputSerializer
 from conversations.selectors.memory_scope import memory_scope_resolve
 from conversations.selectors.message_search import SEARCH_MODES, TOP_K_MAX, messages_search
 from core.api.fields import StrictCharField, StrictFloatField, StrictIntegerField
+from core.api.hot_path import input_validate
 from core.timing import stage_timed
 
 
@@ -56,9 +57,7 @@ class MessageSearchView(APIView):
         examples=[OpenApiExample("a past turn", value={"query": "When did Gene adopt the puppy?", "user": "gene"})],
     )
     def post(self, request: Request) -> Response:
-        data = MessageSearchInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        options = dict(data.validated_data)
+        options = input_validate(serializer_class=MessageSearchInputSerializer, data=request.data)
         agent = request_agent(request)
         target = memory_scope_resolve(
             agent=agent, user_external_id=options.pop("user", None), session_external_id=options.pop("session", None)

@@ -10,6 +10,7 @@ from conversations.api.authentication import request_agent
 from conversations.models import Agent, EndUser
 from conversations.selectors.memory_scope import memory_scope_resolve
 from conversations.services.ingestion import end_user_get_or_create
+from core.api.hot_path import input_validate
 from core.api.pagination import StrictCursorPagination
 from core.timing import stage_timed
 from facts.api.serializers import (
@@ -21,6 +22,7 @@ from facts.api.serializers import (
     FactUpdateInputSerializer,
     MemorySearchInputSerializer,
     MemorySearchOutputSerializer,
+    fact_hits_represent,
 )
 from facts.curation import fact_delete, fact_get_or_create, fact_revise
 from facts.models import Fact, FactScope
@@ -185,13 +187,11 @@ class MemorySearchView(APIView):
         ],
     )
     def post(self, request: Request) -> Response:
-        data = MemorySearchInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
+        options = input_validate(serializer_class=MemorySearchInputSerializer, data=request.data)
         agent = request_agent(request)
         if not agent.rag_enabled:
             raise FactSearchDisabled()
-        options = dict(data.validated_data)
         target = memory_scope_resolve(agent=agent, user_external_id=options.pop("user", None), session_external_id=None)
         hits = facts_search(agent=agent, user=target.user, **options)
         with stage_timed("serialize"):
-            return Response(MemorySearchOutputSerializer({"results": hits}).data)
+            return Response({"results": fact_hits_represent(hits=hits)})
