@@ -97,6 +97,20 @@ def search_latency(name: str = "search_latency.json") -> None:
                 + " | ".join(f"{timing.get(stage, 0.0):.2f}" for stage in stages)
                 + " |"
             )
+    parts = ("web", "postgres", "workers", "client")
+    print("\nCPU per search, ms (user + system of each part of the machine over the measured searches, medians):\n")
+    print("| facts | scope | concurrency | " + " | ".join(parts) + " | total |")
+    print("|---|---|---|" + "---|" * (len(parts) + 1))
+    for scale, row in sorted(run["scales"].items(), key=lambda item: int(item[0])):
+        for scope in ("per_user", "agent_wide"):
+            for concurrency in (1, 8):
+                cpu = row[f"{scope}_c{concurrency}"].get("cpu_ms_per_search")
+                if cpu:
+                    print(
+                        f"| {int(scale):,} | {scope.replace('_', '-')} | {concurrency} | "
+                        + " | ".join(f"{cpu[part]:.1f}" for part in parts)
+                        + f" | {sum(cpu.values()):.1f} |"
+                    )
     print("\n| facts | load s | per-agent HNSW indexes (build s) | agent-wide path: recall@10 vs exact by ef_search | "
           "RSS web MB (each process) | RSS worker MB |")  # fmt: skip
     print("|---|---|---|---|---|---|")
@@ -125,6 +139,30 @@ def search_latency(name: str = "search_latency.json") -> None:
                 f"| {concurrency} | {cell['p50_ms']:.1f} | {cell['p95_ms']:.1f} | {cell['p99_ms']:.1f} | "
                 f"{cell['searches_per_s']:.1f} | {timing} |"
             )
+
+
+def search_latency_before_after(before_name: str, after_name: str) -> None:
+    """The same cells from a run of the code before a change (its own result file) and one of the current code."""
+    before, after = _load(before_name), _load(after_name)
+    if not before or not after:
+        return
+    print(
+        f"\n#### Search before and after (before: {before['machine']['date'][:16]} UTC, load at start "
+        f"{before['machine']['load_average_at_start']:.1f}; after: {after['machine']['date'][:16]} UTC, load at start "
+        f"{after['machine']['load_average_at_start']:.1f})\n"
+    )
+    print("| facts | scope | concurrency | p50 ms before → after | p95 ms before → after | searches/s before → after |")
+    print("|---|---|---|---|---|---|")
+    for scale in sorted(set(before["scales"]) & set(after["scales"]), key=int):
+        for scope in ("per_user", "agent_wide"):
+            for concurrency in (1, 8):
+                key = f"{scope}_c{concurrency}"
+                old, new = before["scales"][scale][key], after["scales"][scale][key]
+                print(
+                    f"| {int(scale):,} | {scope.replace('_', '-')} | {concurrency} | "
+                    f"{old['p50_ms']:.1f} → **{new['p50_ms']:.1f}** | {old['p95_ms']:.1f} → **{new['p95_ms']:.1f}** | "
+                    f"{old['searches_per_s']:.1f} → **{new['searches_per_s']:.1f}** |"
+                )
 
 
 def ingestion_formation() -> None:
@@ -216,6 +254,10 @@ def main() -> int:
     sections = {
         "locomo": lambda: (locomo("dev"), locomo("eval")),
         "latency": search_latency,
+        "latency-before-after": lambda: (
+            search_latency_before_after("search_latency_before_quiet.json", "search_latency_after_quiet.json"),
+            search_latency_before_after("search_latency_before.json", "search_latency.json"),
+        ),
         "ingestion": ingestion_formation,
         "formation": formation_scale,
     }

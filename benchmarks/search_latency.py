@@ -353,6 +353,7 @@ def timed_searches(store: Store, base_url: str, queries, *, concurrency: int, me
         elapsed = time.perf_counter() - started
         return elapsed, clients[a].server_timing
 
+    cpu_before = store.stack.cpu_seconds()
     started = time.perf_counter()
     if concurrency == 1:
         results = [one(q) for q in queries]
@@ -360,6 +361,7 @@ def timed_searches(store: Store, base_url: str, queries, *, concurrency: int, me
         with ThreadPoolExecutor(concurrency) as pool:
             results = list(pool.map(one, queries))
     elapsed = time.perf_counter() - started
+    cpu_after = store.stack.cpu_seconds()
     seconds = [result[0] for result in results]
     stages = {stage: round(statistics.median(timing.get(stage, 0.0) for _, timing in results), 2) for stage in STAGES}
     stages["http"] = round(statistics.median(1000 * total - timing.get("app", 0.0) for total, timing in results), 2)
@@ -370,16 +372,19 @@ def timed_searches(store: Store, base_url: str, queries, *, concurrency: int, me
         "searches_per_s": len(queries) / elapsed,
         "n": len(queries),
         "stages_p50_ms": stages,
+        # CPU time per search of each part of the one machine: what bounds throughput when the cores are busy.
+        "cpu_ms_per_search": {
+            part: round(1000 * (cpu_after[part] - cpu_before[part]) / len(queries), 2) for part in cpu_before
+        },
     }
 
 
 def median_of_runs(runs: list[dict]) -> dict:
     """Each figure's median over the runs; each stage's too."""
-    cell = {stat: round(statistics.median(run[stat] for run in runs), 2) for stat in runs[0] if stat != "stages_p50_ms"}
-    cell["stages_p50_ms"] = {
-        stage: round(statistics.median(run["stages_p50_ms"][stage] for run in runs), 2)
-        for stage in runs[0]["stages_p50_ms"]
-    }
+    nested = ("stages_p50_ms", "cpu_ms_per_search")
+    cell = {stat: round(statistics.median(run[stat] for run in runs), 2) for stat in runs[0] if stat not in nested}
+    for stat in nested:
+        cell[stat] = {part: round(statistics.median(run[stat][part] for run in runs), 2) for part in runs[0][stat]}
     return cell | {"runs": len(runs)}
 
 
@@ -543,11 +548,7 @@ def main() -> int:
                     )
                     for _ in range(args.repeats)
                 ]
-                cells[f"per_user_c{concurrency}"] = {
-                    stat: round(statistics.median(run[stat] for run in runs), 2)
-                    for stat in runs[0]
-                    if stat != "stages_p50_ms"
-                } | {"stages_p50_ms": runs[len(runs) // 2]["stages_p50_ms"], "runs": len(runs)}
+                cells[f"per_user_c{concurrency}"] = median_of_runs(runs)
             results["messages"] = {
                 "messages": args.messages,
                 "per_user": args.messages // USERS_PER_AGENT,
@@ -574,6 +575,7 @@ def print_row(scale: int, row: dict) -> None:
                 f"  {scope:12} {concurrency:>4} {cell['p50_ms']:8.1f} {cell['p95_ms']:8.1f} {cell['p99_ms']:8.1f} "
                 f"{cell['searches_per_s']:9.1f}   stages p50 ms: {cell['stages_p50_ms']}"
             )
+            print(f"  {'':12} {'':>4} CPU ms per search: {cell['cpu_ms_per_search']}")
     if "per_user_c1_mixed_load" in row:
         print(f"  per-user, concurrency 1, under ingestion and formation: {row['per_user_c1_mixed_load']}")
     print(f"  agent-wide vector path recall@10 vs exact: {row['agent_wide_vector_recall']}")

@@ -106,6 +106,20 @@ class Stack:
         children = subprocess.run(["pgrep", "-g", str(process.pid)], capture_output=True, text=True).stdout.split()
         return sorted({process.pid, *map(int, children)})
 
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU time (user + system) spent so far by the web server, PostgreSQL (the postmaster, its live backends and
+        the ones that have exited), the workers and this process (the benchmark's client): the difference over a
+        measured stretch says what each part costs."""
+        postmaster = int((self.data_dir / "postgres" / "postmaster.pid").read_text().split()[0])
+        backends = subprocess.run(["pgrep", "-P", str(postmaster)], capture_output=True, text=True).stdout.split()
+        own = os.times()
+        return {
+            "web": _cpu_seconds(self.pids("web")),
+            "postgres": _cpu_seconds([postmaster, *map(int, backends)], exited_children_of=postmaster),
+            "workers": _cpu_seconds([*self.pids("worker"), *self.pids("formation-worker")]),
+            "client": own.user + own.system,
+        }
+
     def rss_mb(self, name: str) -> float:
         """Resident memory of the process and its children, in MB."""
         return sum(self.rss_mb_each(name))
@@ -119,6 +133,19 @@ class Stack:
                     if line.startswith("VmRSS:"):
                         sizes.append(int(line.split()[1]) / 1024)
         return sizes
+
+
+def _cpu_seconds(pids: list[int], *, exited_children_of: int | None = None) -> float:
+    """utime + stime of the processes (and cutime + cstime of one of them: its children that have exited)."""
+    ticks = 0
+    for pid in pids:
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            # After the command's closing parenthesis: utime and stime are fields 12 and 13, cutime and cstime 14, 15.
+            ticks += int(fields[11]) + int(fields[12])
+            if pid == exited_children_of:
+                ticks += int(fields[13]) + int(fields[14])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 @contextlib.contextmanager
