@@ -6,9 +6,9 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 
 logger = logging.getLogger(__name__)
-# One thread per process publishes the best-effort tasks a read queues, so the read's response never waits on the
+# One thread per process does the best-effort bookkeeping a read asks for, so the read's response never waits on the
 # broker. Created lazily (the thread starts on the first submit), so forking servers start clean.
-_background_publisher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="enqueue")
+_background_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="background")
 
 
 # While the broker is down an enqueue must fail fast: a short publish retry, and no result backend subscription
@@ -30,15 +30,15 @@ def task_enqueue_safely(task, *args) -> bool:
     return True
 
 
-def task_enqueue_in_background(task, *args) -> None:
-    """Queue task(*args) from a background thread: for best-effort bookkeeping of reads (access counts), whose
-    request must not wait on the broker, nor fail or slow down while it is away. A process that exits first loses
-    the enqueue, as a broker outage would."""
+def call_in_background(function, *args, what: str) -> None:
+    """Call function(*args) on this process's background thread: for best-effort bookkeeping of reads (access
+    counts), whose request must not wait on Redis or the broker, nor fail or slow down while they are away. A
+    process that exits first loses the call, as an outage would."""
 
-    def publish() -> None:
+    def call() -> None:
         try:
-            task.apply_async(args=args, **ENQUEUE_OPTIONS)
+            function(*args)
         except Exception:
-            logger.warning("could not enqueue %s%s", task.name, args, exc_info=True)
+            logger.warning("%s failed", what, exc_info=True)
 
-    _background_publisher.submit(publish)
+    _background_thread.submit(call)

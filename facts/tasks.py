@@ -4,7 +4,7 @@ from celery import shared_task
 from django.db import OperationalError
 
 from core.embeddings.spaces import embedding_space_active
-from facts.access import facts_access_record
+from facts.access import facts_access_record, facts_accesses_fold
 from facts.services import facts_embed_missing, facts_reembed
 from facts.vector_indexes import fact_vector_indexes_maintain
 
@@ -30,8 +30,16 @@ def facts_embed_missing_task(fact_ids: list[int]) -> int:
     max_retries=5,
 )
 def facts_access_record_task(fact_ids: list[int], accessed_at: str) -> int:
-    """Not acks_late: an increment is not idempotent, and a count lost to a dead worker beats one counted twice."""
+    """What searches queued before access tracking moved to the access log (facts/access.py): kept so that tasks
+    queued by the previous version during an upgrade are still counted. Not acks_late: an increment is not
+    idempotent, and a count lost to a dead worker beats one counted twice."""
     return facts_access_record(fact_ids=fact_ids, accessed_at=datetime.fromisoformat(accessed_at))
+
+
+@shared_task(name="facts.fold_accesses")
+def facts_accesses_fold_task() -> int:
+    """The access log folded into the facts (beat: facts-access-fold). Not retried: the next run folds what is left."""
+    return facts_accesses_fold()
 
 
 @shared_task(
