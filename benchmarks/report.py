@@ -64,6 +64,29 @@ def locomo(split: str) -> None:
         )
 
 
+def locomo_before_after(split: str) -> None:
+    """Recall@5 and @10 (and per category at 10) of a run of the code before a change against the current one."""
+    before, after = _load(f"locomo_{split}_before.json"), _load(f"locomo_{split}.json")
+    if not before or not after:
+        return
+    print(
+        f"\n#### {split} split, before ({before['machine']['date'][:16]} UTC) and after "
+        f"({after['machine']['date'][:16]} UTC)\n"
+    )
+    print("| corpus | mode | R@5 before → after | R@10 before → after | " + " | ".join(CATEGORIES) + " (R@10) |")
+    print("|---|---|---|---|" + "---|" * len(CATEGORIES))
+    for key, new in after["recall"].items():
+        old = before["recall"][key]
+        corpus, mode = key.split("/")
+        categories = " | ".join(
+            f"{old[c]['10']:.1f} → {new[c]['10']:.1f}" if c in new and c in old else "-" for c in CATEGORIES
+        )
+        print(
+            f"| {corpus} | {mode} | {old['overall']['5']:.1f} → {new['overall']['5']:.1f} | "
+            f"{old['overall']['10']:.1f} → {new['overall']['10']:.1f} | {categories} |"
+        )
+
+
 def search_latency(name: str = "search_latency.json") -> None:
     run = _load(name)
     if not run:
@@ -253,6 +276,7 @@ def formation_scale() -> None:
 def main() -> int:
     sections = {
         "locomo": lambda: (locomo("dev"), locomo("eval")),
+        "locomo-before-after": lambda: (locomo_before_after("dev"), locomo_before_after("eval")),
         "latency": search_latency,
         "latency-before-after": lambda: (
             search_latency_before_after("search_latency_before_quiet.json", "search_latency_after_quiet.json"),
