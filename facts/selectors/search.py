@@ -233,7 +233,8 @@ def facts_search(
     - `as_of` reads the versions valid at that time; otherwise `include_history` adds closed versions to the current.
     - Small stores: when at most SMALL_STORE_MAX_FACTS facts are in scope, all of them are returned, scored, whatever
       their similarity. `fallback_to_recent`: when nothing matches, the most recent facts are returned instead.
-    Returned facts have their access count and time updated after commit, by a Celery task."""
+    The one write of this selector: unless `record_access` is False, the returned facts are logged for their access
+    counts (facts/access.py: a Redis list, folded into the facts by beat)."""
     _options_validate(
         agent=agent,
         user=user,
