@@ -11,7 +11,7 @@ from conversations.api.serializers import MessageOutputSerializer
 from conversations.selectors.memory_scope import memory_scope_resolve
 from conversations.selectors.message_search import SEARCH_MODES, TOP_K_MAX, messages_search
 from core.api.fields import StrictCharField, StrictFloatField, StrictIntegerField
-from core.api.hot_path import input_validate
+from core.api.hot_path import input_validate, output_represent
 from core.timing import stage_timed
 
 
@@ -64,4 +64,4 @@ class MessageSearchView(APIView):
         )
         hits = messages_search(agent=agent, user=target.user, session=target.session, **options)
         with stage_timed("serialize"):
-            return Response(MessageSearchOutputSerializer({"results": hits}).data)
+            return Response({"results": output_represent(serializer_class=MessageHitOutputSerializer, instances=hits)})

@@ -1,8 +1,9 @@
-"""Input validation for the hot endpoints (searches) without DRF's per-request cost: a serializer copies every
-declared field anew for each request it is built for. Validating with one instance per serializer class, built once
-per process, gives the same validated data and the same ValidationError (with the fields named) at a fraction of the
-cost; it is safe because a serializer's fields keep no state between validations when nothing binds an instance or
-reads `initial_data` (the search serializers do neither). tests/core/test_hot_path.py compares both ways."""
+"""Validation and rendering for the hot endpoints (searches) without DRF's per-request cost: a serializer builds its
+fields anew for each request it is made for (copies of every declared field, a ModelSerializer's from the model's
+metadata). One instance per serializer class, built once per process, gives the same validated data, the same
+ValidationError (with the fields named) and the same output at a fraction of the cost; it is safe because a
+serializer's fields keep no state between calls when nothing binds an instance or reads `initial_data` (the search
+serializers do neither). tests/core/test_hot_path.py compares both ways."""
 
 from __future__ import annotations
 
@@ -28,3 +29,9 @@ def input_validate(*, serializer_class: type[serializers.Serializer], data: obje
             # What Serializer.errors says for a body of JSON null.
             detail = {api_settings.NON_FIELD_ERRORS_KEY: [ErrorDetail("No data provided", code="null")]}
         raise serializers.ValidationError(detail) from None
+
+
+def output_represent(*, serializer_class: type[serializers.Serializer], instances: list) -> list[dict]:
+    """[serializer_class(instance).data for instance in instances]."""
+    serializer = _shared_instance(serializer_class)
+    return [serializer.to_representation(instance) for instance in instances]

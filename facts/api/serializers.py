@@ -1,5 +1,5 @@
 from collections.abc import Callable
-from functools import cache, cached_property
+from functools import cached_property
 from operator import attrgetter
 
 from django.conf import settings
@@ -7,7 +7,7 @@ from rest_framework import serializers
 
 from core.api.fields import MetadataField, StrictCharField, StrictFloatField, StrictIntegerField, StrictRegexField
 from facts.models import Fact, FactScope
-from facts.selectors.search import TOP_K_MAX, FactHit, SearchMode
+from facts.selectors.search import TOP_K_MAX, SearchMode
 
 
 def _attribute_path(source: str) -> Callable[[object], object]:
@@ -196,33 +196,3 @@ class FactHitOutputSerializer(serializers.Serializer):
 
 class MemorySearchOutputSerializer(serializers.Serializer):
     results = FactHitOutputSerializer(many=True)
-
-
-# Search is the hot path: a DRF serializer builds its fields anew for every request (a ModelSerializer from the
-# model's metadata), which cost a search about as much as its hits' SQL. One FactOutputSerializer per process reads
-# every hit's fact instead; tests/core/test_hot_path.py checks the result equals MemorySearchOutputSerializer's.
-
-
-@cache
-def _fact_output() -> FactOutputSerializer:
-    return FactOutputSerializer()
-
-
-def _optional_float(value: float | None) -> float | None:
-    return None if value is None else float(value)
-
-
-def fact_hits_represent(*, hits: list[FactHit]) -> list[dict]:
-    """What MemorySearchOutputSerializer renders as `results`."""
-    fact = _fact_output()
-    return [
-        {
-            "fact": fact.to_representation(hit.fact),
-            "score": float(hit.score),
-            "similarity": _optional_float(hit.similarity),
-            "vector_rank": hit.vector_rank,
-            "text_rank": hit.text_rank,
-            "text_score": _optional_float(hit.text_score),
-        }
-        for hit in hits
-    ]

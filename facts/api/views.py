@@ -10,19 +10,19 @@ from conversations.api.authentication import request_agent
 from conversations.models import Agent, EndUser
 from conversations.selectors.memory_scope import memory_scope_resolve
 from conversations.services.ingestion import end_user_get_or_create
-from core.api.hot_path import input_validate
+from core.api.hot_path import input_validate, output_represent
 from core.api.pagination import StrictCursorPagination
 from core.timing import stage_timed
 from facts.api.serializers import (
     FactCreateInputSerializer,
     FactDeleteFilterSerializer,
     FactHistoryOutputSerializer,
+    FactHitOutputSerializer,
     FactListFilterSerializer,
     FactOutputSerializer,
     FactUpdateInputSerializer,
     MemorySearchInputSerializer,
     MemorySearchOutputSerializer,
-    fact_hits_represent,
 )
 from facts.curation import fact_delete, fact_get_or_create, fact_revise
 from facts.models import Fact, FactScope
@@ -194,4 +194,4 @@ class MemorySearchView(APIView):
         target = memory_scope_resolve(agent=agent, user_external_id=options.pop("user", None), session_external_id=None)
         hits = facts_search(agent=agent, user=target.user, **options)
         with stage_timed("serialize"):
-            return Response({"results": fact_hits_represent(hits=hits)})
+            return Response({"results": output_represent(serializer_class=FactHitOutputSerializer, instances=hits)})

@@ -1,5 +1,5 @@
 """The searches' lean request path gives exactly what DRF's per-request serializers give: the same validated data or
-the same errors for any input, and the same rendered hits."""
+the same errors for any input, and the same rendered hits of both searches."""
 
 from __future__ import annotations
 
@@ -8,9 +8,16 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from rest_framework import serializers
 
-from conversations.api.search_views import MessageSearchInputSerializer
-from core.api.hot_path import input_validate
-from facts.api.serializers import MemorySearchInputSerializer, MemorySearchOutputSerializer, fact_hits_represent
+from conversations.api.search_views import (
+    MessageHitOutputSerializer,
+    MessageSearchInputSerializer,
+    MessageSearchOutputSerializer,
+)
+from conversations.models import Message
+from conversations.selectors.message_search import messages_search
+from conversations.services.message_embeddings import messages_embed_missing
+from core.api.hot_path import input_validate, output_represent
+from facts.api.serializers import FactHitOutputSerializer, MemorySearchInputSerializer, MemorySearchOutputSerializer
 from facts.models import Fact
 from facts.selectors.search import facts_search
 from facts.services import fact_close, fact_create
@@ -76,6 +83,26 @@ def test_hits_render_as_the_output_serializer_renders_them(agent, end_user, sess
     rendered = 0
     for options in searches:
         hits = facts_search(agent=agent, user=end_user, **options)
-        assert fact_hits_represent(hits=hits) == MemorySearchOutputSerializer({"results": hits}).data["results"]
+        lean = output_represent(serializer_class=FactHitOutputSerializer, instances=hits)
+        assert lean == MemorySearchOutputSerializer({"results": hits}).data["results"]
         rendered += len(hits)
     assert rendered >= 6 and Fact.objects.filter(agent=agent).count() == 3
+
+
+@pytest.mark.django_db
+def test_message_hits_render_as_the_output_serializer_renders_them(agent, end_user, session):
+    said = [
+        Message.objects.create(session=session, role="user", content="My cat Tom keeps scratching the sofa"),
+        Message.objects.create(
+            session=session, role="assistant", content="Try a scratching post", metadata={"speaker": "Ana"}
+        ),
+        Message.objects.create(session=session, role="user", content="Tom ignores it", idempotency_key="m-3"),
+    ]
+    messages_embed_missing(message_ids=[message.pk for message in said])
+    rendered = 0
+    for mode in ("hybrid", "text", "semantic"):
+        hits = messages_search(agent=agent, user=end_user, session=None, query="cat scratching the sofa", mode=mode)
+        lean = output_represent(serializer_class=MessageHitOutputSerializer, instances=hits)
+        assert lean == MessageSearchOutputSerializer({"results": hits}).data["results"]
+        rendered += len(hits)
+    assert rendered >= 6
