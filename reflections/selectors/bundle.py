@@ -1,6 +1,9 @@
 """The memory bundle: everything memory offers for one prompt, cut to the caller's token budget.
 
 Parts, in the order they are given budget (the first ones are what an agent can least do without):
+0. `notice`: the standing notice that memory is quoted data, not instructions (core.fencing), first in the text
+   whenever other memory is given and the context block (which carries it) is not; a caller may turn it off with a
+   part limit of 0;
 1. `context`: the always-in-context block (atomic: an XML-like block cut in the middle would mislead the model);
 2. `session_summary`: the session's consolidated blob, only when the context block is not in the bundle (it holds
    the same text as <SessionMemory>);
@@ -16,19 +19,22 @@ nothing, so the rendered `text` costs the sum of the parts."""
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from conversations.models import Agent, EndUser, Message, Session
 from conversations.selectors.message_search import messages_search_similar
+from core.fencing import MEMORY_NOTICE_BLOCK, memory_text_quote
 from core.tokens import count_tokens
 from facts.selectors import facts_search
 from reflections.models import ConsolidatedMemory, MemoryScope
 from reflections.selectors.context import memory_context_get
 
-BUNDLE_PART_NAMES = ("context", "session_summary", "recent_turns", "facts", "similar_messages")
+BUNDLE_PART_NAMES = ("notice", "context", "session_summary", "recent_turns", "facts", "similar_messages")
 DEFAULT_PART_TOKEN_LIMITS = {
+    "notice": 60,
     "context": 2500,
     "session_summary": 600,
     "recent_turns": 1500,
@@ -181,7 +187,7 @@ def _part_fill(
 
 def _turn_line(message: Message) -> _Line:
     return _Line(
-        f"{message.role}: {message.content}",
+        f"{message.role}: {memory_text_quote(message.content)}",
         {
             "id": message.pk,
             "role": message.role,
@@ -228,6 +234,19 @@ def memory_bundle_build(
         context_part.status = PartStatus.OVER_BUDGET
     remaining -= context_part.tokens
 
+    notice_part = parts["notice"]
+    if context_part.status == PartStatus.INCLUDED:
+        notice_part.status = PartStatus.IN_CONTEXT
+    elif allowance("notice") >= count_tokens(MEMORY_NOTICE_BLOCK):
+        notice_part.text, notice_part.tokens = MEMORY_NOTICE_BLOCK, count_tokens(MEMORY_NOTICE_BLOCK)
+        notice_part.status = PartStatus.INCLUDED  # given back below if no memory follows it
+    elif parts["notice"].token_limit > 0:
+        remaining = 0  # memory is never handed over without its notice: nothing else fits
+        notice_part.status = PartStatus.OVER_BUDGET
+    else:
+        notice_part.status = PartStatus.DISABLED  # the caller turned it off
+    remaining -= notice_part.tokens
+
     summary_part = parts["session_summary"]
     session_blob = ""
     if session is not None:
@@ -240,6 +259,7 @@ def memory_bundle_build(
                 .first()
                 or ""
             ).strip()
+    session_blob = memory_text_quote(session_blob)
     if session_blob:
         room = allowance("session_summary") - _wrapper_tokens("SessionSummary")
         summary = (
@@ -263,7 +283,7 @@ def memory_bundle_build(
         lines=[_turn_line(message) for message in recent],
         allowance=allowance("recent_turns"),
         contiguous=True,
-        item_content=lambda line: line.split(": ", 1)[1],
+        item_content=lambda line: html.unescape(line.split(": ", 1)[1]),
     )
     remaining -= parts["recent_turns"].tokens
 
@@ -288,7 +308,7 @@ def memory_bundle_build(
             tag="RelevantFacts",
             lines=[
                 _Line(
-                    f"- {hit.fact.content}",
+                    f"- {memory_text_quote(hit.fact.content)}",
                     {
                         "id": hit.fact.pk,
                         "content": hit.fact.content,
@@ -320,7 +340,7 @@ def memory_bundle_build(
         content = text_shorten_to_tokens(text=hit.message.content, max_tokens=SIMILAR_MESSAGE_MAX_TOKENS)
         similar_lines.append(
             _Line(
-                f"- [{hit.message.created_at:%Y-%m-%d}] {hit.message.role}: {content}",
+                f"- [{hit.message.created_at:%Y-%m-%d}] {hit.message.role}: {memory_text_quote(content)}",
                 {
                     "id": hit.message.pk,
                     "role": hit.message.role,
@@ -340,6 +360,8 @@ def memory_bundle_build(
         contiguous=False,
     )
 
+    if notice_part.text and not any(part.text for name, part in parts.items() if name != "notice"):
+        notice_part.text, notice_part.tokens, notice_part.status = "", 0, PartStatus.EMPTY
     text = "\n\n".join(part.text for part in parts.values() if part.text)
     return MemoryBundle(
         query=query,
