@@ -30,6 +30,11 @@ def admin_link(obj: Model | None, text: str | None = None) -> str:
     return format_html('<a href="{}">{}</a>', admin_change_url(obj), text if text is not None else str(obj))
 
 
+def admin_operator(request) -> str:
+    """How an operator's changes name who made them."""
+    return f"admin:{request.user.get_username()}"
+
+
 def text_shorten(text: str, length: int = 100) -> str:
     return text if len(text) <= length else text[: length - 1].rstrip() + "…"
 

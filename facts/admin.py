@@ -9,7 +9,7 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.contrib.postgres.search import SearchQuery
 from django.db.models import Q, QuerySet
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
+from django.http import HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -18,9 +18,16 @@ from django.utils.html import format_html, format_html_join
 
 from conversations.models import Agent
 from conversations.selectors.memory_scope import memory_scope_resolve
-from core.admin_utils import FastActionCheckboxMixin, TextInputFilter, admin_change_url, admin_link, text_shorten
+from core.admin_utils import (
+    FastActionCheckboxMixin,
+    TextInputFilter,
+    admin_change_url,
+    admin_link,
+    admin_operator,
+    text_shorten,
+)
 from core.exceptions import ApplicationError
-from facts.models import TEXT_SEARCH_CONFIG, Fact, FactScope, ReferenceChunk, ReferenceDocument
+from facts.models import TEXT_SEARCH_CONFIG, Fact, FactScope, FactWriter, ReferenceChunk, ReferenceDocument
 from facts.reference_documents import reference_document_create
 from facts.selectors import SearchMode, facts_search
 from facts.selectors.export import facts_export_lines
@@ -36,10 +43,6 @@ from facts.services import (
     facts_pin,
     facts_reembed_request,
 )
-
-
-def _operator(request: HttpRequest) -> str:
-    return f"admin:{request.user.get_username()}"
 
 
 class FactStatusFilter(admin.SimpleListFilter):
@@ -316,7 +319,8 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
                 scopes=cleaned["scopes"],
                 content=cleaned["content"],
                 tags=cleaned["tags"],
-                change_reason=f"{cleaned['reason']} ({_operator(request)})",
+                change_reason=f"{cleaned['reason']} ({admin_operator(request)})",
+                written_by=FactWriter.OPERATOR,
             )
             obj.pk, obj.lineage, obj.version = created.pk, created.lineage, created.version
             return
@@ -326,10 +330,11 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
         successor = fact_supersede(
             fact=current,
             content=cleaned["content"],
-            reason=f"{cleaned['reason']} ({_operator(request)})",
+            reason=f"{cleaned['reason']} ({admin_operator(request)})",
             scopes=cleaned["scopes"],
             user=cleaned.get("user"),
             tags=cleaned["tags"],
+            written_by=FactWriter.OPERATOR,
         )
         request._fact_successor = successor
 
@@ -356,7 +361,7 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
         return [str(obj) for obj in objs], {}, set(), []
 
     def delete_model(self, request, obj: Fact) -> None:
-        fact_close(fact=obj, reason=f"deleted by an operator ({_operator(request)})")
+        fact_close(fact=obj, reason=f"deleted by an operator ({admin_operator(request)})")
 
     def response_delete(self, request, obj_display, obj_id):
         self.message_user(
@@ -445,7 +450,7 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
     def close_selected(self, request, queryset) -> None:
         closed = 0
         for fact in queryset.filter(valid_to__isnull=True).defer("search_vector"):
-            fact_close(fact=fact, reason=f"closed by an operator ({_operator(request)})")
+            fact_close(fact=fact, reason=f"closed by an operator ({admin_operator(request)})")
             closed += 1
         self.message_user(request, f"Closed {closed} facts; already closed versions were left as they were.")
 
@@ -475,8 +480,9 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
                 fact_supersede(
                     fact=fact,
                     content=fact.content,
-                    reason=f"scope changed to {', '.join(scopes)} ({_operator(request)})",
+                    reason=f"scope changed to {', '.join(scopes)} ({admin_operator(request)})",
                     scopes=scopes,
+                    written_by=FactWriter.OPERATOR,
                 )
                 changed += 1
             self.message_user(request, f"{changed} facts have a new version with scopes {', '.join(scopes)}.")

@@ -54,6 +54,7 @@ def fact_get_or_create(
     tags: Sequence[str] = (),
     metadata: dict | None = None,
     source_session: Session | None = None,
+    written_by: str,
     change_reason: str = "created by hand",
     key: str = "",
 ) -> tuple[Fact, bool]:
@@ -73,6 +74,7 @@ def fact_get_or_create(
             content=content,
             source_session=source_session,
             change_reason=change_reason,
+            written_by=written_by,
         )
         return fact, outcome == "created"
     same_content = Fact.objects.filter(
@@ -92,6 +94,7 @@ def fact_get_or_create(
                 source_session=source_session,
                 tags=tags,
                 metadata=metadata,
+                written_by=written_by,
             )
     except IntegrityError:
         return same_content.get(), False
@@ -107,6 +110,7 @@ def fact_revise(
     tags: Sequence[str] | None = None,
     metadata: dict | None = None,
     reason: str = "edited by hand",
+    written_by: str,
 ) -> Fact:
     """A new version of a current fact (re-embedded); what is not given carries over. The old version stays as
     history."""
@@ -123,6 +127,7 @@ def fact_revise(
                 user=user,
                 tags=tags,
                 metadata=metadata,
+                written_by=written_by,
             )
     except IntegrityError as error:
         raise ConflictError(

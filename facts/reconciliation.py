@@ -10,7 +10,7 @@ duplicate."""
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -26,7 +26,7 @@ from core.embeddings.spaces import embedding_expression, embedding_provider_for_
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
 from core.models import EmbeddingSpace
 from facts.extraction import ExtractedFact
-from facts.models import Fact, FactEmbedding, FactScope
+from facts.models import Fact, FactEmbedding, FactScope, FactWriter
 from facts.reference_documents import facts_restating_reference
 from facts.services import (
     NewFact,
@@ -66,6 +66,18 @@ class ReconciliationResult:
     updated: list[Fact] = field(default_factory=list)
     deleted: list[Fact] = field(default_factory=list)
     unchanged: int = 0
+
+
+PROTECTED_REASON = "kept beside operator-curated fact {pk}: formation never changes curated memory"
+
+
+def _kept_beside_curated(*, decision: FactDecision, curated: Fact, user: EndUser) -> None:
+    """A statement that would change an operator-curated fact is added as the user's own fact instead (without a
+    profile key, which the curated fact holds): the user's view is recorded, the operator's fact stays as written."""
+    decision.action, decision.target, decision.content, decision.content_vector = "ADD", None, None, None
+    decision.reason = PROTECTED_REASON.format(pk=curated.pk)
+    decision.owner = user
+    decision.new = replace(decision.new, scopes=[FactScope.USER], key="")
 
 
 def _similar_current_facts(
@@ -143,6 +155,8 @@ def facts_reconcile_plan(
             decision.action, decision.reason = "NONE", "restates a reference document"
         elif exact is not None:
             decision.action, decision.reason, decision.target = "NONE", "exact duplicate", exact
+        elif keyed is not None and keyed.is_curated:
+            _kept_beside_curated(decision=decision, curated=keyed, user=user)
         elif keyed is not None:
             # A new value of a profile attribute replaces the current one without asking the LLM.
             decision.action, decision.reason, decision.target = "UPDATE", "new value", keyed
@@ -165,6 +179,9 @@ def facts_reconcile_plan(
     pending = [decision for decision in decisions if decision.action == "PENDING"]
     if pending:
         _decide_with_llm(pending=pending, agent=agent, job_id=job_id)
+        for decision in pending:
+            if decision.action in ("UPDATE", "DELETE") and decision.target.is_curated:
+                _kept_beside_curated(decision=decision, curated=decision.target, user=user)
         updates = [decision for decision in pending if decision.action == "UPDATE"]
         if updates:
             for decision, content_vector in zip(
@@ -295,12 +312,29 @@ def _decisions_move_to_active_space(*, decisions: list[FactDecision]) -> None:
             decision.content_vector = next(vectors)
 
 
+def _curated_since_planning_protect(*, decisions: list[FactDecision], agent: Agent, user: EndUser) -> None:
+    """An operator may have edited a target, or set a profile attribute, after planning read the scope: such a
+    decision becomes a fact of the user's own, as if planning had seen the curated version."""
+    for decision in decisions:
+        if decision.action in ("UPDATE", "DELETE"):
+            current = _current_version(decision.target)
+            if current is not None and current.is_curated:
+                _kept_beside_curated(decision=decision, curated=current, user=user)
+        elif decision.action == "ADD" and decision.new.key and decision.owner is not None:
+            keyed = Fact.objects.filter(
+                agent=agent, user=decision.owner, key=decision.new.key, valid_to__isnull=True
+            ).first()
+            if keyed is not None and keyed.is_curated:
+                _kept_beside_curated(decision=decision, curated=keyed, user=user)
+
+
 def facts_reconcile_apply(
     *, decisions: list[FactDecision], agent: Agent, session: Session, source_messages_fallback: list[Message]
 ) -> ReconciliationResult:
     """Run inside the formation's transaction. Takes a transaction-scoped advisory lock per scope (in a fixed
     order, so concurrent formations cannot deadlock) and re-checks each decision against the current facts."""
     _decisions_move_to_active_space(decisions=decisions)
+    _curated_since_planning_protect(decisions=decisions, agent=agent, user=session.user)
     result = ReconciliationResult()
     owners = {decision.owner.pk if decision.owner else 0: decision.owner for decision in decisions}
     for owner_pk in sorted(owners):
@@ -335,6 +369,7 @@ def facts_reconcile_apply(
                 embedding=decision.vector,
                 space=decision.space,
                 change_reason="extracted",
+                written_by=FactWriter.FORMATION,
             )
             if outcome == "unchanged":
                 result.unchanged += 1
@@ -394,7 +429,16 @@ def facts_reconcile_apply(
     new_facts = []
     for decision, sources in plain_adds:
         owner_id = decision.owner.pk if decision.owner else None
-        if recent.duplicates(owner_id=owner_id, content=decision.new.content, vector=decision.vector):
+        moved_to_user = decision.reason.startswith(PROTECTED_REASON[:20])  # planning checked another scope
+        if recent.duplicates(owner_id=owner_id, content=decision.new.content, vector=decision.vector) or (
+            moved_to_user
+            and Fact.objects.filter(
+                agent=agent,
+                user_id=owner_id,
+                content_hash=fact_content_hash(decision.new.content),
+                valid_to__isnull=True,
+            ).exists()
+        ):
             result.unchanged += 1
             continue
         recent.add(owner_id=owner_id, content_hash=fact_content_hash(decision.new.content), vector=decision.vector)
@@ -414,5 +458,6 @@ def facts_reconcile_apply(
             change_reason="extracted",
             source_session=session,
             space=decisions[0].space,
+            written_by=FactWriter.FORMATION,
         )
     return result

@@ -17,7 +17,7 @@ from conversations.models import Agent, EndUser, Message, Session
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
 from core.models import EmbeddingSpace
-from facts.models import PROFILE_KEY_VALIDATOR, Fact, FactEmbedding, FactScope
+from facts.models import PROFILE_KEY_VALIDATOR, Fact, FactEmbedding, FactScope, FactWriter
 from reflections.services.context_cache import context_cache_invalidate
 
 _WHITESPACE = re.compile(r"\s+")
@@ -77,6 +77,7 @@ def facts_create_bulk(
     change_reason: str,
     source_session: Session | None,
     space: EmbeddingSpace,
+    written_by: str,
 ) -> list[Fact]:
     """fact_create for many facts without a profile key, inside the caller's transaction: one INSERT of the facts,
     one of their source-message links and one of their vectors, where fact_create takes a savepoint and three
@@ -99,6 +100,7 @@ def facts_create_bulk(
                 valid_from=now,
                 change_reason=change_reason,
                 source_session=source_session,
+                written_by=written_by,
             )
         )
     if not rows:
@@ -161,6 +163,7 @@ def fact_profile_set(
     space: EmbeddingSpace | None = None,
     change_reason: str = "created",
     metadata: dict | None = None,
+    written_by: str = FactWriter.FORMATION,
 ) -> tuple[Fact, str]:
     """Set a user's profile attribute. A new value supersedes the current one as a new version (reason "new
     value"); the same value changes nothing. Returns the current fact and what happened: created, updated or
@@ -181,6 +184,7 @@ def fact_profile_set(
             embedding=embedding,
             space=space,
             metadata={**current.metadata, **metadata},
+            written_by=written_by,
         )
         return successor, "updated"
     same_statement = Fact.objects.filter(
@@ -204,6 +208,7 @@ def fact_profile_set(
         embedding=embedding,
         space=space,
         key=key,
+        written_by=written_by,
     )
     return fact, "created"
 
@@ -225,6 +230,7 @@ def fact_create(
     space: EmbeddingSpace | None = None,
     key: str = "",
     pinned: bool = False,
+    written_by: str = FactWriter.FORMATION,
 ) -> Fact:
     """Store and embed a new current fact. The caller handles duplicates (the unique constraints reject a second
     current fact with the same content, or the same profile key, in the same scope). A given embedding belongs to
@@ -250,6 +256,7 @@ def fact_create(
         metadata=metadata or {},
         key=key,
         pinned=pinned,
+        written_by=written_by,
     )
     if source_messages:
         fact.source_messages.add(*source_messages)  # a new fact has none: add() skips set()'s read of them
@@ -303,6 +310,7 @@ def fact_supersede(
     metadata: dict | None = None,
     embedding: np.ndarray | None = None,
     space: EmbeddingSpace | None = None,
+    written_by: str = FactWriter.FORMATION,
 ) -> Fact:
     """An UPDATE: close the current version and write its successor (same lineage, version + 1, re-embedded).
     Scopes, user, tags and metadata carry over unless given."""
@@ -329,6 +337,7 @@ def fact_supersede(
         space=space,
         key=current.key,
         pinned=current.pinned,
+        written_by=written_by,
     )
     Fact.objects.filter(pk=successor.pk).update(lineage=current.lineage, version=current.version + 1)
     successor.lineage, successor.version = current.lineage, current.version + 1

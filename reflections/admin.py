@@ -16,6 +16,7 @@ from core.admin_utils import (
     JobAdminMixin,
     admin_change_url,
     admin_link,
+    admin_operator,
     text_shorten,
 )
 from core.exceptions import ApplicationError
@@ -40,10 +41,6 @@ from reflections.services.curation import (
 from reflections.services.reflections import reflection_create
 
 BUFFER_SHOWN = 100
-
-
-def _operator(request) -> str:
-    return f"admin:{request.user.get_username()}"
 
 
 def _is_changelist(request) -> bool:
@@ -221,8 +218,9 @@ class ConsolidatedMemoryAdmin(admin.ModelAdmin):
             user=obj.user,
             session=obj.session,
             content=form.cleaned_data["content"],
-            reason=f"{form.cleaned_data['reason']} ({_operator(request)})",
+            reason=f"{form.cleaned_data['reason']} ({admin_operator(request)})",
             expected_version=form.cleaned_data["expected_version"],
+            curated=True,
         )
         obj.version, obj.content = saved.version, saved.content
 
@@ -279,7 +277,7 @@ class ConsolidatedMemoryAdmin(admin.ModelAdmin):
             return HttpResponseNotAllowed(["POST"])
         memory = get_object_or_404(ConsolidatedMemory.objects.select_related("agent", "user", "session"), pk=object_id)
         try:
-            restored = consolidated_memory_restore(memory=memory, version=version, requested_by=_operator(request))
+            restored = consolidated_memory_restore(memory=memory, version=version, requested_by=admin_operator(request))
         except ApplicationError as error:
             self.message_user(request, error.message, messages.ERROR)
         else:

@@ -34,7 +34,7 @@ from core.exceptions import ApplicationError
 from core.limits import text_cap
 from core.portability.records import ImportedBlob, ImportedFact, ImportedSession, MemoryImport
 from core.tokens import count_tokens_batch
-from facts.models import Fact
+from facts.models import Fact, FactWriter
 from facts.services import (
     fact_content_hash,
     fact_content_normalize,
@@ -341,6 +341,7 @@ class _AgentImport:
                         formed_at=now,
                         valid_from=fact.valid_from or now,
                         change_reason=f"imported from {self.data.format}",
+                        written_by=FactWriter.IMPORT,
                         source_session=self._session(fact.source_session) if fact.source_session else None,
                         tags=list(fact.tags),
                         metadata={**fact.metadata, "import": _provenance(self.data, fact.original_id)},
@@ -371,6 +372,7 @@ class _AgentImport:
                 value=fact.metadata.get("value"),
                 metadata={**fact.metadata, "import": _provenance(self.data, fact.original_id)},
                 change_reason=f"imported from {self.data.format}",
+                written_by=FactWriter.IMPORT,
             )
         except ApplicationError:
             self.report.add("facts", "invalid")

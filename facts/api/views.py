@@ -25,7 +25,7 @@ from facts.api.serializers import (
     MemorySearchOutputSerializer,
 )
 from facts.curation import fact_delete, fact_get_or_create, fact_revise
-from facts.models import Fact, FactScope
+from facts.models import Fact, FactScope, FactWriter
 from facts.selectors.facts import fact_get, facts_list
 from facts.selectors.search import FactSearchDisabled, facts_search
 from facts.selectors.versions import fact_versions
@@ -99,6 +99,7 @@ class FactListView(ListAPIView):
                 tags=data.validated_data.get("tags", ()),
                 metadata=data.validated_data.get("metadata"),
                 key=data.validated_data.get("key", ""),
+                written_by=FactWriter.API,
             )
         return Response(
             FactOutputSerializer(fact).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
@@ -132,6 +133,7 @@ class FactDetailView(APIView):
                 tags=data.validated_data.get("tags"),
                 metadata=data.validated_data.get("metadata"),
                 reason=data.validated_data["reason"],
+                written_by=FactWriter.API,
             )
         return Response(FactOutputSerializer(successor).data)
 

@@ -17,6 +17,7 @@ from django.utils import timezone
 from conversations.models import Agent, EndUser, Session
 from conversations.selectors.agent_settings import agent_thresholds
 from core.exceptions import ApplicationError
+from core.injection import injection_lines_drop
 from core.limits import text_cap
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
 from core.models import JobStatus
@@ -75,10 +76,15 @@ def consolidated_memory_replace(
     expected_version: int | None = None,
     summarized_through_message_id: int | None = None,
     is_rule_based: bool = False,
+    curated: bool = False,
 ) -> ConsolidatedMemory:
     """Make `content` the scope's blob (capped to its word limit and to BLOB_MAX_CHARS); the previous content becomes
     a past version. With expected_version, refuse if someone changed the blob since it was read (optimistic
-    concurrency)."""
+    concurrency).
+
+    `curated`: an operator wrote `content` (the admin, the API key): all of it becomes the blob's curated part. A
+    write that is not curated (consolidation, an import) gives only the part after the curated one, which stays word
+    for word at the top: formation never rewrites what an operator wrote."""
     if scope not in MemoryScope.values:
         raise ApplicationError("scope must be agent, user or session.", fields={"scope": ["invalid"]})
     key = scope_key(scope=scope, user=user, session=session)
@@ -92,8 +98,13 @@ def consolidated_memory_replace(
             code="conflict",
             fields={"version": ["stale"]},
         )
-    content = text_cap(text=words_cap(text=content, limit=word_limit), chars=settings.BLOB_MAX_CHARS)
-    summary_fields: dict = {"is_rule_based": is_rule_based}
+    curated_content = memory.curated_content if memory else ""
+    if curated:
+        content = text_cap(text=words_cap(text=content, limit=word_limit), chars=settings.BLOB_MAX_CHARS)
+        curated_content = content
+    else:
+        content = blob_with_curated_part(curated_content=curated_content, formed=content, word_limit=word_limit)
+    summary_fields: dict = {"is_rule_based": is_rule_based, "curated_content": curated_content}
     if summarized_through_message_id is not None:
         summary_fields["summarized_through_message_id"] = summarized_through_message_id
     if memory is None:
@@ -113,6 +124,7 @@ def consolidated_memory_replace(
             memory=memory,
             version=memory.version,
             content=memory.content,
+            curated_content=memory.curated_content,
             word_limit=memory.word_limit,
             change_reason=memory.change_reason,
             created_at=memory.last_consolidated_at or memory.updated_at,
@@ -138,6 +150,25 @@ def consolidated_memory_replace(
             absorbed=True, absorbed_at=now, consolidated_into=memory, consolidated_into_version=memory.version
         )
     return memory
+
+
+def blob_with_curated_part(*, curated_content: str, formed: str, word_limit: int) -> str:
+    """The blob's text: the curated part word for word, then the formed part within the words left of the limit."""
+    curated_words = len(curated_content.split())
+    formed = words_cap(text=formed, limit=max(word_limit - curated_words, 0)) if formed.strip() else ""
+    text = "\n".join(part for part in (curated_content.strip(), formed) if part)
+    return text_cap(text=text, chars=settings.BLOB_MAX_CHARS)
+
+
+def blob_formed_part(memory: ConsolidatedMemory | None) -> str:
+    """What formation wrote of a blob: its text after the curated part."""
+    if memory is None:
+        return ""
+    curated = memory.curated_content.strip()
+    content = memory.content.strip()
+    if curated and content.startswith(curated):
+        return content[len(curated) :].strip()
+    return "" if curated else content
 
 
 def consolidation_due_scopes(*, session: Session) -> list[ScopeKey]:
@@ -203,7 +234,6 @@ def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) 
     if not (buffered or window) or not (due or force):
         return None
     read_version = memory.version if memory else 0
-    word_limit = thresholds.blob_word_limit(key.scope)
     through = window[-1].message.pk if window else None
     job = ConsolidationJob.objects.create(
         agent=agent,
@@ -214,7 +244,10 @@ def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) 
         reflections_count=len(buffered),
         memory=memory,
     )
-    current = memory.content if memory else ""
+    current = blob_formed_part(memory)
+    curated = memory.curated_content.strip() if memory else ""
+    # The formed part gets the words the curated part leaves of the scope's limit.
+    word_limit = max(thresholds.blob_word_limit(key.scope) - len(curated.split()), 0)
     conversation = "\n".join(item.as_line() for item in window if item.text)
     try:
         try:
@@ -226,6 +259,7 @@ def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) 
                         "scope": key.scope,
                         "word_limit": str(word_limit),
                         "current": current or "(empty)",
+                        "curated": curated or "(none)",
                         "reflections": "\n".join(f"- {r.content}" for r in buffered) or "(none)",
                         "conversation": conversation or "(none)",
                     },
@@ -234,6 +268,7 @@ def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) 
                     "scope": key.scope,
                     "word_limit": word_limit,
                     "current": current,
+                    "curated": curated,
                     "reflections": [r.content for r in buffered],
                     "messages": [item.as_input() for item in window if item.text],
                 },
@@ -253,7 +288,8 @@ def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) 
                     scope=key.scope,
                     user=user,
                     session=session,
-                    content=long_text_screen(agent=agent, text=rule_based),  # stored now: no job to wait for
+                    # Stored now: no job to wait for.
+                    content=injection_lines_drop(long_text_screen(agent=agent, text=rule_based)),
                     reason="rule-based summary: the LLM failed",
                     expected_version=read_version,
                     summarized_through_message_id=through,
@@ -261,6 +297,7 @@ def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) 
                 )
             raise
         content = long_text_screen(agent=agent, text=content, job_kind="consolidation", job_id=job.pk)
+        content = injection_lines_drop(content)
         with transaction.atomic():
             memory = consolidated_memory_replace(
                 agent=agent,

@@ -37,4 +37,5 @@ def consolidated_memory_restore(*, memory: ConsolidatedMemory, version: int, req
         content=past.content,
         reason=f"restored version {version} ({requested_by})",
         expected_version=memory.version,
+        curated=True,
     )
