@@ -40,6 +40,7 @@ from core.admin_utils import (
     admin_change_url,
     admin_changelist_url,
     admin_link,
+    admin_operator,
     text_shorten,
 )
 from core.exceptions import ApplicationError
@@ -57,10 +58,6 @@ from reflections.selectors.context import memory_context_get
 MESSAGES_PER_PAGE = 50
 EXCERPT_CHARS = 100
 DEFAULT_TOKEN_BUDGET = 4000
-
-
-def _operator(request) -> str:
-    return f"admin:{request.user.get_username()}"
 
 
 def _is_changelist(request) -> bool:
@@ -97,7 +94,7 @@ class AgentAdmin(admin.ModelAdmin):
         "created_at",
     ]
     list_editable = ["rag_enabled", "always_in_context_enabled"]
-    list_filter = ["rag_enabled", "always_in_context_enabled", "sensitive_data"]
+    list_filter = ["rag_enabled", "always_in_context_enabled", "sensitive_data", "agent_memory_from_users"]
     search_fields = ["external_id", "name"]
     readonly_fields = [
         "thresholds_in_force",
@@ -112,6 +109,7 @@ class AgentAdmin(admin.ModelAdmin):
         (None, {"fields": ["external_id", "name", "memory_links"]}),
         ("Memory switches", {"fields": ["rag_enabled", "always_in_context_enabled", "profile_in_context"]}),
         ("Sensitive data (docs/security.md)", {"fields": ["sensitive_data", "sensitive_data_summary"]}),
+        ("Memory poisoning (docs/security.md)", {"fields": ["agent_memory_from_users"]}),
         (
             "Thresholds (empty: the deployment's setting applies)",
             {"fields": [*OVERRIDABLE_SETTINGS, "thresholds_in_force"]},
@@ -426,7 +424,7 @@ class EndUserAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
     def erase_view(self, request, object_id: int):
         user = get_object_or_404(EndUser.objects.select_related("agent"), pk=object_id)
         if request.method == "POST" and request.POST.get("confirm") == "yes":
-            record = user_erase(user=user, requested_by=_operator(request))
+            record = user_erase(user=user, requested_by=admin_operator(request))
             self.message_user(
                 request,
                 f"User erased: {sum(record.deleted_counts.values())} rows deleted; the audit record keeps no content.",
@@ -700,3 +698,7 @@ class RetentionRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_filter = ["agent"]
     date_hierarchy = "started_at"
     show_full_result_count = False
+
+
+# The review queue lives in its own module; imported here so that the admin's autodiscovery registers it.
+from conversations.admin_held_memory import HeldMemoryAdmin  # noqa: E402, F401

@@ -14,16 +14,18 @@ from django.conf import settings
 from django.db import transaction
 from rest_framework import serializers
 
-from conversations.models import Agent, EndUser, Session
+from conversations.models import Agent, AgentMemoryFromUsers, EndUser, HeldMemory, Session
 from conversations.services.ingestion import end_user_get_or_create
+from conversations.services.memory_trust import HeldCandidate, held_memory_store_one
 from core.api.fields import StrictCharField, StrictIntegerField, StrictRegexField
 from core.exceptions import ApplicationError
+from core.injection import injection_finding
 from core.json_limits import JSONProblem, json_decode, json_unstorable_fields
 from core.models import SensitiveDataFinding
 from core.sensitive import Finding, SensitiveDataPolicy, SensitiveKind, sensitive_findings
 from core.sensitive_screening import sensitive_findings_record, statement_screen
 from facts.curation import fact_delete, fact_get_or_create, fact_revise
-from facts.models import Fact, FactScope
+from facts.models import Fact, FactScope, FactWriter
 from facts.selectors.facts import fact_get
 from facts.selectors.search import facts_search
 
@@ -165,6 +167,46 @@ class _DeleteArguments(serializers.Serializer):
     reason = StrictCharField(max_length=300, default="deleted by the assistant")
 
 
+class _Rejected(ToolError):
+    """Content that reads as an instruction to the model: recorded as a rejected HeldMemory after the call's
+    transaction rolls back."""
+
+    def __init__(self, candidate: HeldCandidate) -> None:
+        super().__init__(
+            "not saved: memory keeps information, never instructions to the assistant "
+            f"({candidate.detail.split(':')[0]})."
+        )
+        self.candidate = candidate
+
+
+TOOL_ORIGIN = "assistant_tool"
+
+
+def _content_trusted(context: ToolContext, content: str) -> str:
+    finding = injection_finding(content)
+    if finding is not None:
+        raise _Rejected(
+            HeldCandidate(
+                kind=HeldMemory.Kind.FACT,
+                content=content,
+                reason=HeldMemory.Reason.INJECTION,
+                detail=finding.detail,
+            )
+        )
+    return content
+
+
+def _changeable_by_assistant(context: ToolContext, fact: Fact) -> None:
+    """The assistant acts on an end user's words: it never changes what an operator curated, and changes agent-wide
+    memory only where the agent lets users write it freely."""
+    if fact.is_curated:
+        raise ToolError(f"memory {fact.pk} was written by an operator; the assistant cannot change or delete it.")
+    if FactScope.AGENT in fact.scopes and context.agent.agent_memory_from_users != AgentMemoryFromUsers.OPEN:
+        raise ToolError(
+            f"memory {fact.pk} is shared by every user of this assistant; only an operator can change or delete it."
+        )
+
+
 def _arguments_validate(serializer_class: type[serializers.Serializer], arguments: dict) -> dict:
     unknown = sorted(set(arguments) - set(serializer_class().fields))
     if unknown:
@@ -213,7 +255,31 @@ def _content_screened(context: ToolContext, content: str) -> str:
 
 def _save_memory(context: ToolContext, arguments: dict) -> dict:
     options = _arguments_validate(_SaveArguments, arguments)
-    options["content"] = _content_screened(context, options["content"])
+    options["content"] = _content_trusted(context, _content_screened(context, options["content"]))
+    policy = context.agent.agent_memory_from_users
+    if options["scope"] == FactScope.AGENT and policy == AgentMemoryFromUsers.REVIEW:
+        held = held_memory_store_one(
+            agent=context.agent,
+            user=context.user,
+            session=context.session,
+            candidate=HeldCandidate(
+                kind=HeldMemory.Kind.FACT,
+                content=options["content"],
+                reason=HeldMemory.Reason.AGENT_SCOPE_FROM_USER,
+                detail="saved by the assistant with scope 'agent' (agent_memory_from_users = review)",
+            ),
+            origin=TOOL_ORIGIN,
+        )
+        return {
+            "saved": False,
+            "held_for_review": True,
+            "review_id": held.pk,
+            "note": "memory shared by every user is stored once an operator approves it.",
+        }
+    if options["scope"] == FactScope.AGENT and policy == AgentMemoryFromUsers.USER_SCOPE:
+        if not context.user_external_id:
+            raise ToolError("this assistant keeps memory from conversations per user, and this one has no user.")
+        options["scope"] = FactScope.USER
     user = None
     if options["scope"] == FactScope.USER:
         if not context.user_external_id:
@@ -228,6 +294,7 @@ def _save_memory(context: ToolContext, arguments: dict) -> dict:
         source_session=context.session,
         change_reason="saved by the assistant",
         key=options["key"],
+        written_by=FactWriter.ASSISTANT,
     )
     return {"saved": created, "already_known": not created, "memory": _memory(fact)}
 
@@ -235,14 +302,18 @@ def _save_memory(context: ToolContext, arguments: dict) -> dict:
 def _update_memory(context: ToolContext, arguments: dict) -> dict:
     options = _arguments_validate(_UpdateArguments, arguments)
     fact = _memory_in_conversation(context, options["id"])
-    options["content"] = _content_screened(context, options["content"])
-    successor = fact_revise(fact=fact, content=options["content"], reason=options["reason"])
+    _changeable_by_assistant(context, fact)
+    options["content"] = _content_trusted(context, _content_screened(context, options["content"]))
+    successor = fact_revise(
+        fact=fact, content=options["content"], reason=options["reason"], written_by=FactWriter.ASSISTANT
+    )
     return {"updated": True, "previous_id": fact.pk, "memory": _memory(successor)}
 
 
 def _delete_memory(context: ToolContext, arguments: dict) -> dict:
     options = _arguments_validate(_DeleteArguments, arguments)
     fact = _memory_in_conversation(context, options["id"])
+    _changeable_by_assistant(context, fact)
     fact_delete(fact=fact, reason=options["reason"])
     return {"deleted": True, "id": fact.pk}
 
@@ -288,6 +359,15 @@ def tool_call_execute(*, context: ToolContext, name: str, arguments: dict | str)
             target=SensitiveDataFinding.Target.TOOL,
         )
         return ToolResult(ok=False, error=str(withheld))
+    except _Rejected as rejected:
+        held_memory_store_one(
+            agent=context.agent,
+            user=context.user,
+            session=context.session,
+            candidate=rejected.candidate,
+            origin=TOOL_ORIGIN,
+        )
+        return ToolResult(ok=False, error=str(rejected))
     except ToolError as error:
         return ToolResult(ok=False, error=str(error))
     except ApplicationError as error:

@@ -23,6 +23,11 @@ from conversations.services.formation_holds import (
     session_formation_wait,
 )
 from conversations.services.formation_triggers import formation_request, session_formation_due_by_interval
+from conversations.services.memory_trust import (
+    facts_from_user_route,
+    held_memories_store,
+    reflections_from_user_route,
+)
 from core.exceptions import ProviderError, ProviderPaused
 from core.llm.client import llm_calls_write, llm_job_calls
 from core.models import JobStatus, LLMCall
@@ -209,12 +214,16 @@ def _form(*, session: Session, job: FormationJob, snapshot: dict, calls: list[LL
     window = conversation_window(messages=pending, token_budget=settings.FORMATION_TOKEN_BUDGET)
     snapshot["messages"] = [item.as_input() | {"id": item.message.pk} for item in window]
     extracted = facts_extract(window=window, agent_id=session.agent_id, job_id=job.pk)
-    decisions = facts_reconcile_plan(agent=session.agent, user=session.user, extracted=extracted, job_id=job.pk)
+    trusted_facts = facts_from_user_route(agent=session.agent, extracted=extracted)
+    decisions = facts_reconcile_plan(
+        agent=session.agent, user=session.user, extracted=trusted_facts.facts, job_id=job.pk
+    )
     new_fact_texts = [d.content or d.new.content for d in decisions if d.action in ("ADD", "UPDATE")]
     drafts = reflections_draft(window=window, session=session, new_facts=new_fact_texts, job_id=job.pk)
+    user_messages = [item.message for item in window if item.message.role == Message.Role.USER]
+    trusted_reflections = reflections_from_user_route(agent=session.agent, drafts=drafts, source_messages=user_messages)
 
     through = window[-1].message.pk
-    user_messages = [item.message for item in window if item.message.role == Message.Role.USER]
     with transaction.atomic():
         # The session row first: appends and erasure lock the session before the user and the facts, and so does
         # this transaction, so none of them can deadlock with it.
@@ -222,7 +231,14 @@ def _form(*, session: Session, job: FormationJob, snapshot: dict, calls: list[LL
         facts = facts_reconcile_apply(
             decisions=decisions, agent=session.agent, session=session, source_messages_fallback=user_messages
         )
-        reflections = reflections_store(drafts=drafts, session=session)
+        reflections = reflections_store(drafts=trusted_reflections.drafts, session=session)
+        held_memories_store(
+            agent=session.agent,
+            user=session.user,
+            session=session,
+            held=trusted_facts.held + trusted_reflections.held,
+            origin="formation",
+        )
         job.facts_added, job.facts_updated = len(facts.added), len(facts.updated)
         job.facts_deleted, job.facts_unchanged = len(facts.deleted), facts.unchanged
         job.reflections_added = len(reflections)

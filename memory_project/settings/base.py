@@ -234,6 +234,9 @@ LLM_CIRCUIT_MAX_OPEN_SECONDS = env.float("LLM_CIRCUIT_MAX_OPEN_SECONDS", default
 # Cost guard: LLM tokens per UTC day that memory work (formation, consolidation) may spend, per agent (the agent's own
 # budget in the admin wins) and for the whole deployment. 0: no budget.
 LLM_AGENT_DAILY_TOKEN_BUDGET = env.int("LLM_AGENT_DAILY_TOKEN_BUDGET", default=0)
+# /health/ reports memory_review "degraded" while agent-wide memory from users has waited longer than this for an
+# operator's decision (docs/security.md "Memory poisoning").
+MEMORY_REVIEW_MAX_AGE_HOURS = env.int("MEMORY_REVIEW_MAX_AGE_HOURS", default=48)
 LLM_DAILY_TOKEN_BUDGET = env.int("LLM_DAILY_TOKEN_BUDGET", default=0)
 
 # --- Fact search ------------------------------------------------------------------------------------------------------
