@@ -30,6 +30,10 @@ def admin_link(obj: Model | None, text: str | None = None) -> str:
     return format_html('<a href="{}">{}</a>', admin_change_url(obj), text if text is not None else str(obj))
 
 
+def admin_is_changelist(request) -> bool:
+    return bool(request.resolver_match and request.resolver_match.url_name.endswith("_changelist"))
+
+
 def admin_operator(request) -> str:
     """How an operator's changes name who made them."""
     return f"admin:{request.user.get_username()}"

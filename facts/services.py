@@ -384,3 +384,31 @@ def facts_pin(*, fact_ids: Iterable[int], pinned: bool) -> int:
     return (
         Fact.objects.filter(pk__in=list(fact_ids), valid_to__isnull=True).exclude(pinned=pinned).update(pinned=pinned)
     )
+
+
+def facts_close(*, facts: Iterable[Fact], reason: str) -> int:
+    """Close the current ones among `facts` (each kept as history); closed versions are left as they are. Returns
+    how many were closed."""
+    closed = 0
+    for fact in facts:
+        if fact.valid_to is None:
+            fact_close(fact=fact, reason=reason)
+            closed += 1
+    return closed
+
+
+def facts_scope_change(
+    *, facts: Iterable[Fact], scopes: Sequence[str], reason: str, written_by: str
+) -> tuple[int, list[int]]:
+    """A new version with `scopes` for each current fact whose scopes differ. An agent-wide fact has no user to be
+    scoped to: such facts are skipped. Returns (how many changed, the ids skipped)."""
+    changed, skipped = 0, []
+    for fact in facts:
+        if fact.valid_to is not None or sorted(fact.scopes) == sorted(scopes):
+            continue
+        if FactScope.USER in scopes and fact.user_id is None:
+            skipped.append(fact.pk)
+            continue
+        fact_supersede(fact=fact, content=fact.content, reason=reason, scopes=scopes, written_by=written_by)
+        changed += 1
+    return changed, skipped

@@ -15,6 +15,7 @@ from core.admin_utils import (
     FastActionCheckboxMixin,
     JobAdminMixin,
     admin_change_url,
+    admin_is_changelist,
     admin_link,
     admin_operator,
     text_shorten,
@@ -41,10 +42,6 @@ from reflections.services.curation import (
 from reflections.services.reflections import reflection_create
 
 BUFFER_SHOWN = 100
-
-
-def _is_changelist(request) -> bool:
-    return bool(request.resolver_match and request.resolver_match.url_name.endswith("_changelist"))
 
 
 def _scope_key_of(row: Reflection | ConsolidationJob) -> ScopeKey:
@@ -203,7 +200,7 @@ class ConsolidatedMemoryAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request):
         queryset = super().get_queryset(request)
-        if not _is_changelist(request):
+        if not admin_is_changelist(request):
             return queryset
         return queryset.defer("content").annotate(content_head=Left("content", 20_000))
 

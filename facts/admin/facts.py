@@ -3,7 +3,6 @@ re-embedded), a delete closes it, and only the explicit erase action destroys ro
 
 from __future__ import annotations
 
-from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.models import LogEntry
 from django.contrib.contenttypes.models import ContentType
@@ -16,163 +15,37 @@ from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
-from conversations.models import Agent
 from conversations.selectors.memory_scope import memory_scope_resolve
 from core.admin_utils import (
     FastActionCheckboxMixin,
-    TextInputFilter,
     admin_change_url,
     admin_link,
     admin_operator,
     text_shorten,
 )
 from core.exceptions import ApplicationError
-from facts.models import TEXT_SEARCH_CONFIG, Fact, FactScope, FactWriter, ReferenceChunk, ReferenceDocument
-from facts.reference_documents import reference_document_create
-from facts.selectors import SearchMode, facts_search
+from facts.admin.filters import (
+    FactScopeFilter,
+    FactSourceSessionFilter,
+    FactStatusFilter,
+    FactTagFilter,
+    FactUserFilter,
+)
+from facts.admin.forms import FactForm, FactScopeChangeForm, FactSearchForm
+from facts.models import TEXT_SEARCH_CONFIG, Fact, FactWriter
+from facts.selectors import facts_search
 from facts.selectors.export import facts_export_lines
 from facts.selectors.versions import fact_versions
 from facts.services import (
     fact_close,
-    fact_content_hash,
-    fact_content_normalize,
     fact_create,
-    fact_scopes_validate,
     fact_supersede,
+    facts_close,
     facts_erase,
     facts_pin,
     facts_reembed_request,
+    facts_scope_change,
 )
-
-
-class FactStatusFilter(admin.SimpleListFilter):
-    title = "status"
-    parameter_name = "status"
-
-    def lookups(self, request, model_admin):
-        return [
-            ("current", "current"),
-            ("superseded", "superseded by a newer version"),
-            ("deleted", "closed without successor"),
-        ]
-
-    def queryset(self, request, queryset):
-        if self.value() == "current":
-            return queryset.filter(valid_to__isnull=True)
-        if self.value() == "superseded":
-            return queryset.filter(valid_to__isnull=False, superseded_by__isnull=False)
-        if self.value() == "deleted":
-            return queryset.filter(valid_to__isnull=False, superseded_by__isnull=True)
-        return queryset
-
-
-class FactScopeFilter(admin.SimpleListFilter):
-    title = "scope"
-    parameter_name = "scope"
-
-    def lookups(self, request, model_admin):
-        return [
-            ("agent", "agent-wide (every conversation)"),
-            ("user", "user only"),
-            ("both", "user and agent"),
-        ]
-
-    def queryset(self, request, queryset):
-        if self.value() == "agent":
-            return queryset.filter(scopes__contains=[FactScope.AGENT])
-        if self.value() == "user":
-            return queryset.filter(scopes__contains=[FactScope.USER]).exclude(scopes__contains=[FactScope.AGENT])
-        if self.value() == "both":
-            return queryset.filter(scopes__contains=[FactScope.USER, FactScope.AGENT])
-        return queryset
-
-
-class FactUserFilter(TextInputFilter):
-    title = "user (external id)"
-    parameter_name = "user"
-    lookup = "user__external_id"
-
-
-class FactTagFilter(TextInputFilter):
-    title = "tag"
-    parameter_name = "tag"
-    lookup = "tags__contains"
-
-    def lookup_value(self, value: str):
-        return [value]
-
-
-class FactSourceSessionFilter(TextInputFilter):
-    title = "source session (external id)"
-    parameter_name = "source_session"
-    lookup = "source_session__external_id"
-
-
-def _tags_parse(text: str) -> list[str]:
-    return [tag.strip() for tag in text.split(",") if tag.strip()]
-
-
-class FactForm(forms.ModelForm):
-    """The fields an operator may change. Saving writes a new version through fact_supersede (or fact_create when
-    adding); the model's own constraints (one current fact per content and scope) are checked here first."""
-
-    scopes = forms.MultipleChoiceField(
-        choices=FactScope.choices,
-        widget=forms.CheckboxSelectMultiple,
-        help_text="agent: visible in every conversation of the agent; user: only with the user.",
-    )
-    tags = forms.CharField(required=False, help_text="Comma-separated.")
-    reason = forms.CharField(
-        max_length=300,
-        initial="corrected by an operator",
-        help_text="Recorded as why the old version was closed and the new one written.",
-    )
-
-    class Meta:
-        model = Fact
-        fields = ["agent", "user", "scopes", "content", "tags"]
-        widgets = {"content": forms.Textarea(attrs={"rows": 3, "cols": 80})}
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        if self.instance.pk:
-            self.initial["tags"] = ", ".join(self.instance.tags)
-
-    def clean_tags(self) -> list[str]:
-        return _tags_parse(self.cleaned_data.get("tags") or "")
-
-    def clean(self) -> dict:
-        cleaned = super().clean()
-        scopes, user = cleaned.get("scopes") or [], cleaned.get("user")
-        agent = cleaned.get("agent") or (self.instance.agent if self.instance.pk else None)
-        try:
-            fact_scopes_validate(scopes=scopes, user=user)
-        except ApplicationError as error:
-            raise forms.ValidationError(error.message) from error
-        if user is not None and agent is not None and user.agent_id != agent.pk:
-            self.add_error("user", "This user belongs to another agent.")
-        # The user column is set exactly when the fact is user-scoped (a check constraint); the services decide it.
-        if FactScope.USER not in scopes:
-            cleaned["user"] = None
-        content = fact_content_normalize(cleaned.get("content") or "")
-        cleaned["content"] = content
-        if agent is not None and content:
-            duplicate = (
-                Fact.objects.filter(
-                    agent=agent,
-                    user=cleaned.get("user"),
-                    content_hash=fact_content_hash(content),
-                    valid_to__isnull=True,
-                )
-                .exclude(lineage=self.instance.lineage if self.instance.pk else None)
-                .first()
-            )
-            if duplicate is not None:
-                self.add_error("content", f"Fact #{duplicate.pk} already says this in the same scope.")
-        return cleaned
-
-    def has_real_change(self) -> bool:
-        return bool({"user", "scopes", "content", "tags"} & set(self.changed_data))
 
 
 @admin.register(Fact)
@@ -448,10 +321,10 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
 
     @admin.action(description="Close selected facts (kept as history)")
     def close_selected(self, request, queryset) -> None:
-        closed = 0
-        for fact in queryset.filter(valid_to__isnull=True).defer("search_vector"):
-            fact_close(fact=fact, reason=f"closed by an operator ({admin_operator(request)})")
-            closed += 1
+        closed = facts_close(
+            facts=queryset.filter(valid_to__isnull=True).defer("search_vector"),
+            reason=f"closed by an operator ({admin_operator(request)})",
+        )
         self.message_user(request, f"Closed {closed} facts; already closed versions were left as they were.")
 
     @admin.action(description="Pin selected facts (retention keeps them)")
@@ -469,27 +342,18 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
         current = queryset.filter(valid_to__isnull=True).select_related("agent", "user").defer("search_vector")
         form = FactScopeChangeForm(request.POST if "apply" in request.POST else None)
         if form.is_valid():
-            changed, skipped = 0, []
             scopes = form.cleaned_data["scopes"]
-            for fact in current:
-                if FactScope.USER in scopes and fact.user is None:
-                    skipped.append(f"#{fact.pk}")
-                    continue
-                if sorted(fact.scopes) == sorted(scopes):
-                    continue
-                fact_supersede(
-                    fact=fact,
-                    content=fact.content,
-                    reason=f"scope changed to {', '.join(scopes)} ({admin_operator(request)})",
-                    scopes=scopes,
-                    written_by=FactWriter.OPERATOR,
-                )
-                changed += 1
+            changed, skipped = facts_scope_change(
+                facts=current,
+                scopes=scopes,
+                reason=f"scope changed to {', '.join(scopes)} ({admin_operator(request)})",
+                written_by=FactWriter.OPERATOR,
+            )
             self.message_user(request, f"{changed} facts have a new version with scopes {', '.join(scopes)}.")
             if skipped:
                 self.message_user(
                     request,
-                    f"Skipped {', '.join(skipped)}: agent-wide facts have no user to scope them to.",
+                    f"Skipped {', '.join(f'#{pk}' for pk in skipped)}: agent-wide facts have no user to scope them to.",
                     messages.WARNING,
                 )
             return None
@@ -540,95 +404,3 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
                 "action": "erase_selected",
             },
         )
-
-
-class FactScopeChangeForm(forms.Form):
-    scopes = forms.MultipleChoiceField(choices=FactScope.choices, widget=forms.CheckboxSelectMultiple)
-
-
-class FactSearchForm(forms.Form):
-    agent = forms.ModelChoiceField(queryset=Agent.objects.order_by("external_id"))
-    user = forms.CharField(
-        required=False,
-        label="user (external id)",
-        help_text="Empty: only the facts visible in every conversation of the agent.",
-    )
-    query = forms.CharField(
-        label="question", widget=forms.TextInput(attrs={"size": 80, "placeholder": "Where does the user live?"})
-    )
-    mode = forms.ChoiceField(choices=SearchMode.choices, initial=SearchMode.HYBRID)
-    top_k = forms.IntegerField(min_value=1, max_value=100, initial=10, label="results")
-    include_history = forms.BooleanField(required=False, help_text="Also closed versions.")
-
-
-class ReferenceChunkInline(admin.TabularInline):
-    model = ReferenceChunk
-    fields = ["index", "content"]
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
-    show_change_link = False
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-
-@admin.register(ReferenceDocument)
-class ReferenceDocumentAdmin(admin.ModelAdmin):
-    """Operators register documents here (chunked and embedded by reference_document_create, the API's service);
-    a registered document is read-only: to change it, delete it and register the new text."""
-
-    list_display = ["title", "agent", "created_at", "updated_at"]
-    list_select_related = ["agent"]
-    list_filter = ["agent"]
-    search_fields = ["title"]
-    autocomplete_fields = ["agent"]
-    inlines = [ReferenceChunkInline]
-
-    def get_fields(self, request, obj=None):
-        if obj is None:
-            return ["agent", "title", "content"]
-        return ["agent", "title", "content", "metadata", "content_hash", "created_at", "updated_at"]
-
-    def get_readonly_fields(self, request, obj=None):
-        return [] if obj is None else self.get_fields(request, obj)
-
-    def get_inlines(self, request, obj):
-        return self.inlines if obj is not None else []
-
-    def get_queryset(self, request):
-        queryset = super().get_queryset(request)
-        return queryset.defer("content") if request.resolver_match.url_name.endswith("_changelist") else queryset
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return obj is None
-
-    def save_model(self, request, obj: ReferenceDocument, form, change: bool) -> None:
-        document, created = reference_document_create(agent=obj.agent, title=obj.title, content=obj.content)
-        obj.pk, obj.content_hash, obj.created_at = document.pk, document.content_hash, document.created_at
-        if not created:
-            messages.info(request, f"This text was already registered as “{document.title}”.")
-
-
-@admin.register(ReferenceChunk)
-class ReferenceChunkAdmin(admin.ModelAdmin):
-    list_display = ["document", "index", "short_content"]
-    list_select_related = ["document"]
-    list_filter = ["document__agent"]
-    search_fields = ["content", "document__title"]
-    show_full_result_count = False
-    fields = ["document", "index", "content"]
-    readonly_fields = fields
-
-    @admin.display(description="content")
-    def short_content(self, chunk: ReferenceChunk) -> str:
-        return text_shorten(chunk.content, 120)
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
