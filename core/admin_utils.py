@@ -10,6 +10,8 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
+from core.models import LLMCall
+
 
 def admin_change_url(obj: Model) -> str:
     return reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_change", args=[obj.pk])
@@ -122,7 +124,5 @@ class JobAdminMixin(ReadOnlyAdminMixin):
 
     @admin.display(description="LLM calls")
     def llm_calls_link(self, job) -> str:
-        from core.models import LLMCall
-
         url = admin_changelist_url(LLMCall, job_kind=self.job_kind, job_id=job.pk)
         return format_html('<a href="{}">LLM calls of this job</a>', url)

@@ -18,6 +18,7 @@ from core.embeddings.spaces import embedding_expression, embedding_provider_for_
 from core.exceptions import ApplicationError
 from core.models import EmbeddingSpace
 from core.queueing import task_enqueue_safely
+from facts import task_names as facts_tasks
 from facts.models import ReferenceChunk, ReferenceChunkEmbedding, ReferenceDocument
 
 CHUNK_CHARS = 800
@@ -70,10 +71,8 @@ def reference_document_create(
             for index, text in enumerate(reference_text_chunks(content))
         ]
     )
-    from facts.tasks import reference_chunks_embed_task
-
     chunk_ids = [chunk.pk for chunk in chunks]
-    transaction.on_commit(lambda: task_enqueue_safely(reference_chunks_embed_task, chunk_ids))
+    transaction.on_commit(lambda: task_enqueue_safely(facts_tasks.EMBED_REFERENCE_CHUNKS, chunk_ids))
     return document, True
 
 

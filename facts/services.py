@@ -17,8 +17,10 @@ from conversations.models import Agent, EndUser, Message, Session
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
 from core.models import EmbeddingSpace
+from core.queueing import task_enqueue_safely
+from facts import task_names as facts_tasks
 from facts.models import PROFILE_KEY_VALIDATOR, Fact, FactEmbedding, FactScope, FactWriter
-from reflections.services.context_cache import context_cache_invalidate
+from facts.signals import user_profile_changed
 
 _WHITESPACE = re.compile(r"\s+")
 
@@ -146,7 +148,7 @@ def _profile_changed_on_commit(fact: Fact) -> None:
     """The always-in-context block shows the user's profile: a keyed fact's change invalidates it."""
     if fact.key and fact.user_id:
         agent_id, user_id = fact.agent_id, fact.user_id
-        transaction.on_commit(lambda: context_cache_invalidate(agent_id=agent_id, user_id=user_id))
+        transaction.on_commit(lambda: user_profile_changed.send(sender=Fact, agent_id=agent_id, user_id=user_id))
 
 
 @transaction.atomic
@@ -362,11 +364,8 @@ def facts_reembed(*, fact_ids: Iterable[int], space: EmbeddingSpace | None = Non
 
 def facts_reembed_request(*, fact_ids: Iterable[int]) -> None:
     """Queue facts_reembed after commit: embedding many facts is background work."""
-    from core.queueing import task_enqueue_safely
-    from facts.tasks import facts_reembed_task
-
     ids = sorted(set(fact_ids))
-    transaction.on_commit(lambda: task_enqueue_safely(facts_reembed_task, ids))
+    transaction.on_commit(lambda: task_enqueue_safely(facts_tasks.REEMBED, ids))
 
 
 @transaction.atomic

@@ -37,7 +37,7 @@ app.conf.beat_schedule = {
     "fact-vector-indexes": {"task": "facts.vector_indexes_maintain", "schedule": 600.0},
     # Only agents opted in through CLEANUP_DUPLICATE_FACTS_AGENTS; off for everyone else.
     "cleanup-duplicate-facts-nightly": {
-        "task": "core.cleanup_duplicate_facts_nightly",
+        "task": "facts.cleanup_duplicate_facts_nightly",
         "schedule": crontab(hour=3, minute=15),
     },
 }

@@ -15,6 +15,7 @@ from django.utils.html import format_html, format_html_join
 from conversations.models import Agent, EndUser, RetentionRun, Session
 from conversations.selectors.agent_settings import OVERRIDABLE_SETTINGS, agent_thresholds
 from conversations.selectors.formation_backlog import agents_spend_today, formation_backlog
+from conversations.selectors.sensitive_data import sensitive_data_counts, sensitive_findings_counted
 from conversations.services.formation_holds import (
     agent_daily_token_budget,
     formation_resume_soon,
@@ -26,7 +27,6 @@ from core.admin_utils import (
 from core.exceptions import ApplicationError
 from core.llm.spend import day_end, llm_spend_today
 from core.models import LLMCall, SensitiveDataFinding
-from core.selectors.sensitive_data import sensitive_data_counts, sensitive_findings_counted
 from core.sensitive import SensitiveKind
 from facts.models import Fact
 from facts.selectors import SearchMode

@@ -34,6 +34,7 @@ from core.models import JobStatus, LLMCall
 from core.queueing import task_enqueue_safely
 from facts.extraction import facts_extract
 from facts.reconciliation import facts_reconcile_apply, facts_reconcile_plan
+from reflections import task_names as reflections_tasks
 from reflections.models import MemoryScope
 from reflections.services.consolidation import ScopeKey, consolidation_due_scopes
 from reflections.services.reflections import reflections_draft, reflections_store
@@ -289,8 +290,6 @@ def _job_finish(*, job: FormationJob, through: int | None, message_count: int) -
 def _queue_follow_ups(*, session: Session, more_pending: bool) -> None:
     """Consolidate scopes whose buffer is due; form again when messages remain past this run's window or arrived
     meanwhile in numbers that make the interval due."""
-    from conversations.tasks import scope_consolidate_task
-
     due = consolidation_due_scopes(session=session)
     session_key = ScopeKey(
         agent_id=session.agent_id, scope=MemoryScope.SESSION, user_id=session.user_id, session_id=session.pk
@@ -298,7 +297,7 @@ def _queue_follow_ups(*, session: Session, more_pending: bool) -> None:
     if session_key not in due and session_summary_due(session=session):
         due.append(session_key)
     for key in due:
-        task_enqueue_safely(scope_consolidate_task, *key.as_task_args())
+        task_enqueue_safely(reflections_tasks.CONSOLIDATE_SCOPE, *key.as_task_args())
     # The counters as _session_finish read them (as at commit): messages appended during this run count too.
     if more_pending or session_formation_due_by_interval(session=session):
         formation_request(session=session, trigger="interval")

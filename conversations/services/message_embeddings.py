@@ -8,6 +8,7 @@ from datetime import timedelta
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
+from conversations import task_names as conversations_tasks
 from conversations.models import Message, MessageEmbedding
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.models import EmbeddingSpace
@@ -86,8 +87,6 @@ def messages_embedding_sweep(
     """Queue embedding of recent messages that have no vector in the active space: their task was lost (broker
     down at ingestion). Messages younger than `grace` are left to the task still queued for them.
     Returns how many were queued."""
-    from conversations.tasks import messages_embed_task
-
     space = embedding_space_active()
     missing = list(
         Message.objects.filter(stored_at__gte=timezone.now() - within, stored_at__lt=timezone.now() - grace)
@@ -96,5 +95,5 @@ def messages_embedding_sweep(
         .values_list("id", flat=True)[:limit]
     )
     for start in range(0, len(missing), 500):
-        task_enqueue_safely(messages_embed_task, missing[start : start + 500])
+        task_enqueue_safely(conversations_tasks.EMBED_MESSAGES, missing[start : start + 500])
     return len(missing)

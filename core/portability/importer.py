@@ -31,7 +31,7 @@ from conversations.services.ingestion import end_user_get_or_create, session_get
 from conversations.services.message_embeddings import messages_embed_missing
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
-from core.limits import text_cap
+from core.limits import text_cap, words_cap
 from core.portability.records import ImportedBlob, ImportedFact, ImportedSession, MemoryImport
 from core.tokens import count_tokens_batch
 from facts.models import Fact, FactWriter
@@ -43,7 +43,7 @@ from facts.services import (
     fact_scopes_validate,
 )
 from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion, Reflection
-from reflections.services.consolidation import consolidated_memory_replace, words_cap
+from reflections.services.consolidation import consolidated_memory_replace
 from reflections.services.reflections import reflection_create, scope_key
 
 IDEMPOTENCY_KEY_MAX = 200

@@ -28,10 +28,6 @@ class AgentLLMUsage:
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
-    @property
-    def failure_rate(self) -> float:
-        return self.failures / self.calls if self.calls else 0.0
-
 
 @dataclass(frozen=True)
 class DailyLLMUsage:
@@ -142,3 +138,23 @@ def llm_usage_windows(*, now: datetime | None = None, agent_id: int | None = Non
         LLMUsageWindow(label=label, since=now - span, agents=llm_usage_by_agent(since=now - span, agent_id=agent_id))
         for label, span in (("last 24 hours", timedelta(days=1)), ("last 7 days", timedelta(days=7)))
     ]
+
+
+@dataclass(frozen=True)
+class UsageAgent:
+    pk: int
+    label: str
+
+    def __str__(self) -> str:
+        return self.label
+
+
+def llm_usage_agents() -> list[UsageAgent]:
+    """The agents that made LLM calls, for the usage page's filter (read through the calls, which name their agent)."""
+    rows = (
+        LLMCall.objects.filter(agent__isnull=False)
+        .values_list("agent_id", "agent__name", "agent__external_id")
+        .distinct()
+        .order_by("agent__external_id")
+    )
+    return [UsageAgent(pk=pk, label=name or external_id) for pk, name, external_id in rows]

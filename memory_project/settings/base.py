@@ -140,7 +140,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["conversations.api.authentication.IsAgentOrStaff"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["core.api.parsers.StorableJSONParser"],
-    "DEFAULT_THROTTLE_CLASSES": ["core.api.throttling.AgentKeyRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["conversations.api.throttling.AgentKeyRateThrottle"],
 }
 # Requests per API key (per user for a staff login), counted in Redis: "1200/minute", "20/second". Empty: no limit.
 API_THROTTLE_RATE = env("API_THROTTLE_RATE", default="1200/minute")

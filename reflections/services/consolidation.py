@@ -18,7 +18,7 @@ from conversations.models import Agent, EndUser, Session
 from conversations.selectors.agent_settings import agent_thresholds
 from core.exceptions import ApplicationError
 from core.injection import injection_lines_drop
-from core.limits import text_cap
+from core.limits import text_cap, words_cap
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
 from core.models import JobStatus
 from core.sensitive_screening import long_text_screen
@@ -30,6 +30,11 @@ from reflections.models import (
     Reflection,
 )
 from reflections.services.reflections import LEVELS, scope_key, scopes_filter
+from reflections.services.session_summary import (
+    session_summary_due,
+    session_summary_rule_based,
+    session_summary_window,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -46,21 +51,6 @@ class ScopeKey:
 
     def as_task_args(self) -> list:
         return [self.agent_id, self.scope, self.user_id, self.session_id]
-
-
-def words_cap(*, text: str, limit: int) -> str:
-    """Cut to at most `limit` words, keeping line breaks (blobs are bullet lists)."""
-    kept: list[str] = []
-    remaining = limit
-    for line in text.strip().splitlines():
-        words = line.split()
-        if remaining <= 0:
-            break
-        if len(words) > remaining:
-            line = " ".join(words[:remaining])
-        kept.append(line)
-        remaining -= len(words)
-    return "\n".join(kept)
 
 
 @transaction.atomic
@@ -209,12 +199,6 @@ def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) 
     message cadence). The LLM runs outside any transaction; the result is stored only if the blob is unchanged
     since it was read, else the job fails and the reflections stay buffered for the next run. A session summary
     whose LLM call fails is replaced by a rule-based one (reflections stay buffered) before the error is raised."""
-    from reflections.services.session_summary import (
-        session_summary_due,
-        session_summary_rule_based,
-        session_summary_window,
-    )
-
     agent = Agent.objects.get(pk=key.agent_id)
     user = EndUser.objects.get(pk=key.user_id) if key.user_id else None
     session = Session.objects.get(pk=key.session_id) if key.session_id else None

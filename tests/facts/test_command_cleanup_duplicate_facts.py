@@ -6,9 +6,9 @@ import pytest
 from django.core.management import call_command
 
 from conversations.models import Agent, EndUser
-from core.tasks import cleanup_duplicate_facts_nightly
 from facts.models import Fact, FactWriter
 from facts.services import fact_create
+from facts.tasks import cleanup_duplicate_facts_nightly
 
 DIMENSIONS = 384
 

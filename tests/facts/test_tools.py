@@ -6,9 +6,9 @@ import pytest
 from django.test import Client
 
 from conversations.models import Agent, AgentMemoryFromUsers, EndUser, HeldMemory, Session
+from conversations.selectors.sensitive_data import sensitive_data_counts
 from conversations.services.api_keys import api_key_create
 from core.models import SensitiveDataFinding
-from core.selectors.sensitive_data import sensitive_data_counts
 from core.sensitive import SensitiveDataPolicy
 from facts.models import Fact, FactWriter
 from facts.services import fact_create
