@@ -7,11 +7,11 @@ from django.db import OperationalError
 from conversations.models import Agent
 from core.embeddings.spaces import embedding_space_active
 from facts import task_names
-from facts.access import facts_access_record, facts_accesses_fold
-from facts.deduplication import facts_close_near_duplicates
-from facts.reference_documents import reference_chunks_embed_missing
-from facts.services import facts_embed_missing, facts_reembed
-from facts.vector_indexes import fact_vector_indexes_maintain
+from facts.services.access import facts_access_record, facts_accesses_fold
+from facts.services.deduplication import facts_close_near_duplicates
+from facts.services.facts import facts_embed_missing, facts_reembed
+from facts.services.reference_documents import reference_chunks_embed_missing
+from facts.services.vector_indexes import fact_vector_indexes_maintain
 
 
 @shared_task(
@@ -35,8 +35,8 @@ def facts_embed_missing_task(fact_ids: list[int]) -> int:
     max_retries=5,
 )
 def facts_access_record_task(fact_ids: list[int], accessed_at: str) -> int:
-    """What searches queued before access tracking moved to the access log (facts/access.py): kept so that tasks
-    queued by the previous version during an upgrade are still counted. Not acks_late: an increment is not
+    """What searches queued before access tracking moved to the access log (facts/services/access.py): kept so that
+    tasks queued by the previous version during an upgrade are still counted. Not acks_late: an increment is not
     idempotent, and a count lost to a dead worker beats one counted twice."""
     return facts_access_record(fact_ids=fact_ids, accessed_at=datetime.fromisoformat(accessed_at))
 

@@ -19,8 +19,8 @@ from core.admin_utils import (
     admin_changelist_url,
     admin_operator,
 )
-from core.portability.native import memories_export
 from facts.models import Fact
+from portability.selectors.native_export import memories_export
 from reflections.models import ConsolidatedMemory, Reflection
 
 

@@ -32,8 +32,8 @@ from core.exceptions import ProviderError, ProviderPaused
 from core.llm.client import llm_calls_write, llm_job_calls
 from core.models import JobStatus, LLMCall
 from core.queueing import task_enqueue_safely
-from facts.extraction import facts_extract
-from facts.reconciliation import facts_reconcile_apply, facts_reconcile_plan
+from facts.services.extraction import facts_extract
+from facts.services.reconciliation import facts_reconcile_apply, facts_reconcile_plan
 from reflections import task_names as reflections_tasks
 from reflections.models import MemoryScope
 from reflections.services.consolidation import ScopeKey, consolidation_due_scopes

@@ -9,8 +9,8 @@ from django.utils import timezone
 from conversations.models import HeldMemory
 from conversations.services.memory_trust import RULES_DECIDED_BY
 from core.exceptions import ApplicationError, ConflictError
-from facts.curation import fact_get_or_create
 from facts.models import FactScope, FactWriter
+from facts.services.curation import fact_get_or_create
 from reflections.models import MemoryScope, Reflection
 from reflections.services.reflections import reflection_create
 

@@ -16,8 +16,8 @@ from django.utils import timezone
 
 from conversations.models import Agent, AgentMemoryFromUsers, EndUser, HeldMemory, Message, Session
 from core.injection import injection_finding
-from facts.extraction import ExtractedFact
 from facts.models import FactScope
+from facts.services.extraction import ExtractedFact
 from reflections.models import MemoryScope
 from reflections.services.reflections import LEVELS, ReflectionDrafts
 

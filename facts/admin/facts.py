@@ -1,4 +1,4 @@
-"""Facts in the admin. Every write goes through facts.services: an edit supersedes the fact (a new version,
+"""Facts in the admin. Every write goes through facts.services.facts: an edit supersedes the fact (a new version,
 re-embedded), a delete closes it, and only the explicit erase action destroys rows."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from facts.models import TEXT_SEARCH_CONFIG, Fact, FactWriter
 from facts.selectors import facts_search
 from facts.selectors.export import facts_export_lines
 from facts.selectors.versions import fact_versions
-from facts.services import (
+from facts.services.facts import (
     fact_close,
     fact_create,
     fact_supersede,

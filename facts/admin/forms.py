@@ -9,7 +9,7 @@ from core.exceptions import ApplicationError
 from facts.models import Fact, FactScope
 from facts.selectors import SearchMode
 from facts.selectors.facts import fact_current_same_content
-from facts.services import (
+from facts.services.facts import (
     fact_content_normalize,
     fact_scopes_validate,
 )

@@ -8,7 +8,7 @@ from core.admin_utils import (
     text_shorten,
 )
 from facts.models import ReferenceChunk, ReferenceDocument
-from facts.reference_documents import reference_document_create
+from facts.services.reference_documents import reference_document_create
 
 
 class ReferenceChunkInline(admin.TabularInline):

@@ -12,7 +12,7 @@ from core.api.fields import MetadataField, StrictCharField
 from core.api.pagination import StrictCursorPagination
 from core.exceptions import NotFoundError
 from facts.models import ReferenceDocument
-from facts.reference_documents import reference_document_create, reference_document_delete
+from facts.services.reference_documents import reference_document_create, reference_document_delete
 
 MAX_DOCUMENT_CHARS = 1_000_000
 

@@ -9,7 +9,7 @@ from conversations.api.serializers import EXTERNAL_ID_MAX_LENGTH
 from conversations.selectors.memory_scope import memory_scope_resolve
 from core.api.fields import StrictCharField
 from core.json_limits import JSONProblem, json_decode, json_unstorable_fields
-from facts.tools import ToolContext, tool_call_execute, tool_definitions
+from facts.services.tools import ToolContext, tool_call_execute, tool_definitions
 
 
 @extend_schema_field(

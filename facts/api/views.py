@@ -24,12 +24,12 @@ from facts.api.serializers import (
     MemorySearchInputSerializer,
     MemorySearchOutputSerializer,
 )
-from facts.curation import fact_delete, fact_get_or_create, fact_revise
 from facts.models import Fact, FactScope, FactWriter
 from facts.selectors.facts import fact_get, facts_list
 from facts.selectors.search import FactSearchDisabled, facts_search
 from facts.selectors.versions import fact_versions
-from facts.services import facts_erase
+from facts.services.curation import fact_delete, fact_get_or_create, fact_revise
+from facts.services.facts import facts_erase
 
 
 def _user_for_write(agent: Agent, external_id: str | None) -> EndUser | None:

@@ -9,7 +9,7 @@ from django.db.models import QuerySet
 from conversations.models import Agent, EndUser
 from core.exceptions import NotFoundError
 from facts.models import Fact
-from facts.services import fact_content_hash
+from facts.services.facts import fact_content_hash
 
 
 def fact_get(*, agent: Agent, fact_id: int) -> Fact:

@@ -26,12 +26,12 @@ from core.exceptions import ApplicationError
 from core.models import EmbeddingSpace
 from core.retrieval import query_embedding_start, reciprocal_rank_fusion
 from core.timing import stage_record, stage_timed
-from facts.access import facts_access_record_later
 from facts.models import Fact, FactEmbedding, FactScope
 from facts.selectors.first_person import first_person_query
 from facts.selectors.fulltext import facts_text_ranking
 from facts.selectors.search_scope import FactSearchScope
 from facts.selectors.vectors import facts_vector_ranking
+from facts.services.access import facts_access_record_later
 
 TOP_K_MAX = 100
 SMALL_STORE_MAX_FACTS = 5
@@ -234,7 +234,7 @@ def facts_search(
     - Small stores: when at most SMALL_STORE_MAX_FACTS facts are in scope, all of them are returned, scored, whatever
       their similarity. `fallback_to_recent`: when nothing matches, the most recent facts are returned instead.
     The one write of this selector: unless `record_access` is False, the returned facts are logged for their access
-    counts (facts/access.py: a Redis list, folded into the facts by beat)."""
+    counts (facts/services/access.py: a Redis list, folded into the facts by beat)."""
     _options_validate(
         agent=agent,
         user=user,

@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "conversations",
     "facts",
     "reflections",
+    "portability",
 ]
 
 MIDDLEWARE = [
@@ -248,8 +249,8 @@ MEMORY_TEXT_WEIGHT = env.float("MEMORY_TEXT_WEIGHT", default=2.0)
 # Agent-wide vector search scans an agent's current agent-wide facts exactly below this many, and uses the agent's own
 # HNSW index (built by the facts.vector_indexes_maintain job) from this many on (docs/benchmarks.md: where each wins).
 MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS = env.int("MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS", default=2000)
-# Searches log the facts they return (facts/access.py) for the facts-access-fold beat job; the log is capped (oldest
-# entries dropped) while nothing folds it.
+# Searches log the facts they return (facts/services/access.py) for the facts-access-fold beat job; the log is capped
+# (oldest entries dropped) while nothing folds it.
 FACTS_ACCESS_LOG_MAX_ENTRIES = env.int("FACTS_ACCESS_LOG_MAX_ENTRIES", default=1_000_000)
 # HNSW candidate list size (recall against latency; raised to the candidates a search needs).
 MEMORY_SEARCH_HNSW_EF_SEARCH = env.int("MEMORY_SEARCH_HNSW_EF_SEARCH", default=100)

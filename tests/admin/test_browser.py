@@ -21,7 +21,7 @@ from django.utils import timezone
 from conversations.models import Agent, EndUser, Message, Session
 from core.models import ErasureRecord, LLMCall
 from facts.models import Fact
-from facts.services import fact_create
+from facts.services.facts import fact_create
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.services.consolidation import consolidated_memory_replace
 

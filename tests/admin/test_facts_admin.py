@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from facts.models import Fact, FactEmbedding
-from facts.services import fact_create
+from facts.services.facts import fact_create
 from tests.formation_support import wait_until
 
 pytestmark = pytest.mark.django_db

@@ -18,7 +18,7 @@ from conversations.services.memory_review import (
 from core.exceptions import ConflictError
 from facts.models import Fact, FactWriter
 from facts.selectors import facts_search
-from facts.services import fact_create
+from facts.services.facts import fact_create
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.services.consolidation import ScopeKey, consolidated_memory_replace, scope_consolidate
 from reflections.services.manual import consolidated_memory_edit

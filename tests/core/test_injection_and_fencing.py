@@ -9,7 +9,7 @@ import pytest
 from conversations.services.chat_proxy import ChatMemoryOptions, chat_memory_gather
 from core.fencing import MEMORY_NOTICE_BLOCK, memory_text_quote
 from core.injection import injection_finding
-from facts.services import fact_create
+from facts.services.facts import fact_create
 from reflections.models import MemoryScope, Reflection
 from reflections.selectors.bundle import memory_bundle_build
 from reflections.selectors.context import memory_context_build

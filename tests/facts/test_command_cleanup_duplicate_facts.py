@@ -7,7 +7,7 @@ from django.core.management import call_command
 
 from conversations.models import Agent, EndUser
 from facts.models import Fact, FactWriter
-from facts.services import fact_create
+from facts.services.facts import fact_create
 from facts.tasks import cleanup_duplicate_facts_nightly
 
 DIMENSIONS = 384

@@ -7,7 +7,7 @@ from drf_spectacular.generators import SchemaGenerator
 from conversations.models import Agent, EndUser
 from conversations.services.api_keys import api_key_create
 from facts.models import Fact
-from facts.services import fact_create, fact_supersede
+from facts.services.facts import fact_create, fact_supersede
 
 
 @pytest.fixture

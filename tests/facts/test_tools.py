@@ -11,7 +11,7 @@ from conversations.services.api_keys import api_key_create
 from core.models import SensitiveDataFinding
 from core.sensitive import SensitiveDataPolicy
 from facts.models import Fact, FactWriter
-from facts.services import fact_create
+from facts.services.facts import fact_create
 
 TOOL_NAMES = ["search_memory", "save_memory", "update_memory", "delete_memory"]
 

@@ -14,9 +14,9 @@ from django.test import Client
 from conversations.models import Agent, EndUser, Session
 from conversations.services.api_keys import api_key_create
 from conversations.services.ingestion import MessageInput, session_append_messages
-from facts.curation import fact_get_or_create
 from facts.models import Fact, FactScope, FactWriter, ReferenceDocument
-from facts.reference_documents import reference_document_create
+from facts.services.curation import fact_get_or_create
+from facts.services.reference_documents import reference_document_create
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.services.consolidation import consolidated_memory_replace
 from reflections.services.manual import reflection_create_manual

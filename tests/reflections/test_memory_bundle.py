@@ -11,7 +11,7 @@ from conversations.models import Agent, EndUser, Message, Session
 from conversations.services.message_embeddings import messages_embed_missing
 from core.fencing import MEMORY_NOTICE_BLOCK
 from core.tokens import count_tokens
-from facts.services import fact_create
+from facts.services.facts import fact_create
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.selectors.bundle import BUNDLE_PART_NAMES, BundleLimits, memory_bundle_build, text_shorten_to_tokens
 from tests.memory_client_support import MemoryAPIError, memory_client_for

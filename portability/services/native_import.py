@@ -1,11 +1,4 @@
-"""The service's own export format, JSON lines, and its lossless import.
-
-The first line is a header (`kind: "export"`, the agent's settings, the user when the export is one user's). Then one
-line per row, in an order where every reference points backwards except a fact's `superseded_by`: users, sessions,
-messages, facts (every version, with the messages they came from and were closed by), blobs, past blob versions,
-reflections. A row is `{"kind", "id", "fields", "m2m"}`; `fields` holds every stored column by its column name, so a
-field added to a model is exported without changing this file. Vectors are not exported: they belong to an
-embedding space, and the import embeds every fact and message in the target's active space.
+"""The lossless import of a native export (portability/native_rows.py has the format).
 
 Import maps exported ids to new rows and is idempotent: users and sessions are matched by external id, messages by
 idempotency key or (time, role, content), facts by (lineage, version), blobs by scope, past versions by number and
@@ -18,116 +11,44 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import nullcontext
-from datetime import datetime
 from pathlib import Path
 
 from django.db import models, transaction
-from django.db.models import F
-from django.utils import timezone
 
 from conversations.models import Agent, EndUser, Message, Session
+from conversations.services.formation_triggers import message_embedding_enqueue
 from conversations.services.message_embeddings import messages_embed_missing
+from conversations.services.restore import (
+    end_user_restore,
+    messages_restore,
+    session_counters_add,
+    session_cursor_restore,
+    session_restore,
+)
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
-from core.portability.formats.common import ImportFormatError
-from core.portability.importer import ImportReport, ProgressCallback
 from facts.models import Fact
-from facts.services import fact_embeddings_write
+from facts.services.restore import fact_supersession_restore, facts_restore
+from portability.formats.common import ImportFormatError
+from portability.native_rows import (
+    FACT_MESSAGE_LINKS,
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    KINDS,
+    MESSAGE_CURSORS,
+    parsed_value,
+    stored_fields,
+)
+from portability.services.importer import ImportReport, ProgressCallback
 from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion, Reflection
 from reflections.services.consolidation import consolidated_memory_replace
+from reflections.services.restore import (
+    blob_cursor_restore,
+    blob_restore,
+    blob_version_restore,
+    reflection_restore,
+)
 
-FORMAT_NAME = "agent-memory-native"
-FORMAT_VERSION = 1
 BATCH_SIZE = 500
-# The order of kinds in an export; each row refers only to kinds before it (facts also to later facts).
-KINDS: dict[str, type[models.Model]] = {
-    "user": EndUser,
-    "session": Session,
-    "message": Message,
-    "fact": Fact,
-    "blob": ConsolidatedMemory,
-    "blob_version": ConsolidatedMemoryVersion,
-    "reflection": Reflection,
-}
-FACT_MESSAGE_LINKS = ("source_messages", "closed_by_messages")
-# Message-id cursors stored as plain integers: remapped to the new id of the last exported message at or before them.
-MESSAGE_CURSORS = {Session: "formed_through_message_id", ConsolidatedMemory: "summarized_through_message_id"}
-AGENT_SETTINGS_EXCLUDED = {"id", "external_id", "created_at", "updated_at"}
-
-
-def _stored_fields(model: type[models.Model]) -> list[models.Field]:
-    return [
-        field
-        for field in model._meta.concrete_fields
-        if not field.primary_key and not isinstance(field, models.GeneratedField)
-    ]
-
-
-def _json_value(value: object) -> object:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    return value
-
-
-def _row(kind: str, obj: models.Model, m2m: dict | None = None) -> dict:
-    fields = {field.attname: _json_value(getattr(obj, field.attname)) for field in _stored_fields(type(obj))}
-    fields.pop("agent_id", None)
-    row = {"kind": kind, "id": obj.pk, "fields": fields}
-    if m2m is not None:
-        row["m2m"] = m2m
-    return row
-
-
-def memories_export(*, agent: Agent, user: EndUser | None = None) -> Iterator[dict]:
-    """Every stored row of the agent's memory, or of one user's (their sessions, messages, facts, reflections and
-    blobs; agent-wide memory is then left out), as export lines."""
-    agent_settings = {
-        field.attname: _json_value(getattr(agent, field.attname))
-        for field in _stored_fields(Agent)
-        if field.attname not in AGENT_SETTINGS_EXCLUDED
-    }
-    yield {
-        "kind": "export",
-        "format": FORMAT_NAME,
-        "version": FORMAT_VERSION,
-        "exported_at": timezone.now().isoformat(),
-        "agent": {"external_id": agent.external_id, "settings": agent_settings},
-        "user": user.external_id if user else None,
-        "embedding_space": embedding_space_active().name,
-    }
-    by_user = {"user": user} if user else {}
-    yield from (_row("user", row) for row in EndUser.objects.filter(agent=agent, **({"pk": user.pk} if user else {})))
-    yield from (_row("session", row) for row in Session.objects.filter(agent=agent, **by_user).order_by("pk"))
-    messages = Message.objects.filter(session__agent=agent, **({"session__user": user} if user else {}))
-    yield from (_row("message", row) for row in messages.order_by("pk").iterator(chunk_size=2000))
-    facts = Fact.objects.filter(agent=agent, **by_user).order_by("pk")
-    for batch_start in range(0, facts.count(), 2000):
-        batch = list(facts[batch_start : batch_start + 2000])
-        links = {name: defaultdict(list) for name in FACT_MESSAGE_LINKS}
-        for name in FACT_MESSAGE_LINKS:
-            through = getattr(Fact, name).through
-            for fact_id, message_id in (
-                through.objects.filter(fact__in=batch).order_by("message_id").values_list("fact_id", "message_id")
-            ):
-                links[name][fact_id].append(message_id)
-        for fact in batch:
-            yield _row("fact", fact, m2m={name: links[name].get(fact.pk, []) for name in FACT_MESSAGE_LINKS})
-    blobs = ConsolidatedMemory.objects.filter(agent=agent, **by_user).order_by("pk")
-    yield from (_row("blob", row) for row in blobs)
-    versions = ConsolidatedMemoryVersion.objects.filter(memory__in=blobs).order_by("memory_id", "version")
-    yield from (_row("blob_version", row) for row in versions)
-    yield from (_row("reflection", row) for row in Reflection.objects.filter(agent=agent, **by_user).order_by("pk"))
-
-
-def _parsed(field: models.Field, value: object) -> object:
-    if value is None:
-        return None
-    if isinstance(field, models.DateTimeField):
-        return datetime.fromisoformat(value)
-    if isinstance(field, models.UUIDField):
-        return uuid.UUID(value)
-    return value
 
 
 class _NativeImport:
@@ -160,10 +81,10 @@ class _NativeImport:
 
     def _instance(self, model: type[models.Model], row: dict, *, deferred: tuple[str, ...] = ()) -> models.Model:
         values = {}
-        for field in _stored_fields(model):
+        for field in stored_fields(model):
             if field.attname not in row["fields"] or field.attname in deferred:
                 continue
-            value = _parsed(field, row["fields"][field.attname])
+            value = parsed_value(field, row["fields"][field.attname])
             if isinstance(field, models.ForeignKey) and value is not None:
                 value = self.agent.pk if field.related_model is Agent else self.ids[field.related_model].get(value)
             values[field.attname] = value
@@ -171,19 +92,15 @@ class _NativeImport:
             values["agent_id"] = self.agent.pk
         return model(**values)
 
-    def _restore_automatic_times(self, model: type[models.Model], objs: list, rows: list[dict]) -> None:
-        """auto_now / auto_now_add fields were overwritten on insert; put the exported values back."""
-        automatic = [
-            field
-            for field in _stored_fields(model)
-            if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False)
-        ]
-        for field in automatic:
-            for obj, row in zip(objs, rows, strict=True):
-                if row["fields"].get(field.attname) is not None:
-                    setattr(obj, field.attname, _parsed(field, row["fields"][field.attname]))
-        if automatic and objs:
-            model.objects.bulk_update(objs, [field.attname for field in automatic])
+    @staticmethod
+    def _automatic_times(model: type[models.Model], row: dict) -> dict:
+        """The exported values of the auto_now / auto_now_add fields, which an insert overwrites."""
+        return {
+            field.attname: parsed_value(field, row["fields"][field.attname])
+            for field in stored_fields(model)
+            if (getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False))
+            and row["fields"].get(field.attname) is not None
+        }
 
     def _defer_cursor(self, model: type[models.Model], obj: models.Model, row: dict) -> None:
         name = MESSAGE_CURSORS.get(model)
@@ -197,9 +114,7 @@ class _NativeImport:
             user = EndUser.objects.filter(agent=self.agent, external_id=row["fields"]["external_id"]).first()
             self.report.add("users", "existing" if user is not None else "added")
             if user is None:
-                user = self._instance(EndUser, row)
-                user.save()
-                self._restore_automatic_times(EndUser, [user], [row])
+                user = end_user_restore(user=self._instance(EndUser, row), times=self._automatic_times(EndUser, row))
             self.ids[EndUser][row["id"]] = user.pk
 
     def session(self, rows: list[dict]) -> None:
@@ -209,8 +124,7 @@ class _NativeImport:
                 self.preexisting_sessions.add(existing.pk)
                 self.report.add("sessions", "existing")
             else:
-                existing = self._instance(Session, row, deferred=(MESSAGE_CURSORS[Session],))
-                existing.save()
+                existing = session_restore(session=self._instance(Session, row, deferred=(MESSAGE_CURSORS[Session],)))
                 self._defer_cursor(Session, existing, row)
                 self.report.add("sessions", "added")
             self.ids[Session][row["id"]] = existing.pk
@@ -243,8 +157,7 @@ class _NativeImport:
             new.append(message)
             new_rows.append(row)
         with transaction.atomic():
-            created = Message.objects.bulk_create(new)
-            self._restore_automatic_times(Message, created, new_rows)
+            created = messages_restore(messages=new, times=[self._automatic_times(Message, row) for row in new_rows])
         for message, row in zip(created, new_rows, strict=True):
             self.ids[Message][row["id"]] = message.pk
             if message.session_id in self.preexisting_sessions:
@@ -256,9 +169,7 @@ class _NativeImport:
             if self.embed_messages_here:
                 self.report.embedded["messages"] += messages_embed_missing(message_ids=ids)
             else:
-                from conversations.tasks import messages_embed_task
-
-                transaction.on_commit(lambda: messages_embed_task.delay(ids))
+                message_embedding_enqueue(message_ids=ids)
                 self.report.queued["message embeddings"] += len(ids)
 
     def _lineage(self, exported: uuid.UUID) -> uuid.UUID:
@@ -292,23 +203,27 @@ class _NativeImport:
         space = embedding_space_active()
         vectors = embedding_provider_for_space(space=space).embed([f.content for f in new]) if self.embed else None
         with transaction.atomic():
-            created = Fact.objects.bulk_create(new)
+            created = facts_restore(
+                facts=new,
+                message_links={
+                    name: [
+                        [
+                            self.ids[Message][message_id]
+                            for message_id in row.get("m2m", {}).get(name, [])
+                            if message_id in self.ids[Message]
+                        ]
+                        for row in new_rows
+                    ]
+                    for name in FACT_MESSAGE_LINKS
+                },
+                space=space,
+                vectors=vectors,
+            )
             for fact, row in zip(created, new_rows, strict=True):
                 self.ids[Fact][row["id"]] = fact.pk
                 if row["fields"].get("superseded_by_id") is not None:
                     self.deferred_supersessions.append((fact.pk, row["fields"]["superseded_by_id"]))
-            for name in FACT_MESSAGE_LINKS:
-                through = getattr(Fact, name).through
-                through.objects.bulk_create(
-                    [
-                        through(fact_id=fact.pk, message_id=self.ids[Message][message_id])
-                        for fact, row in zip(created, new_rows, strict=True)
-                        for message_id in row.get("m2m", {}).get(name, [])
-                        if message_id in self.ids[Message]
-                    ]
-                )
             if vectors is not None:
-                fact_embeddings_write(facts=created, space=space, vectors=vectors)
                 self.report.embedded["facts"] += len(created)
         self.report.add("facts", "added", len(created))
 
@@ -318,8 +233,7 @@ class _NativeImport:
             key = {"scope": blob.scope, "user_id": blob.user_id, "session_id": blob.session_id}
             stored = ConsolidatedMemory.objects.filter(agent=self.agent, **key).first()
             if stored is None:
-                blob.save()
-                self._restore_automatic_times(ConsolidatedMemory, [blob], [row])
+                blob_restore(blob=blob, times=self._automatic_times(ConsolidatedMemory, row))
                 self._defer_cursor(ConsolidatedMemory, blob, row)
                 stored = blob
                 self.report.add("blobs", "added")
@@ -353,8 +267,7 @@ class _NativeImport:
             if ConsolidatedMemoryVersion.objects.filter(memory_id=version.memory_id, version=version.version).exists():
                 self.report.add("blob versions", "existing")
                 continue
-            version.save()
-            self._restore_automatic_times(ConsolidatedMemoryVersion, [version], [row])
+            blob_version_restore(version=version, times=self._automatic_times(ConsolidatedMemoryVersion, row))
             self.report.add("blob versions", "added")
 
     def reflection(self, rows: list[dict]) -> None:
@@ -365,8 +278,7 @@ class _NativeImport:
             if stored is not None:
                 self.report.add("reflections", "existing")
             else:
-                reflection.save()
-                self._restore_automatic_times(Reflection, [reflection], [row])
+                reflection_restore(reflection=reflection, times=self._automatic_times(Reflection, row))
                 self.report.add("reflections", "added")
                 stored = reflection
             self.ids[Reflection][row["id"]] = stored.pk
@@ -375,18 +287,20 @@ class _NativeImport:
         """References that pointed forward (superseded_by) or at message ids (cursors), now that all rows exist; the
         counters of existing sessions that received messages (increments: an append meanwhile keeps its own)."""
         for session_id, (messages, tokens) in sorted(self.added_to_session.items()):
-            Session.objects.filter(pk=session_id).update(
-                message_count=F("message_count") + messages, token_count=F("token_count") + tokens
-            )
+            session_counters_add(session_id=session_id, messages=messages, tokens=tokens)
         for fact_id, exported_target in self.deferred_supersessions:
             target = self.ids[Fact].get(exported_target)
             if target is not None:
-                Fact.objects.filter(pk=fact_id).update(superseded_by_id=target)
+                fact_supersession_restore(fact_id=fact_id, superseded_by_id=target)
         exported_message_ids = sorted(self.ids[Message])
         for model, pk, exported_cursor in self.deferred_cursors:
             covered = [old for old in exported_message_ids if old <= exported_cursor]
-            if covered:
-                model.objects.filter(pk=pk).update(**{MESSAGE_CURSORS[model]: self.ids[Message][covered[-1]]})
+            if not covered:
+                continue
+            if model is Session:
+                session_cursor_restore(session_id=pk, formed_through_message_id=self.ids[Message][covered[-1]])
+            else:
+                blob_cursor_restore(blob_id=pk, summarized_through_message_id=self.ids[Message][covered[-1]])
 
 
 def _rows(path: Path) -> Iterator[dict]:
@@ -430,8 +344,8 @@ def native_import(
     report = ImportReport()
     with transaction.atomic() if dry_run else nullcontext():
         agent_settings = {
-            field.attname: _parsed(field, header["agent"]["settings"][field.attname])
-            for field in _stored_fields(Agent)
+            field.attname: parsed_value(field, header["agent"]["settings"][field.attname])
+            for field in stored_fields(Agent)
             if field.attname in header["agent"]["settings"]
         }
         agent, created = Agent.objects.get_or_create(external_id=agent_external_id, defaults=agent_settings)

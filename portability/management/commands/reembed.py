@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from core.embeddings.reembed import ReembedProgress, embedding_space_reembed, reembed_pending_counts
+from portability.services.reembed import ReembedProgress, embedding_space_reembed, reembed_pending_counts
 
 
 class Command(BaseCommand):

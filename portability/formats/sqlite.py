@@ -6,8 +6,8 @@ import json
 import sqlite3
 from pathlib import Path
 
-from core.portability.formats.common import ImportFormatError, parse_timestamp, require_file
-from core.portability.records import ImportedFact, MemoryImport
+from portability.formats.common import ImportFormatError, parse_timestamp, require_file
+from portability.records import ImportedFact, MemoryImport
 
 
 def _tags(raw: object) -> tuple[str, ...]:

@@ -11,18 +11,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
-from django.utils import timezone
 
 from conversations.models import Message, MessageEmbedding
 from conversations.services.message_embeddings import messages_embed_missing
 from core.embeddings.providers import build_embedding_provider
-from core.embeddings.spaces import embedding_space_active
+from core.embeddings.spaces import embedding_space_activate, embedding_space_active, embedding_space_rebuild_start
 from core.models import EmbeddingRecord, EmbeddingSpace
 from facts.models import Fact, FactEmbedding
-from facts.services import facts_embed_missing
-from facts.vector_indexes import fact_vector_indexes_drop, fact_vector_indexes_maintain
+from facts.services.facts import facts_embed_missing
+from facts.services.vector_indexes import fact_vector_indexes_drop, fact_vector_indexes_maintain
 
 
 @dataclass(frozen=True)
@@ -130,20 +128,6 @@ def _fill(
     return done
 
 
-@transaction.atomic
-def embedding_space_activate(*, space: EmbeddingSpace) -> EmbeddingSpace | None:
-    """Make the space the one reads and writes use, in one transaction; returns the space it replaced."""
-    previous = EmbeddingSpace.objects.select_for_update().filter(status=EmbeddingSpace.Status.ACTIVE).first()
-    space = EmbeddingSpace.objects.select_for_update().get(pk=space.pk)
-    if previous is not None and previous.pk != space.pk:
-        previous.status = EmbeddingSpace.Status.RETIRED
-        previous.save(update_fields=["status"])
-    space.status = EmbeddingSpace.Status.ACTIVE
-    space.activated_at = timezone.now()
-    space.save(update_fields=["status", "activated_at"])
-    return previous
-
-
 def _retired_spaces_drain(
     *, active: EmbeddingSpace, batch_size: int, on_progress: Callable[[ReembedProgress], None] | None
 ) -> tuple[dict[str, int], int]:
@@ -199,8 +183,7 @@ def embedding_space_reembed(
     report = ReembedReport(source=source, target=target)
     if target.pk != source.pk:
         if target.status == EmbeddingSpace.Status.RETIRED:
-            EmbeddingSpace.objects.filter(pk=target.pk).update(status=EmbeddingSpace.Status.BUILDING)
-            target.status = EmbeddingSpace.Status.BUILDING
+            embedding_space_rebuild_start(space=target)
         phase(f"embedding into {target.name} (reads stay on {source.name})")
         for kind in RECORD_KINDS:
             report.embedded[kind.name] = _fill(

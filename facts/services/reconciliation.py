@@ -25,10 +25,9 @@ from conversations.models import Agent, EndUser, Message, Session
 from core.embeddings.spaces import embedding_expression, embedding_provider_for_space, embedding_space_active
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
 from core.models import EmbeddingSpace
-from facts.extraction import ExtractedFact
 from facts.models import Fact, FactEmbedding, FactScope, FactWriter
-from facts.reference_documents import facts_restating_reference
-from facts.services import (
+from facts.services.extraction import ExtractedFact
+from facts.services.facts import (
     NewFact,
     fact_close,
     fact_content_hash,
@@ -36,8 +35,9 @@ from facts.services import (
     fact_supersede,
     facts_create_bulk,
 )
+from facts.services.reference_documents import facts_restating_reference
 
-PROMPT = Path(__file__).parent / "prompts" / "reconcile_facts.txt"
+PROMPT = Path(__file__).resolve().parent.parent / "prompts" / "reconcile_facts.txt"
 ACTIONS = ("ADD", "UPDATE", "DELETE", "NONE")
 MAX_CANDIDATES = 5
 # A fact's formed_at is set inside its writer's transaction, before that commits: facts committed after planning

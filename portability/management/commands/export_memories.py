@@ -6,7 +6,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from conversations.models import Agent, EndUser
-from core.portability.native import memories_export
+from portability.selectors.native_export import memories_export
 
 
 class Command(BaseCommand):

@@ -10,7 +10,7 @@ from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 
-from core.portability.formats.common import (
+from portability.formats.common import (
     ImportFormatError,
     message_role,
     parse_timestamp,
@@ -19,7 +19,7 @@ from core.portability.formats.common import (
     require_directory,
     require_file,
 )
-from core.portability.records import (
+from portability.records import (
     ImportedBlob,
     ImportedFact,
     ImportedMessage,

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import yaml
 
-from core.portability.formats.common import ImportFormatError, parse_timestamp, require_directory
-from core.portability.records import ImportedBlob, ImportedFact, ImportedMessage, ImportedSession, MemoryImport
+from portability.formats.common import ImportFormatError, parse_timestamp, require_directory
+from portability.records import ImportedBlob, ImportedFact, ImportedMessage, ImportedSession, MemoryImport
 
 TURN_ROLES = ("user", "assistant")
 

@@ -4,9 +4,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from core.exceptions import ApplicationError
-from core.portability.formats import READERS, memory_import_read
-from core.portability.importer import ImportReport, memories_import
-from core.portability.native import native_import
+from portability.formats import READERS, memory_import_read
+from portability.services.importer import ImportReport, memories_import
+from portability.services.native_import import native_import
 
 FORMATS = [*READERS, "native"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.portability.formats.common import parse_timestamp, plain_id, read_json_records, require_file
-from core.portability.records import ImportedFact, MemoryImport
+from portability.formats.common import parse_timestamp, plain_id, read_json_records, require_file
+from portability.records import ImportedFact, MemoryImport
 
 
 def read_mem0(*, path: Path, agent_external_id: str, user_external_id: str | None) -> list[MemoryImport]:

@@ -16,7 +16,7 @@ from core.sensitive import sensitive_findings
 from core.sensitive_screening import statement_screen
 from facts.models import FactScope
 
-PROMPT = Path(__file__).parent / "prompts" / "extract_facts.txt"
+PROMPT = Path(__file__).resolve().parent.parent / "prompts" / "extract_facts.txt"
 PROFILE_KEY = re.compile(r"^[a-z][a-z0-9_]{0,99}$")
 _NON_FACTS = re.compile(r"^(yes|no|ok|okay|sure|thanks|thank you|maybe|hello|hi)\b[.!]*$", re.I)
 MIN_FACT_WORDS = 4

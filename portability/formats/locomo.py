@@ -10,8 +10,8 @@ import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from core.portability.formats.common import ImportFormatError, require_file
-from core.portability.records import ImportedBlob, ImportedFact, ImportedMessage, ImportedSession, MemoryImport
+from portability.formats.common import ImportFormatError, require_file
+from portability.records import ImportedBlob, ImportedFact, ImportedMessage, ImportedSession, MemoryImport
 
 SESSION_KEY = re.compile(r"^session_(\d+)$")
 DATE_FORMAT = "%I:%M %p on %d %B, %Y"  # "1:56 pm on 8 May, 2023"

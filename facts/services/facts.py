@@ -63,13 +63,19 @@ def fact_embeddings_write(*, facts: Sequence[Fact], space: EmbeddingSpace, vecto
 @dataclass(frozen=True)
 class NewFact:
     """One fact for facts_create_bulk: its owner (None for agent-wide), scopes, content, the messages it comes from
-    and its vector in the space given."""
+    (or their ids) and its vector in the space given (None: embedded later, facts_embed_missing). An import also
+    gives when it became true, its session, tags and metadata."""
 
     user: EndUser | None
     scopes: Sequence[str]
     content: str
-    source_messages: Sequence[Message]
-    embedding: np.ndarray
+    source_messages: Sequence[Message] = ()
+    embedding: np.ndarray | None = None
+    source_message_ids: Sequence[int] = ()
+    valid_from: datetime | None = None
+    source_session: Session | None = None
+    tags: Sequence[str] = ()
+    metadata: dict | None = None
 
 
 def facts_create_bulk(
@@ -83,7 +89,8 @@ def facts_create_bulk(
 ) -> list[Fact]:
     """fact_create for many facts without a profile key, inside the caller's transaction: one INSERT of the facts,
     one of their source-message links and one of their vectors, where fact_create takes a savepoint and three
-    statements per fact. Duplicates are the caller's to rule out, as for fact_create."""
+    statements per fact. Duplicates are the caller's to rule out, as for fact_create. `source_session` applies to
+    the facts that do not name their own."""
     now = timezone.now()
     rows = []
     for item in new_facts:
@@ -99,10 +106,12 @@ def facts_create_bulk(
                 content=content,
                 content_hash=fact_content_hash(content),
                 formed_at=now,
-                valid_from=now,
+                valid_from=item.valid_from or now,
                 change_reason=change_reason,
-                source_session=source_session,
+                source_session=item.source_session or source_session,
                 written_by=written_by,
+                tags=list(item.tags),
+                metadata=item.metadata or {},
             )
         )
     if not rows:
@@ -111,12 +120,18 @@ def facts_create_bulk(
     links = Fact.source_messages.through
     links.objects.bulk_create(
         [
-            links(fact_id=fact.pk, message_id=message.pk)
+            links(fact_id=fact.pk, message_id=message_id)
             for fact, item in zip(created, new_facts, strict=True)
-            for message in {message.pk: message for message in item.source_messages}.values()
+            for message_id in dict.fromkeys([*(m.pk for m in item.source_messages), *item.source_message_ids])
         ]
     )
-    fact_embeddings_write(facts=created, space=space, vectors=[item.embedding for item in new_facts])
+    embedded = [
+        (fact, item.embedding) for fact, item in zip(created, new_facts, strict=True) if item.embedding is not None
+    ]
+    if embedded:
+        fact_embeddings_write(
+            facts=[fact for fact, _ in embedded], space=space, vectors=[vector for _, vector in embedded]
+        )
     return created
 
 

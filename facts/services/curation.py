@@ -1,5 +1,6 @@
 """Facts written by hand, through the facts API and the memory tools: the checks a caller's input needs before
-facts.services stores it (word limit, duplicates, closed versions, racing writers), with errors naming the field."""
+facts.services.facts stores it (word limit, duplicates, closed versions, racing writers), with errors naming the
+field."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from django.db import IntegrityError, transaction
 from conversations.models import Agent, EndUser, Session
 from core.exceptions import ApplicationError, ConflictError
 from facts.models import Fact, FactScope
-from facts.services import (
+from facts.services.facts import (
     fact_close,
     fact_content_hash,
     fact_create,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from core.portability.formats import locomo, markdown, mem0, mongo, prev_gen, sqlite
-from core.portability.records import MemoryImport
+from portability.formats import locomo, markdown, mem0, mongo, prev_gen, sqlite
+from portability.records import MemoryImport
 
 Reader = Callable[..., list[MemoryImport]]
 

@@ -24,10 +24,10 @@ from core.json_limits import JSONProblem, json_decode, json_unstorable_fields
 from core.models import SensitiveDataFinding
 from core.sensitive import Finding, SensitiveDataPolicy, SensitiveKind, sensitive_findings
 from core.sensitive_screening import sensitive_findings_record, statement_screen
-from facts.curation import fact_delete, fact_get_or_create, fact_revise
 from facts.models import Fact, FactScope, FactWriter
 from facts.selectors.facts import fact_get
 from facts.selectors.search import facts_search
+from facts.services.curation import fact_delete, fact_get_or_create, fact_revise
 
 TOOL_SEARCH_TOP_K_MAX = 20
 

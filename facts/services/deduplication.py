@@ -14,7 +14,7 @@ from conversations.models import Agent
 from core.embeddings.spaces import embedding_space_active
 from core.exceptions import ApplicationError
 from facts.models import CURATED_WRITERS, Fact, FactEmbedding
-from facts.services import fact_close
+from facts.services.facts import fact_close
 
 # Rows of the similarity matrix computed at once: bounds memory to BLOCK_ROWS x (facts in the scope) floats.
 BLOCK_ROWS = 512

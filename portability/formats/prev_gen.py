@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.portability.formats.common import ImportFormatError, parse_timestamp, plain_id, read_json_records
-from core.portability.records import ImportedBlob, ImportedFact, ImportedReflection, ImportedSession, MemoryImport
+from portability.formats.common import ImportFormatError, parse_timestamp, plain_id, read_json_records
+from portability.records import ImportedBlob, ImportedFact, ImportedReflection, ImportedSession, MemoryImport
 
 COLLECTIONS = ("memory_sessions", "memory_user", "memory_agent")
 # Directives are standing instructions about the user; suggestions and episodes belong to the session they came from.

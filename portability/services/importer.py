@@ -9,8 +9,8 @@ vectors in the active embedding space; messages are embedded in batches after th
 ingestion (or here, on request).
 
 Bulk writes stay identical to what the services produce one by one: token counts from core.tokens, fact hashes and
-normalisation from facts.services, vectors in the active space with its own provider, reflections and blobs through
-reflection_create and consolidated_memory_replace."""
+normalisation from facts.services.facts, vectors in the active space with its own provider, reflections and blobs
+through reflection_create and consolidated_memory_replace."""
 
 from __future__ import annotations
 
@@ -27,21 +27,27 @@ from django.utils import timezone
 
 from conversations.models import Agent, EndUser, Message, Session
 from conversations.selectors.agent_settings import agent_thresholds
-from conversations.services.ingestion import end_user_get_or_create, session_get_or_create
+from conversations.services.formation_triggers import message_embedding_enqueue
+from conversations.services.ingestion import (
+    MessageInput,
+    end_user_get_or_create,
+    session_get_or_create,
+    session_messages_import,
+)
 from conversations.services.message_embeddings import messages_embed_missing
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
 from core.limits import text_cap, words_cap
-from core.portability.records import ImportedBlob, ImportedFact, ImportedSession, MemoryImport
-from core.tokens import count_tokens_batch
 from facts.models import Fact, FactWriter
-from facts.services import (
+from facts.services.facts import (
+    NewFact,
     fact_content_hash,
     fact_content_normalize,
-    fact_embeddings_write,
     fact_profile_set,
     fact_scopes_validate,
+    facts_create_bulk,
 )
+from portability.records import ImportedBlob, ImportedFact, ImportedSession, MemoryImport
 from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion, Reflection
 from reflections.services.consolidation import consolidated_memory_replace
 from reflections.services.reflections import reflection_create, scope_key
@@ -167,14 +173,12 @@ class _AgentImport:
             self.embedding_done += len(message_ids)
             self.on_progress("messages embedded", self.embedding_done, self.embedding_total)
         else:
-            from conversations.tasks import messages_embed_task
-
             space = embedding_space_active()
             missing = list(
                 Message.objects.filter(pk__in=message_ids).exclude(embeddings__space=space).values_list("pk", flat=True)
             )
             if missing:
-                transaction.on_commit(lambda: messages_embed_task.delay(missing))
+                message_embedding_enqueue(message_ids=missing)
                 self.report.queued["message embeddings"] += len(missing)
 
     @transaction.atomic
@@ -219,22 +223,20 @@ class _AgentImport:
                 continue
             stored[key] = None  # a repeated original id within the file is stored once
             new.append((key, message))
-        now = timezone.now()
-        last_message_before = Message.objects.filter(session=session).aggregate(last=Max("pk"))["last"]
-        token_counts = count_tokens_batch([message.content for _, message in new])
-        created = Message.objects.bulk_create(
-            [
-                Message(
-                    session=session,
+        created = session_messages_import(
+            session=session,
+            messages=[
+                MessageInput(
                     role=message.role,
                     content=message.content,
-                    token_count=tokens,
-                    created_at=message.created_at or now,
+                    created_at=message.created_at or timezone.now(),
                     idempotency_key=key,
                     metadata={**message.metadata, "import": _provenance(self.data, message.original_id)},
                 )
-                for (key, message), tokens in zip(new, token_counts, strict=True)
-            ]
+                for key, message in new
+            ],
+            new_session=not existed,
+            count_as_formed=not self.leave_unformed,
         )
         self.report.add("messages", "added", len(created))
         for message in created:
@@ -242,25 +244,6 @@ class _AgentImport:
         for key, message in keyed:
             if stored.get(key):
                 self.message_ids[(imported.external_id, message.original_id)] = stored[key]
-        if created:
-            said_at = [message.created_at for message in created]
-            session.message_count += len(created)
-            session.token_count += sum(token_counts)
-            # The activity clock follows when things were said: importing old history does not make it recent.
-            session.last_activity_at = max(said_at) if not existed else max(session.last_activity_at, *said_at)
-            if not existed:
-                session.started_at = min(said_at)
-            if not self.leave_unformed and (session.formed_through_message_id or 0) >= (last_message_before or 0):
-                session.formed_through_message_id = created[-1].pk
-            session.save(
-                update_fields=[
-                    "message_count",
-                    "token_count",
-                    "last_activity_at",
-                    "started_at",
-                    "formed_through_message_id",
-                ]
-            )
         return [pk for pk in stored.values() if pk]
 
     # --- facts ----------------------------------------------------------------------------------------------------
@@ -328,37 +311,32 @@ class _AgentImport:
         space = embedding_space_active()
         contents = [content for _, content, _, _ in new]
         vectors = embedding_provider_for_space(space=space).embed(contents) if self.embed else None
-        now = timezone.now()
         with transaction.atomic():
-            facts = Fact.objects.bulk_create(
-                [
-                    Fact(
-                        agent=self.agent,
+            facts = facts_create_bulk(
+                agent=self.agent,
+                new_facts=[
+                    NewFact(
                         user=owner,
                         scopes=scopes,
                         content=content,
-                        content_hash=fact_content_hash(content),
-                        formed_at=now,
-                        valid_from=fact.valid_from or now,
-                        change_reason=f"imported from {self.data.format}",
-                        written_by=FactWriter.IMPORT,
+                        embedding=vectors[index] if vectors is not None else None,
+                        source_message_ids=[
+                            self.message_ids[source] for source in fact.source_messages if source in self.message_ids
+                        ],
+                        valid_from=fact.valid_from,
                         source_session=self._session(fact.source_session) if fact.source_session else None,
-                        tags=list(fact.tags),
+                        tags=fact.tags,
                         metadata={**fact.metadata, "import": _provenance(self.data, fact.original_id)},
                     )
-                    for fact, content, owner, scopes in new
-                ]
+                    for index, (fact, content, owner, scopes) in enumerate(new)
+                ],
+                change_reason=f"imported from {self.data.format}",
+                source_session=None,
+                space=space,
+                written_by=FactWriter.IMPORT,
             )
-            links = [
-                Fact.source_messages.through(fact_id=stored.pk, message_id=self.message_ids[source])
-                for stored, (fact, _, _, _) in zip(facts, new, strict=True)
-                for source in fact.source_messages
-                if source in self.message_ids
-            ]
-            Fact.source_messages.through.objects.bulk_create(links)
-            if vectors is not None:
-                fact_embeddings_write(facts=facts, space=space, vectors=vectors)
-                self.report.embedded["facts"] += len(facts)
+        if vectors is not None:
+            self.report.embedded["facts"] += len(facts)
         self.report.add("facts", "added", len(facts))
 
     def _profile_fact_store(self, *, fact: ImportedFact, content: str, owner: EndUser) -> None:
@@ -406,7 +384,7 @@ class _AgentImport:
             if Reflection.objects.filter(agent=self.agent, scope=reflection.scope, content=content, **key).exists():
                 self.report.add("reflections", "existing")
                 continue
-            stored = reflection_create(
+            reflection_create(
                 agent=self.agent,
                 scope=reflection.scope,
                 content=content,
@@ -414,9 +392,8 @@ class _AgentImport:
                 session=session,
                 source=Reflection.Source.IMPORT,
                 source_session=session,
+                created_at=reflection.created_at,
             )
-            if reflection.created_at is not None:
-                Reflection.objects.filter(pk=stored.pk).update(created_at=reflection.created_at)
             self.report.add("reflections", "added")
 
     def _blobs(self) -> None:
