@@ -27,7 +27,8 @@ def task_enqueue_safely(task_name: str, *args) -> bool:
     redo the work once the broker is back. By name, so that services queue tasks without importing the tasks
     modules that import them."""
     try:
-        current_app.tasks[task_name].apply_async(args=args, **ENQUEUE_OPTIONS)
+        # send_task needs no registered task object: a web process never imports the tasks modules.
+        current_app.send_task(task_name, args=args, **ENQUEUE_OPTIONS)
     except Exception:
         logger.warning("could not enqueue %s%s; a sweep will retry", task_name, args, exc_info=True)
         return False

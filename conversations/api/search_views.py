@@ -1,11 +1,12 @@
 """POST /api/v1/messages/search: turn-level retrieval over a user's past messages."""
 
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from conversations.api import examples
 from conversations.api.authentication import request_agent
 from conversations.api.serializers import MessageOutputSerializer
 from conversations.selectors.memory_scope import memory_scope_resolve
@@ -54,7 +55,7 @@ class MessageSearchView(APIView):
         description="Each message is indexed with its speaker (metadata `speaker` or `name`, else the role) after "
         "the message before it in its session. Full text matches any query word, ranked by BM25. A user the agent "
         "has never seen has no messages: 200 with no results.",
-        examples=[OpenApiExample("a past turn", value={"query": "When did Gene adopt the puppy?", "user": "gene"})],
+        examples=[examples.MESSAGE_SEARCH_A_PAST_TURN],
     )
     def post(self, request: Request) -> Response:
         options = input_validate(serializer_class=MessageSearchInputSerializer, data=request.data)
