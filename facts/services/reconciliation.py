@@ -328,120 +328,108 @@ def _curated_since_planning_protect(*, decisions: list[FactDecision], agent: Age
                 _kept_beside_curated(decision=decision, curated=keyed, user=user)
 
 
-def facts_reconcile_apply(
-    *, decisions: list[FactDecision], agent: Agent, session: Session, source_messages_fallback: list[Message]
-) -> ReconciliationResult:
-    """Run inside the formation's transaction. Takes a transaction-scoped advisory lock per scope (in a fixed
-    order, so concurrent formations cannot deadlock) and re-checks each decision against the current facts."""
-    _decisions_move_to_active_space(decisions=decisions)
-    _curated_since_planning_protect(decisions=decisions, agent=agent, user=session.user)
-    result = ReconciliationResult()
-    owners = {decision.owner.pk if decision.owner else 0: decision.owner for decision in decisions}
-    for owner_pk in sorted(owners):
-        _scope_lock(agent=agent, owner=owners[owner_pk])
-    recent = _facts_written_since_planning(decisions=decisions, agent=agent)
+@dataclass
+class _Applying:
+    """What applying the decisions of one formation shares: its scope, the facts written since planning (and by this
+    apply), and the tally."""
 
-    plain_adds: list[tuple[FactDecision, list[Message]]] = []
-    # Facts without a profile key are added last, in one batch: by then every UPDATE's new content is in `recent`,
-    # so an ADD saying the same is recognised as a duplicate rather than inserted beside it.
-    for decision in decisions:
-        sources = decision.new.source_messages or source_messages_fallback
-        action = decision.action
-        target = _current_version(decision.target) if action in ("UPDATE", "DELETE") else None
-        if action in ("UPDATE", "DELETE") and target is None:
-            action = "ADD" if action == "UPDATE" else "NONE"  # the target is gone: its successor decides
-        owner_id = decision.owner.pk if decision.owner else None
-        if action == "ADD":
-            if not (decision.new.key and decision.owner is not None):
-                plain_adds.append((decision, sources))
-                continue
-            if recent.duplicates(owner_id=owner_id, content=decision.new.content, vector=decision.vector):
-                result.unchanged += 1
-                continue
-            recent.add(owner_id=owner_id, content_hash=fact_content_hash(decision.new.content), vector=decision.vector)
-            fact, outcome = fact_profile_set(
-                agent=agent,
-                user=decision.owner,
-                key=decision.new.key,
-                content=decision.new.content,
-                source_session=session,
-                source_messages=sources,
-                embedding=decision.vector,
-                space=decision.space,
-                change_reason="extracted",
-                written_by=FactWriter.FORMATION,
-            )
-            if outcome == "unchanged":
-                result.unchanged += 1
-            else:
-                (result.added if outcome == "created" else result.updated).append(fact)
-        elif action == "UPDATE":
-            content = decision.content or decision.new.content
-            if fact_content_hash(content) == target.content_hash:
-                result.unchanged += 1
-                continue
-            already_stated = Fact.objects.filter(
-                agent=agent, user=target.user, content_hash=fact_content_hash(content), valid_to__isnull=True
-            ).first()
-            if already_stated is not None:  # another current fact says it already: the target folds into it
-                result.deleted.append(
-                    fact_close(
-                        fact=target,
-                        reason=f"merged: {decision.reason}"[:300],
-                        closed_by_messages=sources,
-                        superseded_by=already_stated,
-                    )
-                )
-                continue
-            successor = fact_supersede(
+    agent: Agent
+    session: Session
+    recent: _RecentFacts
+    result: ReconciliationResult = field(default_factory=ReconciliationResult)
+
+
+def _keyed_add_apply(*, applying: _Applying, decision: FactDecision, sources: list[Message]) -> None:
+    """A new value of a profile attribute: it replaces the current value (fact_profile_set)."""
+    owner_id = decision.owner.pk
+    if applying.recent.duplicates(owner_id=owner_id, content=decision.new.content, vector=decision.vector):
+        applying.result.unchanged += 1
+        return
+    applying.recent.add(owner_id=owner_id, content_hash=fact_content_hash(decision.new.content), vector=decision.vector)
+    fact, outcome = fact_profile_set(
+        agent=applying.agent,
+        user=decision.owner,
+        key=decision.new.key,
+        content=decision.new.content,
+        source_session=applying.session,
+        source_messages=sources,
+        embedding=decision.vector,
+        space=decision.space,
+        change_reason="extracted",
+        written_by=FactWriter.FORMATION,
+    )
+    if outcome == "unchanged":
+        applying.result.unchanged += 1
+    else:
+        (applying.result.added if outcome == "created" else applying.result.updated).append(fact)
+
+
+def _update_apply(*, applying: _Applying, decision: FactDecision, target: Fact, sources: list[Message]) -> None:
+    """A new version of the target; or, when another current fact already says the new content, the target closed
+    into it."""
+    result, agent = applying.result, applying.agent
+    content = decision.content or decision.new.content
+    if fact_content_hash(content) == target.content_hash:
+        result.unchanged += 1
+        return
+    already_stated = Fact.objects.filter(
+        agent=agent, user=target.user, content_hash=fact_content_hash(content), valid_to__isnull=True
+    ).first()
+    if already_stated is not None:
+        result.deleted.append(
+            fact_close(
                 fact=target,
-                content=content,
-                reason=(decision.reason if decision.reason == "new value" else f"updated: {decision.reason}")[:300],
-                source_session=session,
-                source_messages=sources,
-                embedding=decision.content_vector if decision.content_vector is not None else decision.vector,
-                space=decision.space,
+                reason=f"merged: {decision.reason}"[:300],
+                closed_by_messages=sources,
+                superseded_by=already_stated,
             )
-            new_key = decision.new.key
-            if (
-                new_key
-                and not successor.key
-                and successor.user_id
-                and not Fact.objects.filter(
-                    agent=agent, user=successor.user, key=new_key, valid_to__isnull=True
-                ).exists()
-            ):
-                Fact.objects.filter(pk=successor.pk).update(key=new_key)
-                successor.key = new_key
-            recent.add(
-                owner_id=successor.user_id,
-                content_hash=successor.content_hash,
-                vector=decision.content_vector if decision.content_vector is not None else decision.vector,
-            )
-            result.updated.append(successor)
-        elif action == "DELETE":
-            result.deleted.append(
-                fact_close(fact=target, reason=f"deleted: {decision.reason}"[:300], closed_by_messages=sources)
-            )
-        else:
-            result.unchanged += 1
+        )
+        return
+    vector = decision.content_vector if decision.content_vector is not None else decision.vector
+    successor = fact_supersede(
+        fact=target,
+        content=content,
+        reason=(decision.reason if decision.reason == "new value" else f"updated: {decision.reason}")[:300],
+        source_session=applying.session,
+        source_messages=sources,
+        embedding=vector,
+        space=decision.space,
+        written_by=FactWriter.FORMATION,
+    )
+    new_key = decision.new.key
+    if (
+        new_key
+        and not successor.key
+        and successor.user_id
+        and not Fact.objects.filter(agent=agent, user=successor.user, key=new_key, valid_to__isnull=True).exists()
+    ):
+        Fact.objects.filter(pk=successor.pk).update(key=new_key)
+        successor.key = new_key
+    applying.recent.add(owner_id=successor.user_id, content_hash=successor.content_hash, vector=vector)
+    result.updated.append(successor)
 
+
+def _plain_adds_apply(*, applying: _Applying, adds: list[tuple[FactDecision, list[Message]]]) -> None:
+    """The new facts without a profile key, in one batch (facts_create_bulk), but for those that duplicate a fact
+    written since planning."""
     new_facts = []
-    for decision, sources in plain_adds:
+    for decision, sources in adds:
         owner_id = decision.owner.pk if decision.owner else None
         moved_to_user = decision.reason.startswith(PROTECTED_REASON[:20])  # planning checked another scope
-        if recent.duplicates(owner_id=owner_id, content=decision.new.content, vector=decision.vector) or (
+        if applying.recent.duplicates(owner_id=owner_id, content=decision.new.content, vector=decision.vector) or (
             moved_to_user
             and Fact.objects.filter(
-                agent=agent,
+                agent=applying.agent,
                 user_id=owner_id,
                 content_hash=fact_content_hash(decision.new.content),
                 valid_to__isnull=True,
             ).exists()
         ):
-            result.unchanged += 1
+            applying.result.unchanged += 1
             continue
-        recent.add(owner_id=owner_id, content_hash=fact_content_hash(decision.new.content), vector=decision.vector)
+        applying.recent.add(
+            owner_id=owner_id, content_hash=fact_content_hash(decision.new.content), vector=decision.vector
+        )
         new_facts.append(
             NewFact(
                 user=decision.owner,
@@ -452,12 +440,49 @@ def facts_reconcile_apply(
             )
         )
     if new_facts:
-        result.added += facts_create_bulk(
-            agent=agent,
+        applying.result.added += facts_create_bulk(
+            agent=applying.agent,
             new_facts=new_facts,
             change_reason="extracted",
-            source_session=session,
-            space=decisions[0].space,
+            source_session=applying.session,
+            space=adds[0][0].space,
             written_by=FactWriter.FORMATION,
         )
-    return result
+
+
+def facts_reconcile_apply(
+    *, decisions: list[FactDecision], agent: Agent, session: Session, source_messages_fallback: list[Message]
+) -> ReconciliationResult:
+    """Run inside the formation's transaction. Takes a transaction-scoped advisory lock per scope (in a fixed
+    order, so concurrent formations cannot deadlock) and re-checks each decision against the current facts."""
+    _decisions_move_to_active_space(decisions=decisions)
+    _curated_since_planning_protect(decisions=decisions, agent=agent, user=session.user)
+    owners = {decision.owner.pk if decision.owner else 0: decision.owner for decision in decisions}
+    for owner_pk in sorted(owners):
+        _scope_lock(agent=agent, owner=owners[owner_pk])
+    applying = _Applying(
+        agent=agent, session=session, recent=_facts_written_since_planning(decisions=decisions, agent=agent)
+    )
+    plain_adds: list[tuple[FactDecision, list[Message]]] = []
+    # Facts without a profile key are added last, in one batch: by then every UPDATE's new content is in `recent`,
+    # so an ADD saying the same is recognised as a duplicate rather than inserted beside it.
+    for decision in decisions:
+        sources = decision.new.source_messages or source_messages_fallback
+        action = decision.action
+        target = _current_version(decision.target) if action in ("UPDATE", "DELETE") else None
+        if action in ("UPDATE", "DELETE") and target is None:
+            action = "ADD" if action == "UPDATE" else "NONE"  # the target is gone: its successor decides
+        if action == "ADD" and decision.new.key and decision.owner is not None:
+            _keyed_add_apply(applying=applying, decision=decision, sources=sources)
+        elif action == "ADD":
+            plain_adds.append((decision, sources))
+        elif action == "UPDATE":
+            _update_apply(applying=applying, decision=decision, target=target, sources=sources)
+        elif action == "DELETE":
+            applying.result.deleted.append(
+                fact_close(fact=target, reason=f"deleted: {decision.reason}"[:300], closed_by_messages=sources)
+            )
+        else:
+            applying.result.unchanged += 1
+    _plain_adds_apply(applying=applying, adds=plain_adds)
+    return applying.result
