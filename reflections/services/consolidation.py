@@ -167,6 +167,9 @@ def consolidation_due_scopes(*, session: Session) -> list[ScopeKey]:
     return due
 
 
+SCHEMA = {"type": "object", "properties": {"content": {"type": "string"}}, "required": ["content"]}
+
+
 def _validate(data: object) -> str:
     if not isinstance(data, dict) or not isinstance(data.get("content"), str) or not data["content"].strip():
         raise OutputInvalid('expected an object {"content": "<the updated note>"}')
@@ -238,6 +241,8 @@ def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) 
                     "messages": [item.as_input() for item in window if item.text],
                 },
                 validate=_validate,
+                schema=SCHEMA,
+                rules=lambda data: {"over_word_limit": int(len(data["content"].split()) > word_limit)},
                 speed="slow",
                 agent_id=agent.pk,
                 job_kind="consolidation",
