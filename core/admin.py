@@ -1,6 +1,9 @@
+from datetime import timedelta
+
 from django.contrib import admin
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html
 
 from conversations.models import Agent
@@ -13,7 +16,7 @@ from core.models import (
     LLMCall,
     SensitiveDataFinding,
 )
-from core.selectors.llm_usage import llm_usage_daily, llm_usage_windows
+from core.selectors.llm_usage import llm_reply_validity, llm_usage_daily, llm_usage_windows
 
 
 @admin.register(EmbeddingSpace)
@@ -175,6 +178,7 @@ class LLMCallAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
             "subtitle": None,
             "opts": self.opts,
             "windows": llm_usage_windows(agent_id=agent_id),
+            "validity": llm_reply_validity(since=timezone.now() - timedelta(days=7), agent_id=agent_id),
             "daily": daily,
             "daily_most_calls": max((day.calls for day in daily), default=0),
             "agents": Agent.objects.order_by("external_id").only("id", "external_id", "name"),
