@@ -21,18 +21,20 @@ PROMPT = Path(__file__).parent / "prompts" / "extract_facts.txt"
 PROFILE_KEY = re.compile(r"^[a-z][a-z0-9_]{0,99}$")
 MIN_FACT_WORDS = 4
 # The reply's shape, sent as the response_format where the endpoint takes a schema (the validation below still runs).
+# The bounds keep a constrained small model from looping (a source list counting up until the context is full).
 SCHEMA = {
     "type": "object",
     "properties": {
         "facts": {
             "type": "array",
+            "maxItems": 50,
             "items": {
                 "type": "object",
                 "properties": {
                     "content": {"type": "string"},
                     "scope": {"type": "array", "items": {"type": "string", "enum": ["user", "agent"]}},
                     "key": {"type": "string"},
-                    "source": {"type": "array", "items": {"type": "integer"}},
+                    "source": {"type": "array", "items": {"type": "integer"}, "maxItems": 10},
                 },
                 "required": ["content", "scope", "source"],
             },
@@ -84,17 +86,25 @@ def is_plausible_fact(content: str) -> bool:
 
 @dataclass(frozen=True)
 class _WindowWords:
-    """What the facts of a window are checked against: the conversation the model saw and the memory that had been
-    injected into it (removed from what the model saw, so a fact that says only that came from elsewhere)."""
+    """What the facts of a window are checked against: the conversation the model saw, the memory that had been
+    injected into it (removed from what the model saw, so a fact that says only that came from elsewhere), and the
+    prompt's own instructions and example (which a small model copies)."""
 
     said: set[str]
     injected: set[str]
+    instructions: set[str]
     numbers: set[int]
 
-    def repeats_injected_memory(self, content: str) -> bool:
-        return restates(statement=content, source_words=self.injected) and not restates(
+    def _only_in(self, content: str, words: set[str]) -> bool:
+        return restates(statement=content, source_words=words) and not restates(
             statement=content, source_words=self.said
         )
+
+    def repeats_injected_memory(self, content: str) -> bool:
+        return self._only_in(content, self.injected)
+
+    def copies_the_prompt(self, content: str) -> bool:
+        return self._only_in(content, self.instructions)
 
 
 def _is_wrongly_agent_wide(*, content: str, scopes: list[str]) -> bool:
@@ -120,6 +130,7 @@ def _rule_violations(data: dict, *, window: _WindowWords) -> dict[str, int]:
         count("greeting_or_fragment", is_greeting(content) or word_count(content) < MIN_FACT_WORDS)
         count("wrong_scope", _is_wrongly_agent_wide(content=content, scopes=item["scope"]))
         count("injected_memory", window.repeats_injected_memory(content))
+        count("copied_from_prompt", window.copies_the_prompt(content))
         count("unknown_source", not set(item["source"]) <= window.numbers)
     return counts
 
@@ -130,16 +141,18 @@ def facts_extract(*, window: list[NumberedMessage], agent_id: int, job_id: int |
     conversation = conversation_render(window=window)
     if not conversation:
         return []
+    messages = prompt_render(
+        path=PROMPT, values={"conversation": conversation, "max_words": str(settings.FACT_MAX_WORDS)}
+    )
     window_words = _WindowWords(
         said=content_words(conversation),
         injected=content_words(injected_memory_text(window=window)),
+        instructions=content_words(messages[0]["content"]),
         numbers={item.number for item in window},
     )
     items = llm_complete_json(
         purpose="extract_facts",
-        messages=prompt_render(
-            path=PROMPT, values={"conversation": conversation, "max_words": str(settings.FACT_MAX_WORDS)}
-        ),
+        messages=messages,
         inputs={"messages": [item.as_input() for item in window if item.text], "max_words": settings.FACT_MAX_WORDS},
         validate=_validate,
         schema=SCHEMA,
@@ -153,7 +166,11 @@ def facts_extract(*, window: list[NumberedMessage], agent_id: int, job_id: int |
     agent: Agent | None = None  # read only when a fact holds a secret: its policy decides
     for item in items:
         content = " ".join(item["content"].split())
-        if not is_plausible_fact(content) or window_words.repeats_injected_memory(content):
+        if (
+            not is_plausible_fact(content)
+            or window_words.repeats_injected_memory(content)
+            or window_words.copies_the_prompt(content)
+        ):
             continue
         if sensitive_findings(content):
             agent = agent or Agent.objects.get(pk=agent_id)

@@ -24,7 +24,7 @@ from reflections.services.context_cache import context_cache_invalidate
 PROMPT = Path(__file__).resolve().parent.parent / "prompts" / "reflect.txt"
 LEVELS = (MemoryScope.AGENT, MemoryScope.USER, MemoryScope.SESSION)
 REFLECTIONS_IN_PROMPT = 50  # per scope, oldest first
-_NOTES = {"type": "array", "items": {"type": "string"}}
+_NOTES = {"type": "array", "items": {"type": "string"}, "maxItems": 10}
 SCHEMA = {
     "type": "object",
     "properties": {"agent": _NOTES, "user": _NOTES, "session": _NOTES},
