@@ -34,7 +34,7 @@ _PAST_EVENT_VERBS = (
     r"went|ran|painted|made|lost|started|joined|applied|adopted|bought|visited|finished|took|signed up|volunteered"
     r"|won|wrote|read|learned|learnt|tried|attended|gave|received|found|built|launched|opened|quit|graduated|traveled"
     r"|travelled|booked|created|organized|organised|hosted|completed|celebrated|played|saw|watched|became|met"
-    r"|got(?= (?:a|an|the|my|our|some|two|three|\d))"  # "I got a puppy", not "the support I've got from friends"
+    r"|got(?! (?:from|to|into|in|on|at|with|by|for)\b)"  # "I got a puppy", not "the support I've got from friends"
     r"|taught|studied|performed|competed|donated|raised|planted|baked|cooked|drew|designed|published"
 )
 # First-person statements: (pattern, statement template, profile key: "" for none, or "{0}" to take it from the
