@@ -1,6 +1,7 @@
 """Junk audit of formed facts: the share that are questions, greetings, restatements of another fact of the same
-owner, or restatements of memory that had been injected into the conversation (mem0's users found 97.8% junk in
-one audit: mem0 issue 4573). The checks are the ones formation counts on every LLM reply (core.llm.output_rules),
+owner, restatements of memory that had been injected into the conversation (mem0's users found 97.8% junk in one
+audit: mem0 issue 4573), or not grounded in the messages they name as their source (most of their content words
+are not there: made up). The checks are the ones formation counts on every LLM reply (core.llm.output_rules),
 here applied to what was stored.
 
     .venv/bin/python benchmarks/fact_audit.py benchmarks/results/locomo_end_to_end_offline_all_facts.json
@@ -21,9 +22,9 @@ REPO_DIR = Path(__file__).resolve().parent.parent
 if str(REPO_DIR) not in sys.path:
     sys.path.insert(0, str(REPO_DIR))
 
-from core.llm.output_rules import content_words, is_greeting, is_question, restates  # noqa: E402
+from core.llm.output_rules import content_words, grounded, is_greeting, is_question, restates  # noqa: E402
 
-KINDS = ("question", "greeting", "restates_other_fact", "restates_injected_memory")
+KINDS = ("question", "greeting", "restates_other_fact", "restates_injected_memory", "ungrounded")
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class AuditedFact:
     content: str
     owner: str  # the store the fact belongs to (conversation and user): restatements are looked for within it
     injected_memory: str = ""  # the memory injected into the conversation the fact was formed from
+    source_text: str = ""  # the messages it was formed from; empty: not checked
 
 
 def _restating_others(facts: list[AuditedFact]) -> set[int]:
@@ -66,6 +68,8 @@ def facts_audit(facts: list[AuditedFact], *, examples: int = 3) -> dict:
             flagged["restates_other_fact"].append(index)
         if restates(statement=fact.content, source_words=content_words(fact.injected_memory)):
             flagged["restates_injected_memory"].append(index)
+        if fact.source_text and not grounded(statement=fact.content, source_words=content_words(fact.source_text)):
+            flagged["ungrounded"].append(index)
     junk = set().union(*flagged.values())
     total = len(facts)
 
@@ -94,7 +98,12 @@ def main() -> int:
     dump = json.loads(args.facts_file.read_text(encoding="utf-8"))
     injected = dump.get("injected_memory", {})
     facts = [
-        AuditedFact(content=item["content"], owner=item["owner"], injected_memory=injected.get(item["session"], ""))
+        AuditedFact(
+            content=item["content"],
+            owner=item["owner"],
+            injected_memory=injected.get(item["session"], ""),
+            source_text=item.get("source_text", ""),
+        )
         for item in dump["facts"]
     ]
     print_audit(facts_audit(facts), label=args.facts_file.name)

@@ -168,6 +168,7 @@ def formed_memory(runs: list[dict]) -> tuple[dict, list[dict]]:
     current = list(
         Fact.objects.filter(agent__external_id__in=agents, valid_to__isnull=True)
         .select_related("agent", "user", "source_session")
+        .prefetch_related("source_messages")
         .order_by("id")
     )
     words = [len(fact.content.split()) for fact in current]
@@ -183,6 +184,7 @@ def formed_memory(runs: list[dict]) -> tuple[dict, list[dict]]:
             "owner": f"{fact.agent.external_id}/{fact.user.external_id if fact.user else '(agent)'}",
             "session": fact.source_session.external_id if fact.source_session else "",
             "scopes": fact.scopes,
+            "source_text": "\n".join(message.content for message in fact.source_messages.all()),
         }
         for fact in current
     ]
@@ -278,7 +280,10 @@ def main() -> int:
         audit = facts_audit(
             [
                 AuditedFact(
-                    content=item["content"], owner=item["owner"], injected_memory=injected.get(item["session"], "")
+                    content=item["content"],
+                    owner=item["owner"],
+                    injected_memory=injected.get(item["session"], ""),
+                    source_text=item["source_text"],
                 )
                 for item in dump
             ]

@@ -325,14 +325,16 @@ def locomo_end_to_end() -> None:
             f"{memory['seconds_per_session_mean']} / {memory['seconds_per_session_max']} |"
         )
     print("\n#### Junk audit of the facts formed (benchmarks/fact_audit.py), % of facts\n")
-    print("| run | facts | junk | questions | greetings | restate another fact | restate injected memory |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "| run | facts | junk | questions | greetings | restate another fact | restate injected memory | ungrounded |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
     for run in runs:
         audit = run["junk_audit"]
         print(
             f"| {_end_to_end_label(run)} | {audit['facts']} | {audit['junk_percent']} | {audit['question_percent']} | "
             f"{audit['greeting_percent']} | {audit['restates_other_fact_percent']} | "
-            f"{audit['restates_injected_memory_percent']} |"
+            f"{audit['restates_injected_memory_percent']} | {audit.get('ungrounded_percent', '-')} |"
         )
     print("\n#### Reply validity per step\n")
     print("| run | step | replies | valid | valid, a rule broken | rules broken (items) |")

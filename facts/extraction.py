@@ -11,7 +11,16 @@ from django.conf import settings
 from conversations.models import Agent, Message
 from conversations.services.conversation_text import NumberedMessage, conversation_render, injected_memory_text
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
-from core.llm.output_rules import ABOUT_THE_USER, content_words, is_greeting, is_question, restates, word_count
+from core.llm.output_rules import (
+    ABOUT_THE_USER,
+    content_words,
+    copies,
+    grounded,
+    is_greeting,
+    is_question,
+    restates,
+    word_count,
+)
 from core.models import SensitiveDataFinding
 from core.sensitive import sensitive_findings
 from core.sensitive_screening import statement_screen
@@ -92,19 +101,20 @@ class _WindowWords:
 
     said: set[str]
     injected: set[str]
-    instructions: set[str]
+    instructions: str
     numbers: set[int]
 
-    def _only_in(self, content: str, words: set[str]) -> bool:
-        return restates(statement=content, source_words=words) and not restates(
-            statement=content, source_words=self.said
-        )
+    def _not_from_the_conversation(self, content: str) -> bool:
+        return not grounded(statement=content, source_words=self.said)
 
     def repeats_injected_memory(self, content: str) -> bool:
-        return self._only_in(content, self.injected)
+        return restates(statement=content, source_words=self.injected) and self._not_from_the_conversation(content)
 
     def copies_the_prompt(self, content: str) -> bool:
-        return self._only_in(content, self.instructions)
+        copied = copies(statement=content, text=self.instructions) or restates(
+            statement=content, source_words=content_words(self.instructions)
+        )
+        return copied and self._not_from_the_conversation(content)
 
 
 def _is_wrongly_agent_wide(*, content: str, scopes: list[str]) -> bool:
@@ -131,6 +141,7 @@ def _rule_violations(data: dict, *, window: _WindowWords) -> dict[str, int]:
         count("wrong_scope", _is_wrongly_agent_wide(content=content, scopes=item["scope"]))
         count("injected_memory", window.repeats_injected_memory(content))
         count("copied_from_prompt", window.copies_the_prompt(content))
+        count("ungrounded", not grounded(statement=content, source_words=window.said))
         count("unknown_source", not set(item["source"]) <= window.numbers)
     return counts
 
@@ -147,7 +158,7 @@ def facts_extract(*, window: list[NumberedMessage], agent_id: int, job_id: int |
     window_words = _WindowWords(
         said=content_words(conversation),
         injected=content_words(injected_memory_text(window=window)),
-        instructions=content_words(messages[0]["content"]),
+        instructions=messages[0]["content"],
         numbers={item.number for item in window},
     )
     items = llm_complete_json(

@@ -59,6 +59,29 @@ def is_greeting(text: str) -> bool:
     return _GREETING.match(text) is not None or _REPORTED_GREETING.match(text) is not None
 
 
+def normalised(text: str) -> str:
+    return " ".join(text.lower().split()).strip(" .")
+
+
+def copies(*, statement: str, text: str) -> bool:
+    """Whether the statement is a verbatim piece of the text: a prompt's example or placeholder, copied."""
+    return bool(normalised(statement)) and normalised(statement) in normalised(text)
+
+
+def has_words(text: str) -> bool:
+    """Whether the text says anything at all ("...", "-" and the like do not)."""
+    return _WORD.search(text.lower()) is not None
+
+
+# A statement most of whose content words are not in its source was not taken from it.
+GROUNDED_SHARE = 0.5
+
+
+def grounded(*, statement: str, source_words: set[str]) -> bool:
+    words = content_words(statement)
+    return not words or len(words & source_words) >= GROUNDED_SHARE * len(words)
+
+
 def restates(*, statement: str, source_words: set[str]) -> bool:
     """Whether (almost) every content word of the statement is in the source: nothing new was said."""
     words = content_words(statement)

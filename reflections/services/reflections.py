@@ -15,7 +15,7 @@ from conversations.services.conversation_text import NumberedMessage, conversati
 from core.exceptions import ApplicationError
 from core.limits import text_cap
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
-from core.llm.output_rules import content_words, is_question, restates, word_count
+from core.llm.output_rules import content_words, has_words, is_question, restates, word_count
 from core.models import SensitiveDataFinding
 from core.sensitive_screening import statement_screen
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
@@ -58,8 +58,8 @@ def _validate(data: object) -> ReflectionDrafts:
         for note in notes:
             note = " ".join(note.split())
             words = note.split()
-            if not words or _normalised(note) in said:
-                continue  # a lower level repeating a higher one adds nothing
+            if not has_words(note) or _normalised(note) in said:
+                continue  # a placeholder ("...") says nothing; a lower level repeating a higher one adds nothing
             if len(words) > settings.REFLECTION_MAX_WORDS or len(note) > settings.REFLECTION_MAX_CHARS:
                 note = text_cap(
                     text=" ".join(words[: settings.REFLECTION_MAX_WORDS]), chars=settings.REFLECTION_MAX_CHARS - 1
@@ -71,12 +71,13 @@ def _validate(data: object) -> ReflectionDrafts:
 
 
 def _rule_violations(data: dict, *, memory_words: set[str]) -> dict[str, int]:
-    """The prompt's rules each note of a valid reply broke: over the word limit (cut), a question, the current
-    memory said again, a note repeated at a lower level (dropped)."""
-    counts = {"over_word_limit": 0, "question": 0, "injected_memory": 0, "repeated_across_levels": 0}
+    """The prompt's rules each note of a valid reply broke: no words at all (a placeholder: dropped), over the word
+    limit (cut), a question, the current memory said again, a note repeated at a lower level (dropped)."""
+    counts = {"empty": 0, "over_word_limit": 0, "question": 0, "injected_memory": 0, "repeated_across_levels": 0}
     said: set[str] = set()
     for level in LEVELS:
         for note in data.get(level, []):
+            counts["empty"] += not has_words(note)
             counts["over_word_limit"] += word_count(note) > settings.REFLECTION_MAX_WORDS
             counts["question"] += is_question(note)
             counts["injected_memory"] += restates(statement=note, source_words=memory_words)

@@ -343,6 +343,7 @@ def test_a_valid_reply_records_the_rules_its_facts_broke_and_those_facts_are_not
         "over_word_limit": 1,
         "unknown_source": 1,
         "greeting_or_fragment": 1,
+        "ungrounded": 3,  # the five years, the injected dog, the greeting: most of their words were never said
     }
     # Questions, greetings, the injected memory and the over-long fact are dropped; the fact about the user that the
     # model made agent-wide is kept for this user only.
@@ -351,3 +352,15 @@ def test_a_valid_reply_records_the_rules_its_facts_broke_and_those_facts_are_not
         [(good, "beekeeper"), (five_years, "beekeeper")]
     )
     assert LLMCall.objects.get(job_id=outcome.job.pk, purpose="reflect").rule_violations == {}
+
+
+@pytest.mark.django_db
+def test_a_reflection_that_is_only_a_placeholder_is_counted_and_not_stored(stub, conversation):
+    session, _ = conversation
+    stub.reflections = {"agent": ["..."], "user": ["...", "The user likes practical answers."], "session": []}
+
+    outcome = _form(session)
+
+    assert list(Reflection.objects.values_list("scope", "content")) == [("user", "The user likes practical answers.")]
+    reflect = LLMCall.objects.get(job_id=outcome.job.pk, purpose="reflect")
+    assert reflect.rule_violations == {"empty": 2, "repeated_across_levels": 1}
