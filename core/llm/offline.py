@@ -68,7 +68,9 @@ _FIRST_PERSON: list[tuple[re.Pattern, str, str]] = [
     # What the user did: events are what most questions about a person's past ask after.
     (
         re.compile(
-            r"\bi(?:'ve| have)? (?:just |recently |finally |also |actually |even )?(" + _PAST_EVENT_VERBS + r") "
+            r"\bi(?:'ve| have)? (?:just |recently |finally |also |actually |even )?("
+            + _PAST_EVENT_VERBS
+            + r") "
             + _CLAUSE_END,
             re.I,
         ),

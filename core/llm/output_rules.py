@@ -25,7 +25,7 @@ _GREETING = re.compile(
 # What a model writes when it turns a turn of the conversation itself into a "fact".
 _REPORTED_QUESTION = re.compile(
     r"^(?:the )?(?:user|assistant|speaker)\s+(?:asked|asks|wondered|wonders|wants to know|wanted to know|is asking"
-    r"|was asking|inquired|inquires)\b",
+    r"|was asking|inquired|inquires)\b(?! to\b)",  # "asked to be reminded" is a request
     re.I,
 )
 _REPORTED_GREETING = re.compile(
