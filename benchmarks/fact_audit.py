@@ -4,7 +4,7 @@ audit: mem0 issue 4573), or not grounded in the messages they name as their sour
 are not there: made up). The checks are the ones formation counts on every LLM reply (core.llm.output_rules),
 here applied to what was stored.
 
-    .venv/bin/python benchmarks/fact_audit.py benchmarks/results/locomo_end_to_end_offline_all_facts.json
+    .venv/bin/python benchmarks/fact_audit.py .data/benchmarks/locomo_end_to_end_offline_dev_facts.json
 
 reads the facts a run of benchmarks/locomo_end_to_end.py dumped (which also prints this audit), and prints the
 shares with examples of each kind. The target (issue 15) is under 5% junk on LoCoMo's dev split."""

@@ -15,7 +15,8 @@ messages of the facts returned (benchmarks/locomo_data.py). Also: facts formed, 
 audit (benchmarks/fact_audit.py), LLM calls, tokens and wall time per session, and each step's reply validity
 (core.selectors.llm_usage.llm_reply_validity). `--sessions N` forms only each conversation's first N sessions (and
 asks only the questions whose evidence lies in them), for the slow local model.
-Writes benchmarks/results/locomo_end_to_end_<provider>_<split>.json and the formed facts next to it (*_facts.json)."""
+Writes benchmarks/results/locomo_end_to_end_<provider>_<split>.json, and the facts formed with their source turns to
+.data/benchmarks/ (LoCoMo's text: never into the repository), which benchmarks/fact_audit.py reads."""
 
 from __future__ import annotations
 
@@ -49,6 +50,8 @@ from core.portability.formats.locomo import DATE_FORMAT  # noqa: E402
 from memory_project.devstack import local_llm, shipped_model_path  # noqa: E402
 
 AGENT_PREFIX = "e2e"
+# The facts formed, with their source turns: LoCoMo text (CC BY-NC), so kept out of the repository, under .data/.
+FACTS_DIR = REPO_DIR / ".data" / "benchmarks"
 FORMATION_TIMEOUT = 3600  # one session on the local model takes minutes on two shared cores
 
 
@@ -304,17 +307,18 @@ def main() -> int:
         "retrieval_only": retrieval_only_figures(args.split) if args.sessions is None else {},
         "memory": memory,
         "reply_validity": validity,
-        "junk_audit": audit,
+        # Counts only: examples quote LoCoMo, which must not be copied into the repository (they are printed).
+        "junk_audit": {name: value for name, value in audit.items() if name != "examples"},
     }
     print_result(result)
     print_audit(audit, label=f"{provider}, {args.split}")
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     name = args.output or f"locomo_end_to_end_{provider}_{args.split}.json"
     (RESULTS_DIR / name).write_text(json.dumps(result, indent=1))
-    (RESULTS_DIR / name.replace(".json", "_facts.json")).write_text(
-        json.dumps({"facts": dump, "injected_memory": injected}, indent=1)
-    )
-    print(f"\nwrote {RESULTS_DIR / name}")
+    FACTS_DIR.mkdir(parents=True, exist_ok=True)
+    facts_file = FACTS_DIR / name.replace(".json", "_facts.json")
+    facts_file.write_text(json.dumps({"facts": dump, "injected_memory": injected}, indent=1))
+    print(f"\nwrote {RESULTS_DIR / name} and the facts formed to {facts_file}")
     return 0
 
 
