@@ -68,6 +68,14 @@ def copies(*, statement: str, text: str) -> bool:
     return bool(normalised(statement)) and normalised(statement) in normalised(text)
 
 
+# A placeholder in a prompt's reply format ("<the updated note>", "<fact>"): never part of a real reply.
+_PLACEHOLDER = re.compile(r"<[a-z][a-z ]{2,40}>")
+
+
+def holds_a_placeholder(*, statement: str, instructions: str) -> bool:
+    return any(placeholder in statement.lower() for placeholder in set(_PLACEHOLDER.findall(instructions)))
+
+
 def has_words(text: str) -> bool:
     """Whether the text says anything at all ("...", "-" and the like do not)."""
     return _WORD.search(text.lower()) is not None

@@ -19,7 +19,7 @@ from conversations.selectors.agent_settings import agent_thresholds
 from core.exceptions import ApplicationError
 from core.limits import text_cap
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
-from core.llm.output_rules import copies, has_words
+from core.llm.output_rules import copies, has_words, holds_a_placeholder
 from core.models import JobStatus
 from core.sensitive_screening import long_text_screen
 from reflections.models import (
@@ -174,7 +174,9 @@ SCHEMA = {"type": "object", "properties": {"content": {"type": "string"}}, "requ
 def _validate(data: object, *, instructions: str) -> str:
     if not isinstance(data, dict) or not isinstance(data.get("content"), str) or not has_words(data["content"]):
         raise OutputInvalid('expected an object {"content": "<the updated note>"}')
-    if copies(statement=data["content"], text=instructions):
+    if copies(statement=data["content"], text=instructions) or holds_a_placeholder(
+        statement=data["content"], instructions=instructions
+    ):
         raise OutputInvalid("the content repeats the instructions; write the updated note itself")
     return data["content"].strip()
 

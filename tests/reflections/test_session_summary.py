@@ -93,7 +93,9 @@ def test_a_summary_that_copies_the_prompts_placeholder_is_asked_again_then_repla
     settings.SESSION_SUMMARY_EVERY_N_PAIRS = 2
     session = _talk(agent, 2)
     session_form_memories(session_id=session.pk, trigger="explicit")
-    scripted_llm.script("consolidate", {"content": "<the updated note>"}, {"content": "..."})
+    scripted_llm.script(
+        "consolidate", {"content": "<the updated note>"}, {"content": "The updated note: <the updated note>"}
+    )
 
     with pytest.raises(MalformedLLMOutput):
         scope_consolidate(key=_session_key(session))
