@@ -71,8 +71,8 @@ def _wait_formed(*, session_external_id: str, agent_external_id: str, through: i
     deadline = time.monotonic() + FORMATION_TIMEOUT
     while time.monotonic() < deadline:
         session = Session.objects.get(agent__external_id=agent_external_id, external_id=session_external_id)
-        failed = FormationJob.objects.filter(session=session, status=JobStatus.FAILED).first()
-        if failed is not None:
+        if session.formation_status == Session.FormationStatus.FAILED:  # a failed job the task retries is no end
+            failed = FormationJob.objects.filter(session=session, status=JobStatus.FAILED).latest("id")
             raise RuntimeError(f"formation of {session_external_id} failed: {failed.error}")
         if session.formed_through_message_id == through and session.formation_status == Session.FormationStatus.IDLE:
             return

@@ -318,13 +318,15 @@ class LocalLLMServer:
     def environment(self) -> dict[str, str]:
         """The settings that point the service's OpenAI-compatible provider at this server. A call on two cores takes
         seconds to a minute, so the LLM timeout and the formation time limits are longer than for a hosted model,
-        and the formation worker runs as many jobs at once as the server serves (one), plus one waiting; an operator's
-        own values win."""
+        the formation worker runs as many jobs at once as the server serves (one), plus one waiting, and a reply is
+        capped (a small model under a grammar can write a string until its context is full); an operator's own values
+        win."""
         defaults = {
             "LLM_TIMEOUT_SECONDS": "600",
             "CELERY_TASK_SOFT_TIME_LIMIT": "1800",
             "CELERY_TASK_TIME_LIMIT": "1900",
             "FORMATION_WORKER_CONCURRENCY": "2",
+            "LLM_MAX_COMPLETION_TOKENS": "1024",
         }
         return {name: os.environ.get(name, value) for name, value in defaults.items()} | {
             "LLM_PROVIDER": "openai",

@@ -104,6 +104,7 @@ class OpenAICompatibleLLM(LLMProvider):
         slow_model: str,
         timeout: float,
         structured_output: StructuredOutput = "json_schema",
+        max_completion_tokens: int = 0,
     ) -> None:
         import openai
 
@@ -113,6 +114,7 @@ class OpenAICompatibleLLM(LLMProvider):
         )
         self.models = {"fast": fast_model, "slow": slow_model}
         self.structured_output = structured_output
+        self.max_completion_tokens = max_completion_tokens
 
     def complete(self, request: LLMRequest) -> LLMReply:
         import openai
@@ -135,6 +137,8 @@ class OpenAICompatibleLLM(LLMProvider):
         model = self.models[request.speed]
         started = time.monotonic()
         extra: dict[str, Any] = {"response_format": response_format} if response_format else {}
+        if request.json_reply and self.max_completion_tokens:
+            extra["max_tokens"] = self.max_completion_tokens
         if request.timeout is not None:
             extra["timeout"] = request.timeout
         try:
@@ -176,6 +180,7 @@ def build_llm_provider(name: str) -> LLMProvider:
             slow_model=settings.LLM_SLOW_MODEL,
             timeout=settings.LLM_TIMEOUT_SECONDS,
             structured_output=settings.LLM_STRUCTURED_OUTPUT,
+            max_completion_tokens=settings.LLM_MAX_COMPLETION_TOKENS,
         )
     if name == "local":
         raise ValueError(

@@ -303,6 +303,18 @@ def test_the_llama_cpp_python_dialect_sends_the_schema_inside_json_mode(stub, co
     extract, reflect = stub.requests
     assert extract.body["response_format"] == {"type": "json_object", "schema": EXTRACT_SCHEMA}
     assert reflect.body["response_format"] == {"type": "json_object", "schema": REFLECT_SCHEMA}
+    assert "max_tokens" not in extract.body  # no cap unless LLM_MAX_COMPLETION_TOKENS sets one
+
+
+@pytest.mark.django_db
+def test_a_completion_cap_is_sent_as_max_tokens(stub, conversation, settings):
+    settings.LLM_MAX_COMPLETION_TOKENS = 1024
+    _cached_llm_provider.cache_clear()
+    session, _ = conversation
+
+    _form(session)
+
+    assert [request.body["max_tokens"] for request in stub.requests] == [1024, 1024]
 
 
 @pytest.mark.django_db
