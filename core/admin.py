@@ -1,6 +1,9 @@
+from datetime import timedelta
+
 from django.contrib import admin
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html
 
 from core.admin_utils import FastActionCheckboxMixin, ReadOnlyAdminMixin
@@ -12,7 +15,7 @@ from core.models import (
     LLMCall,
     SensitiveDataFinding,
 )
-from core.selectors.llm_usage import llm_usage_agents, llm_usage_daily, llm_usage_windows
+from core.selectors.llm_usage import llm_reply_validity, llm_usage_agents, llm_usage_daily, llm_usage_windows
 
 
 @admin.register(EmbeddingSpace)
@@ -174,6 +177,7 @@ class LLMCallAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
             "subtitle": None,
             "opts": self.opts,
             "windows": llm_usage_windows(agent_id=agent_id),
+            "validity": llm_reply_validity(since=timezone.now() - timedelta(days=7), agent_id=agent_id),
             "daily": daily,
             "daily_most_calls": max((day.calls for day in daily), default=0),
             "agents": llm_usage_agents(),

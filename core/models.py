@@ -76,6 +76,12 @@ class LLMCall(models.Model):
     outcome = models.CharField(max_length=20, choices=Outcome.choices)
     error = models.TextField(blank=True)
     attempt = models.PositiveSmallIntegerField(default=1)
+    rule_violations = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Of a valid reply: items that broke a rule of the prompt, by rule (e.g. over the word limit, a "
+        "question stored as a fact, memory repeated from the injected context); the step dropped or cut them.",
+    )
     job_kind = models.CharField(max_length=20, blank=True, help_text="formation or consolidation")
     job_id = models.BigIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)

@@ -49,6 +49,18 @@ def message_excerpt(*, message: Message) -> str:
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
 
 
+def injected_memory_text(*, window: list[NumberedMessage]) -> str:
+    """The memory that had been injected into the window's messages (and that message_excerpt leaves out): to tell a
+    statement that repeats it from one the conversation made."""
+    parts = []
+    for item in window:
+        if item.message.metadata.get("memory_injected"):
+            parts.append(item.message.content)
+        else:
+            parts.extend(match.group(0) for match in _INJECTED_MEMORY.finditer(item.message.content))
+    return "\n".join(parts)
+
+
 def conversation_window(*, messages: list[Message], token_budget: int) -> list[NumberedMessage]:
     """The longest prefix of messages whose excerpts fit the budget (at least one message, so formation always
     advances). Messages with nothing left after filtering are kept in the window but carry no text."""

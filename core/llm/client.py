@@ -26,8 +26,9 @@ from django.conf import settings
 
 from core.db import release_connection_while_waiting
 from core.exceptions import ProviderError, ProviderPaused, ProviderRateLimited
+from core.llm.base import LLMProvider, LLMReply, LLMRequest, Speed
 from core.llm.guard import llm_call_admit, llm_call_report, provider_key_for
-from core.llm.providers import LLMProvider, LLMReply, LLMRequest, Speed, get_llm_provider
+from core.llm.providers import get_llm_provider
 from core.llm.spend import llm_spend_add
 from core.models import LLMCall
 
@@ -100,7 +101,14 @@ def _parse(text: str) -> Any:
 
 
 def _record(
-    *, request: LLMRequest, reply: LLMReply | None, outcome: str, error: str, attempt: int, context: dict
+    *,
+    request: LLMRequest,
+    reply: LLMReply | None,
+    outcome: str,
+    error: str,
+    attempt: int,
+    context: dict,
+    rule_violations: dict[str, int] | None = None,
 ) -> None:
     provider = get_llm_provider()
     call = LLMCall(
@@ -114,6 +122,7 @@ def _record(
         outcome=outcome,
         error=error[:2000],
         attempt=attempt,
+        rule_violations=rule_violations or {},
         job_kind=context.get("job_kind", ""),
         job_id=context.get("job_id"),
     )
@@ -199,15 +208,19 @@ def llm_complete_json(
     messages: list[dict[str, str]],
     inputs: dict[str, Any],
     validate: Callable[[Any], T],
+    schema: dict[str, Any] | None = None,
+    rules: Callable[[Any], dict[str, int]] | None = None,
     speed: Speed = "fast",
     agent_id: int | None = None,
     job_kind: str = "",
     job_id: int | None = None,
 ) -> T:
-    """Ask for JSON and return validate(parsed). ProviderError propagates (the task retries with backoff);
-    a malformed reply is retried once with the error, then MalformedLLMOutput."""
+    """Ask for JSON (in `schema`, where the endpoint takes one) and return validate(parsed). ProviderError propagates
+    (the task retries with backoff); a malformed reply is retried once with the error, then MalformedLLMOutput.
+    `rules` counts what a valid reply did against the prompt's rules ({rule: items}, e.g. a fact over the word limit,
+    which the step then drops or cuts): kept on the call's record, so that each step's rule-following is visible."""
     context = {"agent_id": agent_id, "job_kind": job_kind, "job_id": job_id}
-    request = LLMRequest(purpose=purpose, messages=messages, inputs=inputs, speed=speed)
+    request = LLMRequest(purpose=purpose, messages=messages, inputs=inputs, speed=speed, schema=schema)
     provider = get_llm_provider()
     for attempt in (1, 2):
         try:
@@ -226,7 +239,8 @@ def llm_complete_json(
             raise
         llm_spend_add(agent_id=agent_id, tokens=reply.prompt_tokens + reply.completion_tokens)
         try:
-            result = validate(_parse(reply.text))
+            parsed = _parse(reply.text)
+            result = validate(parsed)
         except (OutputInvalid, ValueError, TypeError, KeyError) as error:
             _record(
                 request=request,
@@ -242,6 +256,7 @@ def llm_complete_json(
                 purpose=purpose,
                 inputs=inputs | {"previous_error": str(error)},
                 speed=speed,
+                schema=schema,
                 messages=[
                     *messages,
                     {"role": "assistant", "content": reply.text[:_REPAIR_ECHO_CHARS]},
@@ -253,6 +268,14 @@ def llm_complete_json(
                 ],
             )
             continue
-        _record(request=request, reply=reply, outcome=LLMCall.Outcome.OK, error="", attempt=attempt, context=context)
+        _record(
+            request=request,
+            reply=reply,
+            outcome=LLMCall.Outcome.OK,
+            error="",
+            attempt=attempt,
+            context=context,
+            rule_violations={rule: count for rule, count in (rules(parsed) if rules else {}).items() if count},
+        )
         return result
     raise AssertionError("unreachable")

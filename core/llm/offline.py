@@ -20,14 +20,22 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from core.llm.providers import LLMProvider, LLMReply, LLMRequest
+from core.llm.base import LLMProvider, LLMReply, LLMRequest
 
 # A clause runs to punctuation, to a conjunction that starts a new first-person clause ("... and I live in"), or to
 # a trailing time expression ("... last week").
 _CLAUSE_END = (
     r"([^,.;!?]+?)(?=\s+(?:and|but|so|because)\s+(?:i|my)\b"
     r"|\s+(?:last|this|next)\s+(?:week|month|year|summer|winter|spring|autumn)\b"
-    r"|\s+(?:yesterday|today|tomorrow|recently|now)\b|[,.;!?]|$)"
+    r"|\s+(?:yesterday|today|tomorrow|recently|now)\b|\s+[-–—]+\s+|[,.;!?]|$)"
+)
+# Past-tense verbs of things done, with what follows them making the event ("I ran a charity race").
+_PAST_EVENT_VERBS = (
+    r"went|ran|painted|made|lost|started|joined|applied|adopted|bought|visited|finished|took|signed up|volunteered"
+    r"|won|wrote|read|learned|learnt|tried|attended|gave|received|found|built|launched|opened|quit|graduated|traveled"
+    r"|travelled|booked|created|organized|organised|hosted|completed|celebrated|played|saw|watched|became|met"
+    r"|got(?! (?:from|to|into|in|on|at|with|by|for)\b)"  # "I got a puppy", not "the support I've got from friends"
+    r"|taught|studied|performed|competed|donated|raised|planted|baked|cooked|drew|designed|published"
 )
 # First-person statements: (pattern, statement template, profile key: "" for none, or "{0}" to take it from the
 # first group via _WORK_KEYS).
@@ -50,6 +58,25 @@ _FIRST_PERSON: list[tuple[re.Pattern, str, str]] = [
         "",
     ),
     (re.compile(r"\bi have (an?|two|three|four|\d+) " + _CLAUSE_END, re.I), "The user has {0} {1}", ""),
+    (
+        re.compile(r"\bi (?:really |also |just |still )?(want|hope|plan|need) to " + _CLAUSE_END, re.I),
+        "The user {0}s to {1}",
+        "",
+    ),
+    (re.compile(r"\bi(?:'m| am) (?:a big |a huge |a )?fan of " + _CLAUSE_END, re.I), "The user is a fan of {0}", ""),
+    (re.compile(r"\bi used to " + _CLAUSE_END, re.I), "The user used to {0}", ""),
+    # What the user did: events are what most questions about a person's past ask after.
+    (
+        re.compile(
+            r"\bi(?:'ve| have)? (?:just |recently |finally |also |actually |even )?("
+            + _PAST_EVENT_VERBS
+            + r") "
+            + _CLAUSE_END,
+            re.I,
+        ),
+        "The user {0} {1}",
+        "",
+    ),
 ]
 _WORK_KEYS = {"as": "job_title", "at": "employer", "for": "employer", "in": "industry"}
 _PRONOUNS = [(re.compile(r"\bmy\b", re.I), "their"), (re.compile(r"\bme\b", re.I), "them")]
@@ -201,6 +228,23 @@ def _named_pet(clause: str) -> _Antecedent | None:
     return _Antecedent(noun=match.group(1).lower(), name=match.group(2))
 
 
+# A message of a group conversation logged as "<name>: <text>": the named person speaks, not the session's user.
+_SPEAKER_PREFIX = re.compile(r"^([A-Z][\w'-]+(?: [A-Z][\w'-]+)?): (.+)$", re.S)
+
+
+def _speaker_split(text: str) -> tuple[str, str]:
+    """(text, speaker) of a "<name>: <text>" message; (text, "") for any other."""
+    match = _SPEAKER_PREFIX.match(text.strip())
+    return (match.group(2), match.group(1)) if match else (text, "")
+
+
+def _said_by(content: str, *, speaker: str) -> str:
+    """A statement about "the user" made about the speaker who said it, when the message names one."""
+    if not speaker:
+        return content
+    return re.sub(r"^The user's\b", f"{speaker}'s", re.sub(r"^The user\b(?!')", speaker, content))
+
+
 # What the user asks of the assistant, as reflections: (pattern, note). Groups fill the note.
 _REQUESTS: list[tuple[re.Pattern, str]] = [
     (
@@ -294,19 +338,23 @@ class OfflineLLM(LLMProvider):
                 fact["key"] = key
             facts.append(fact)
 
+        speaker = ""
         for message in inputs["messages"]:
             if message["role"] != "user":
                 continue
-            for sentence in _sentences(message["text"]):
+            text, said_by = _speaker_split(message["text"])
+            if said_by != speaker:
+                speaker, antecedent = said_by, None  # "she" never means another speaker's sister
+            for sentence in _sentences(text):
                 if sentence.endswith("?"):
                     continue
                 for clause in _clauses(sentence):
                     for content, key in _first_person_facts(clause):
-                        add(content, key, message["number"])
+                        add(_said_by(content, speaker=speaker), key if not speaker else "", message["number"])
                     antecedent = _named_pet(clause) or antecedent
                     content, antecedent = _about_someone(clause, antecedent)
                     if content:
-                        add(content, "", message["number"])
+                        add(_said_by(content, speaker=speaker), "", message["number"])
         return {"facts": facts}
 
     def _reconcile_facts(self, inputs: dict[str, Any]) -> dict:

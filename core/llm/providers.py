@@ -6,46 +6,19 @@ malformed output and the call records live in core.llm.client, the same for ever
 
 from __future__ import annotations
 
+import logging
 import time
-from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
+import openai
 from django.conf import settings
 
 from core.exceptions import ProviderError, ProviderRateLimited
+from core.llm.base import LLMProvider, LLMReply, LLMRequest
+from core.llm.offline import OfflineLLM
 
-Speed = Literal["fast", "slow"]
-
-
-@dataclass(frozen=True)
-class LLMRequest:
-    purpose: str
-    messages: list[dict[str, str]]
-    inputs: dict[str, Any] = field(default_factory=dict)
-    speed: Speed = "fast"
-    json_reply: bool = True
-    timeout: float | None = None  # seconds; None: LLM_TIMEOUT_SECONDS
-
-
-@dataclass(frozen=True)
-class LLMReply:
-    text: str
-    model: str
-    prompt_tokens: int
-    completion_tokens: int
-    latency_ms: int
-
-
-class LLMProvider(ABC):
-    name: str
-    # A provider across the network: its calls go through the shared rate limiter and circuit breaker.
-    remote: bool = False
-
-    @abstractmethod
-    def complete(self, request: LLMRequest) -> LLMReply:
-        """Raise ProviderError on network errors, timeouts and 5xx; return whatever text the model produced."""
+logger = logging.getLogger(__name__)
 
 
 def retry_after_seconds(headers: Any) -> float | None:
@@ -62,31 +35,79 @@ def retry_after_seconds(headers: Any) -> float | None:
     return None
 
 
+StructuredOutput = Literal["json_schema", "json_object_schema", "json_object"]
+STRUCTURED_OUTPUT_MODES: tuple[str, ...] = StructuredOutput.__args__
+
+
+def response_format_for(*, request: LLMRequest, mode: StructuredOutput) -> dict[str, Any] | None:
+    """The response_format of a JSON request in each endpoint's dialect:
+    - json_schema: OpenAI's {"type": "json_schema", ...} (OpenAI, vLLM, llama.cpp's llama-server, Ollama);
+    - json_object_schema: {"type": "json_object", "schema": ...}, the dialect of llama-cpp-python's server, which
+      compiles the schema to a grammar, so that a small model cannot produce anything else;
+    - json_object: JSON mode without a schema (any endpoint with JSON mode).
+    Not strict: a strict OpenAI schema must make every property required, and optional ones ("key") are wanted."""
+    if not request.json_reply:
+        return None
+    if request.schema is None or mode == "json_object":
+        return {"type": "json_object"}
+    if mode == "json_object_schema":
+        return {"type": "json_object", "schema": request.schema}
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": request.purpose, "schema": request.schema, "strict": False},
+    }
+
+
 class OpenAICompatibleLLM(LLMProvider):
     name = "openai"
     remote = True
 
-    def __init__(self, *, base_url: str, api_key: str, fast_model: str, slow_model: str, timeout: float) -> None:
-        import openai
-
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str,
+        fast_model: str,
+        slow_model: str,
+        timeout: float,
+        structured_output: StructuredOutput = "json_schema",
+        max_completion_tokens: int = 0,
+    ) -> None:
         # Retries are ours (Celery with backoff and jitter), so the SDK's own are off: one attempt, one record.
         self._client = openai.OpenAI(
             base_url=base_url or None, api_key=api_key or "not-needed", timeout=timeout, max_retries=0
         )
         self.models = {"fast": fast_model, "slow": slow_model}
+        self.structured_output = structured_output
+        self.max_completion_tokens = max_completion_tokens
 
     def complete(self, request: LLMRequest) -> LLMReply:
-        import openai
+        response_format = response_format_for(request=request, mode=self.structured_output)
+        try:
+            return self._complete(request=request, response_format=response_format)
+        except (openai.BadRequestError, openai.UnprocessableEntityError) as error:
+            if response_format in (None, {"type": "json_object"}):
+                raise ProviderError(f"{type(error).__name__}: {error}") from error
+            # An endpoint without schemas (or in another dialect) refuses the request (400, 422) rather than ignore
+            # them: this process falls back to plain JSON mode, and the step's validation and retry carry the rest.
+            logger.warning("the LLM endpoint refused a JSON schema (%s): JSON mode from now on", error)
+            self.structured_output = "json_object"
+            return self._complete(request=request, response_format={"type": "json_object"})
 
+    def _complete(self, *, request: LLMRequest, response_format: dict[str, Any] | None) -> LLMReply:
         model = self.models[request.speed]
         started = time.monotonic()
-        extra: dict[str, Any] = {"response_format": {"type": "json_object"}} if request.json_reply else {}
+        extra: dict[str, Any] = {"response_format": response_format} if response_format else {}
+        if request.json_reply and self.max_completion_tokens:
+            extra["max_tokens"] = self.max_completion_tokens
         if request.timeout is not None:
             extra["timeout"] = request.timeout
         try:
             completion = self._client.chat.completions.create(
                 model=model, messages=request.messages, temperature=0, **extra
             )
+        except (openai.BadRequestError, openai.UnprocessableEntityError):
+            raise  # complete() decides
         except openai.RateLimitError as error:
             raise ProviderRateLimited(
                 f"RateLimitError: {error}", retry_after=retry_after_seconds(error.response.headers)
@@ -108,16 +129,26 @@ class OpenAICompatibleLLM(LLMProvider):
 
 def build_llm_provider(name: str) -> LLMProvider:
     if name == "openai":
+        if settings.LLM_STRUCTURED_OUTPUT not in STRUCTURED_OUTPUT_MODES:
+            raise ValueError(
+                f"unknown LLM_STRUCTURED_OUTPUT {settings.LLM_STRUCTURED_OUTPUT!r}: "
+                f"use one of {', '.join(STRUCTURED_OUTPUT_MODES)}"
+            )
         return OpenAICompatibleLLM(
             base_url=settings.LLM_BASE_URL,
             api_key=settings.LLM_API_KEY,
             fast_model=settings.LLM_FAST_MODEL,
             slow_model=settings.LLM_SLOW_MODEL,
             timeout=settings.LLM_TIMEOUT_SECONDS,
+            structured_output=settings.LLM_STRUCTURED_OUTPUT,
+            max_completion_tokens=settings.LLM_MAX_COMPLETION_TOKENS,
+        )
+    if name == "local":
+        raise ValueError(
+            "LLM_PROVIDER=local is started by `make run` (memory_project.devstack), which serves the model and points "
+            "the openai provider at it; elsewhere run a llama.cpp server and set LLM_PROVIDER=openai, LLM_BASE_URL"
         )
     if name == "offline":
-        from core.llm.offline import OfflineLLM
-
         return OfflineLLM()
     raise ValueError(f"unknown LLM_PROVIDER {name!r}: use 'openai' or 'offline'")
 

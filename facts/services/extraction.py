@@ -9,8 +9,18 @@ from pathlib import Path
 from django.conf import settings
 
 from conversations.models import Agent, Message
-from conversations.services.conversation_text import NumberedMessage, conversation_render
+from conversations.services.conversation_text import NumberedMessage, conversation_render, injected_memory_text
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
+from core.llm.output_rules import (
+    ABOUT_THE_USER,
+    content_words,
+    copies,
+    grounded,
+    is_greeting,
+    is_question,
+    restates,
+    word_count,
+)
 from core.models import SensitiveDataFinding
 from core.sensitive import sensitive_findings
 from core.sensitive_screening import statement_screen
@@ -18,8 +28,29 @@ from facts.models import FactScope
 
 PROMPT = Path(__file__).resolve().parent.parent / "prompts" / "extract_facts.txt"
 PROFILE_KEY = re.compile(r"^[a-z][a-z0-9_]{0,99}$")
-_NON_FACTS = re.compile(r"^(yes|no|ok|okay|sure|thanks|thank you|maybe|hello|hi)\b[.!]*$", re.I)
 MIN_FACT_WORDS = 4
+# The reply's shape, sent as the response_format where the endpoint takes a schema (the validation below still runs).
+# The bounds keep a constrained small model from looping (a source list counting up until the context is full).
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "facts": {
+            "type": "array",
+            "maxItems": 50,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "content": {"type": "string"},
+                    "scope": {"type": "array", "items": {"type": "string", "enum": ["user", "agent"]}},
+                    "key": {"type": "string"},
+                    "source": {"type": "array", "items": {"type": "integer"}, "maxItems": 10},
+                },
+                "required": ["content", "scope", "source"],
+            },
+        }
+    },
+    "required": ["facts"],
+}
 
 
 @dataclass(frozen=True)
@@ -52,14 +83,67 @@ def _validate(data: object) -> list[dict]:
 
 
 def is_plausible_fact(content: str) -> bool:
-    """Drops what is obviously not a fact: questions, bare acknowledgements, fragments, over-long statements."""
-    words = content.split()
+    """Drops what is obviously not a fact: questions (asked or reported), greetings and acknowledgements, fragments,
+    over-long statements."""
     return (
-        MIN_FACT_WORDS <= len(words) <= settings.FACT_MAX_WORDS
+        MIN_FACT_WORDS <= word_count(content) <= settings.FACT_MAX_WORDS
         and len(content) <= settings.FACT_MAX_CHARS
-        and not content.rstrip().endswith("?")
-        and not _NON_FACTS.match(content.strip())
+        and not is_question(content)
+        and not is_greeting(content)
     )
+
+
+@dataclass(frozen=True)
+class _WindowWords:
+    """What the facts of a window are checked against: the conversation the model saw, the memory that had been
+    injected into it (removed from what the model saw, so a fact that says only that came from elsewhere), and the
+    prompt's own instructions and example (which a small model copies)."""
+
+    said: set[str]
+    injected: set[str]
+    instructions: str
+    numbers: set[int]
+
+    def _not_from_the_conversation(self, content: str) -> bool:
+        return not grounded(statement=content, source_words=self.said)
+
+    def repeats_injected_memory(self, content: str) -> bool:
+        return restates(statement=content, source_words=self.injected) and self._not_from_the_conversation(content)
+
+    def copies_the_prompt(self, content: str) -> bool:
+        copied = copies(statement=content, text=self.instructions) or restates(
+            statement=content, source_words=content_words(self.instructions)
+        )
+        return copied and self._not_from_the_conversation(content)
+
+
+def _is_wrongly_agent_wide(*, content: str, scopes: list[str]) -> bool:
+    return FactScope.AGENT in scopes and ABOUT_THE_USER.search(content) is not None
+
+
+def _scopes_kept_private(*, content: str, scopes: list[str]) -> list[str]:
+    """A statement about this user is never shared with the agent's other users, whatever scope the model gave."""
+    return [FactScope.USER] if _is_wrongly_agent_wide(content=content, scopes=scopes) else scopes
+
+
+def _rule_violations(data: dict, *, window: _WindowWords) -> dict[str, int]:
+    """The prompt's rules each fact of a valid reply broke (several rules can count for one fact)."""
+    counts: dict[str, int] = {}
+
+    def count(rule: str, broken: bool) -> None:
+        counts[rule] = counts.get(rule, 0) + int(broken)
+
+    for item in data["facts"]:
+        content = " ".join(item["content"].split())
+        count("over_word_limit", word_count(content) > settings.FACT_MAX_WORDS)
+        count("question", is_question(content))
+        count("greeting_or_fragment", is_greeting(content) or word_count(content) < MIN_FACT_WORDS)
+        count("wrong_scope", _is_wrongly_agent_wide(content=content, scopes=item["scope"]))
+        count("injected_memory", window.repeats_injected_memory(content))
+        count("copied_from_prompt", window.copies_the_prompt(content))
+        count("ungrounded", not grounded(statement=content, source_words=window.said))
+        count("unknown_source", not set(item["source"]) <= window.numbers)
+    return counts
 
 
 def facts_extract(*, window: list[NumberedMessage], agent_id: int, job_id: int | None) -> list[ExtractedFact]:
@@ -68,13 +152,22 @@ def facts_extract(*, window: list[NumberedMessage], agent_id: int, job_id: int |
     conversation = conversation_render(window=window)
     if not conversation:
         return []
+    messages = prompt_render(
+        path=PROMPT, values={"conversation": conversation, "max_words": str(settings.FACT_MAX_WORDS)}
+    )
+    window_words = _WindowWords(
+        said=content_words(conversation),
+        injected=content_words(injected_memory_text(window=window)),
+        instructions=messages[0]["content"],
+        numbers={item.number for item in window},
+    )
     items = llm_complete_json(
         purpose="extract_facts",
-        messages=prompt_render(
-            path=PROMPT, values={"conversation": conversation, "max_words": str(settings.FACT_MAX_WORDS)}
-        ),
+        messages=messages,
         inputs={"messages": [item.as_input() for item in window if item.text], "max_words": settings.FACT_MAX_WORDS},
         validate=_validate,
+        schema=SCHEMA,
+        rules=lambda data: _rule_violations(data, window=window_words),
         speed="fast",
         agent_id=agent_id,
         job_kind="formation",
@@ -84,7 +177,11 @@ def facts_extract(*, window: list[NumberedMessage], agent_id: int, job_id: int |
     agent: Agent | None = None  # read only when a fact holds a secret: its policy decides
     for item in items:
         content = " ".join(item["content"].split())
-        if not is_plausible_fact(content):
+        if (
+            not is_plausible_fact(content)
+            or window_words.repeats_injected_memory(content)
+            or window_words.copies_the_prompt(content)
+        ):
             continue
         if sensitive_findings(content):
             agent = agent or Agent.objects.get(pk=agent_id)
@@ -100,7 +197,10 @@ def facts_extract(*, window: list[NumberedMessage], agent_id: int, job_id: int |
         sources = [by_number[number] for number in item["source"] if number in by_number]
         extracted.append(
             ExtractedFact(
-                content=content, scopes=item["scope"], source_messages=sources or user_messages, key=item["key"]
+                content=content,
+                scopes=_scopes_kept_private(content=content, scopes=item["scope"]),
+                source_messages=sources or user_messages,
+                key=item["key"],
             )
         )
     return extracted

@@ -39,6 +39,26 @@ from facts.services.reference_documents import facts_restating_reference
 
 PROMPT = Path(__file__).resolve().parent.parent / "prompts" / "reconcile_facts.txt"
 ACTIONS = ("ADD", "UPDATE", "DELETE", "NONE")
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "decisions": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "new": {"type": "integer"},
+                    "action": {"type": "string", "enum": list(ACTIONS)},
+                    "target": {"type": ["integer", "null"]},
+                    "content": {"type": ["string", "null"]},
+                    "reason": {"type": "string"},
+                },
+                "required": ["new", "action", "target", "content", "reason"],
+            },
+        }
+    },
+    "required": ["decisions"],
+}
 MAX_CANDIDATES = 5
 # A fact's formed_at is set inside its writer's transaction, before that commits: facts committed after planning
 # read the scope have a formed_at at most one writer's transaction earlier than planning. Far longer than any.
@@ -111,6 +131,22 @@ def _decide(data: object, *, new_count: int, existing_count: int) -> dict[int, d
             raise OutputInvalid(f"decisions[{index}] (UPDATE) needs the updated statement as content")
         decisions[item["new"]] = {**item, "action": action}
     return decisions
+
+
+def _rule_violations(data: dict, *, new_count: int) -> dict[str, int]:
+    """What a valid reply got wrong that the plan then works around: new facts left without a decision (they are
+    added), a fact decided twice (the last decision holds), an updated statement over the word limit."""
+    decided = [item["new"] for item in data["decisions"]]
+    return {
+        "missing_decision": new_count - len(set(decided)),
+        "decided_twice": len(decided) - len(set(decided)),
+        "over_word_limit": sum(
+            1
+            for item in data["decisions"]
+            if str(item.get("action", "")).upper() == "UPDATE"
+            and len(str(item.get("content") or "").split()) > settings.FACT_MAX_WORDS
+        ),
+    }
 
 
 def facts_reconcile_plan(
@@ -216,6 +252,8 @@ def _decide_with_llm(*, pending: list[FactDecision], agent: Agent, job_id: int |
         messages=prompt_render(path=PROMPT, values={"facts": listing}),
         inputs={"new_facts": new_inputs, "existing": existing_inputs},
         validate=lambda data: _decide(data, new_count=len(pending), existing_count=len(existing)),
+        schema=SCHEMA,
+        rules=lambda data: _rule_violations(data, new_count=len(pending)),
         speed="fast",
         agent_id=agent.pk,
         job_kind="formation",

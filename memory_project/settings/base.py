@@ -221,6 +221,14 @@ LLM_PROVIDER = env("LLM_PROVIDER", default="openai" if (LLM_BASE_URL or LLM_API_
 LLM_FAST_MODEL = env("LLM_FAST_MODEL", default="gpt-4.1-mini")
 LLM_SLOW_MODEL = env("LLM_SLOW_MODEL", default="gpt-4.1")
 LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=60.0)
+# How each step's JSON schema is sent (core.llm.providers.response_format_for): json_schema (OpenAI's dialect),
+# json_object_schema (llama-cpp-python's server: `make run` with LLM_PROVIDER=local sets it) or json_object (JSON mode,
+# no schema). An endpoint that refuses a schema with a 400 or 422 is switched to json_object by itself.
+LLM_STRUCTURED_OUTPUT = env("LLM_STRUCTURED_OUTPUT", default="json_schema")
+# A cap on each memory-work reply's tokens, sent as max_tokens (0: none, the endpoint's own; OpenAI's reasoning models
+# refuse max_tokens). A grammar-constrained small model can fill a string until its context is full: `make run`
+# with LLM_PROVIDER=local sets 1024.
+LLM_MAX_COMPLETION_TOKENS = env.int("LLM_MAX_COMPLETION_TOKENS", default=0)
 # Client-side limits of the provider's account, shared by every process through Redis (0: no limit). Requests and
 # tokens (prompt + completion) per minute; a call waits for its turn rather than collect a 429.
 LLM_RATE_LIMIT_RPM = env.int("LLM_RATE_LIMIT_RPM", default=0)

@@ -20,6 +20,7 @@ from core.exceptions import ApplicationError
 from core.injection import injection_lines_drop
 from core.limits import text_cap, words_cap
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
+from core.llm.output_rules import copies, has_words, holds_a_placeholder
 from core.models import JobStatus
 from core.sensitive_screening import long_text_screen
 from reflections.models import (
@@ -188,9 +189,16 @@ def consolidation_due_scopes(*, session: Session) -> list[ScopeKey]:
     return due
 
 
-def _validate(data: object) -> str:
-    if not isinstance(data, dict) or not isinstance(data.get("content"), str) or not data["content"].strip():
+SCHEMA = {"type": "object", "properties": {"content": {"type": "string"}}, "required": ["content"]}
+
+
+def _validate(data: object, *, instructions: str) -> str:
+    if not isinstance(data, dict) or not isinstance(data.get("content"), str) or not has_words(data["content"]):
         raise OutputInvalid('expected an object {"content": "<the updated note>"}')
+    if copies(statement=data["content"], text=instructions) or holds_a_placeholder(
+        statement=data["content"], instructions=instructions
+    ):
+        raise OutputInvalid("the content repeats the instructions; write the updated note itself")
     return data["content"].strip()
 
 
@@ -235,19 +243,20 @@ def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) 
     conversation = "\n".join(item.as_line() for item in window if item.text)
     try:
         try:
+            messages = prompt_render(
+                path=PROMPT,
+                values={
+                    "scope": key.scope,
+                    "word_limit": str(word_limit),
+                    "current": current or "(empty)",
+                    "curated": curated or "(none)",
+                    "reflections": "\n".join(f"- {r.content}" for r in buffered) or "(none)",
+                    "conversation": conversation or "(none)",
+                },
+            )
             content = llm_complete_json(
                 purpose="consolidate",
-                messages=prompt_render(
-                    path=PROMPT,
-                    values={
-                        "scope": key.scope,
-                        "word_limit": str(word_limit),
-                        "current": current or "(empty)",
-                        "curated": curated or "(none)",
-                        "reflections": "\n".join(f"- {r.content}" for r in buffered) or "(none)",
-                        "conversation": conversation or "(none)",
-                    },
-                ),
+                messages=messages,
                 inputs={
                     "scope": key.scope,
                     "word_limit": word_limit,
@@ -256,7 +265,9 @@ def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) 
                     "reflections": [r.content for r in buffered],
                     "messages": [item.as_input() for item in window if item.text],
                 },
-                validate=_validate,
+                validate=lambda data: _validate(data, instructions=messages[0]["content"]),
+                schema=SCHEMA,
+                rules=lambda data: {"over_word_limit": int(len(data["content"].split()) > word_limit)},
                 speed="slow",
                 agent_id=agent.pk,
                 job_kind="consolidation",

@@ -12,10 +12,11 @@ from django.db.models import F, Q, Window
 from django.db.models.functions import RowNumber
 
 from conversations.models import Agent, EndUser, Session
-from conversations.services.conversation_text import NumberedMessage, conversation_render
+from conversations.services.conversation_text import NumberedMessage, conversation_render, injected_memory_text
 from core.exceptions import ApplicationError
 from core.limits import text_cap
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
+from core.llm.output_rules import content_words, has_words, is_question, restates, word_count
 from core.models import SensitiveDataFinding
 from core.sensitive_screening import statement_screen
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
@@ -24,6 +25,12 @@ from reflections.services.context_cache import context_cache_invalidate
 PROMPT = Path(__file__).resolve().parent.parent / "prompts" / "reflect.txt"
 LEVELS = (MemoryScope.AGENT, MemoryScope.USER, MemoryScope.SESSION)
 REFLECTIONS_IN_PROMPT = 50  # per scope, oldest first
+_NOTES = {"type": "array", "items": {"type": "string"}, "maxItems": 10}
+SCHEMA = {
+    "type": "object",
+    "properties": {"agent": _NOTES, "user": _NOTES, "session": _NOTES},
+    "required": ["agent", "user", "session"],
+}
 
 
 @dataclass
@@ -52,8 +59,8 @@ def _validate(data: object) -> ReflectionDrafts:
         for note in notes:
             note = " ".join(note.split())
             words = note.split()
-            if not words or _normalised(note) in said:
-                continue  # a lower level repeating a higher one adds nothing
+            if not has_words(note) or _normalised(note) in said:
+                continue  # a placeholder ("...") says nothing; a lower level repeating a higher one adds nothing
             if len(words) > settings.REFLECTION_MAX_WORDS or len(note) > settings.REFLECTION_MAX_CHARS:
                 note = text_cap(
                     text=" ".join(words[: settings.REFLECTION_MAX_WORDS]), chars=settings.REFLECTION_MAX_CHARS - 1
@@ -62,6 +69,22 @@ def _validate(data: object) -> ReflectionDrafts:
             said.add(_normalised(note))
             getattr(drafts, level).append(note)
     return drafts
+
+
+def _rule_violations(data: dict, *, memory_words: set[str]) -> dict[str, int]:
+    """The prompt's rules each note of a valid reply broke: no words at all (a placeholder: dropped), over the word
+    limit (cut), a question, the current memory said again, a note repeated at a lower level (dropped)."""
+    counts = {"empty": 0, "over_word_limit": 0, "question": 0, "injected_memory": 0, "repeated_across_levels": 0}
+    said: set[str] = set()
+    for level in LEVELS:
+        for note in data.get(level, []):
+            counts["empty"] += not has_words(note)
+            counts["over_word_limit"] += word_count(note) > settings.REFLECTION_MAX_WORDS
+            counts["question"] += is_question(note)
+            counts["injected_memory"] += restates(statement=note, source_words=memory_words)
+            counts["repeated_across_levels"] += _normalised(note) in said
+            said.add(_normalised(note))
+    return counts
 
 
 def scope_key(*, scope: str, user: EndUser | None, session: Session | None) -> dict:
@@ -128,6 +151,10 @@ def reflections_draft(
             "memory_text": memory,
         },
         validate=_validate,
+        schema=SCHEMA,
+        rules=lambda data: _rule_violations(
+            data, memory_words=content_words(memory + "\n" + injected_memory_text(window=window))
+        ),
         speed="slow",
         agent_id=session.agent_id,
         job_kind="formation",

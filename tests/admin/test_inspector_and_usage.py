@@ -10,8 +10,8 @@ from django.utils import timezone
 
 from conversations.models import Agent
 from core.models import LLMCall
-from core.selectors.llm_usage import llm_usage_daily, llm_usage_windows
-from reflections.models import MemoryScope, Reflection
+from core.selectors.llm_usage import llm_reply_validity, llm_usage_daily, llm_usage_windows
+from reflections.models import ConsolidationJob, MemoryScope, Reflection
 
 pytestmark = pytest.mark.django_db
 
@@ -91,3 +91,39 @@ def test_the_usage_page_draws_bars_server_side(admin_client, agent):
     assert page.count('class="usage-day"') == 14 and "<svg" in page
     assert "2 calls, 1 failed" in page and 'style="width: 100%"' in page
     assert "http" not in page.split("<svg", 1)[1].split("</svg>", 1)[0].replace("http://www.w3.org", "")
+
+
+def test_reply_validity_per_step_counts_valid_replies_and_the_rules_they_broke(admin_client, agent, end_user, session):
+    for outcome, violations in [("ok", {}), ("ok", {"question": 2, "over_word_limit": 1}), ("malformed", {})]:
+        LLMCall.objects.create(
+            agent=agent,
+            purpose="extract_facts",
+            provider="openai",
+            outcome=outcome,
+            rule_violations=violations,
+        )
+    LLMCall.objects.create(agent=agent, purpose="extract_facts", provider="openai", outcome="provider_error")
+    summary = ConsolidationJob.objects.create(agent=agent, user=end_user, session=session, scope=MemoryScope.SESSION)
+    user_note = ConsolidationJob.objects.create(agent=agent, user=end_user, scope=MemoryScope.USER)
+    for job in (summary, user_note):
+        LLMCall.objects.create(
+            agent=agent,
+            purpose="consolidate",
+            provider="openai",
+            outcome="ok",
+            job_kind="consolidation",
+            job_id=job.pk,
+        )
+
+    steps = {step.step: step for step in llm_reply_validity(since=timezone.now() - timedelta(days=1))}
+
+    assert set(steps) == {"extract_facts", "consolidate", "summarize_session"}
+    facts = steps["extract_facts"]
+    assert (facts.replies, facts.valid, facts.with_violations) == (3, 2, 1)  # the provider error was no reply
+    assert facts.violations == {"question": 2, "over_word_limit": 1}
+    assert round(facts.valid_percent, 1) == 66.7 and facts.violating_percent == 50.0
+    assert steps["summarize_session"].replies == steps["consolidate"].replies == 1
+    page = admin_client.get(reverse("admin:core_llmcall_usage")).content.decode()
+    table = page.split('id="reply-validity"', 1)[1]
+    assert table.count('class="validity-row"') == 3
+    assert "66.7%" in table and "question 2, over_word_limit 1" in table

@@ -6,6 +6,8 @@ from conversations.models import Session
 from conversations.services.formation import session_form_memories
 from conversations.services.ingestion import MessageInput, session_append_messages
 from core.exceptions import ProviderError
+from core.llm.client import MalformedLLMOutput
+from core.models import LLMCall
 from reflections.models import ConsolidatedMemory, ConsolidationJob, Reflection
 from reflections.services.consolidation import ScopeKey, scope_consolidate
 from reflections.services.session_summary import session_summary_due
@@ -81,3 +83,26 @@ def test_llm_failure_stores_a_rule_based_summary_replaced_by_the_next_llm_summar
     memory.refresh_from_db()
     assert not memory.is_rule_based and memory.content == "- Lisbon trip planned for three days."
     assert memory.past_versions.get(version=1).content.startswith("Questions and answers:")
+
+
+@pytest.mark.django_db
+def test_a_summary_that_copies_the_prompts_placeholder_is_asked_again_then_replaced_by_rules(
+    agent, settings, scripted_llm
+):
+    """What the local 270M model did on LoCoMo: it answered the placeholder of the prompt's schema line."""
+    settings.SESSION_SUMMARY_EVERY_N_PAIRS = 2
+    session = _talk(agent, 2)
+    session_form_memories(session_id=session.pk, trigger="explicit")
+    scripted_llm.script(
+        "consolidate", {"content": "<the updated note>"}, {"content": "The updated note: <the updated note>"}
+    )
+
+    with pytest.raises(MalformedLLMOutput):
+        scope_consolidate(key=_session_key(session))
+
+    repair = scripted_llm.calls("consolidate")[1].messages[-1]["content"]
+    assert "the content repeats the instructions" in repair
+    memory = ConsolidatedMemory.objects.get(session=session)
+    assert memory.is_rule_based and "<the updated note>" not in memory.content
+    outcomes = list(LLMCall.objects.filter(purpose="consolidate").values_list("outcome", flat=True))
+    assert outcomes == [LLMCall.Outcome.MALFORMED, LLMCall.Outcome.MALFORMED]
