@@ -202,11 +202,38 @@ def _validate(data: object, *, instructions: str) -> str:
     return data["content"].strip()
 
 
-def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) -> ConsolidationJob | None:
-    """Consolidate one scope if its buffer is due (or `force`; for a session, also when its summary is due by the
-    message cadence). The LLM runs outside any transaction; the result is stored only if the blob is unchanged
-    since it was read, else the job fails and the reflections stay buffered for the next run. A session summary
-    whose LLM call fails is replaced by a rule-based one (reflections stay buffered) before the error is raised."""
+@dataclass
+class _ScopeToConsolidate:
+    """One scope as consolidation reads it, before any LLM call."""
+
+    key: ScopeKey
+    agent: Agent
+    user: EndUser | None
+    session: Session | None
+    memory: ConsolidatedMemory | None
+    buffered: list[Reflection]
+    window: list  # the session's messages its summary has not covered (sessions only)
+    due: bool
+
+    @property
+    def is_session(self) -> bool:
+        return self.key.scope == MemoryScope.SESSION
+
+    @property
+    def through(self) -> int | None:
+        return self.window[-1].message.pk if self.window else None
+
+    @property
+    def curated(self) -> str:
+        return self.memory.curated_content.strip() if self.memory else ""
+
+    def formed_word_limit(self) -> int:
+        """The words the curated part leaves of the scope's limit for the formed part."""
+        limit = agent_thresholds(agent=self.agent).blob_word_limit(self.key.scope)
+        return max(limit - len(self.curated.split()), 0)
+
+
+def _scope_read(key: ScopeKey) -> _ScopeToConsolidate:
     agent = Agent.objects.get(pk=key.agent_id)
     user = EndUser.objects.get(pk=key.user_id) if key.user_id else None
     session = Session.objects.get(pk=key.session_id) if key.session_id else None
@@ -216,94 +243,121 @@ def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) 
             "created_at", "id"
         )[:MAX_REFLECTIONS_PER_RUN]
     )
-    thresholds = agent_thresholds(agent=agent)
     memory = ConsolidatedMemory.objects.filter(agent=agent, scope=key.scope, **scope_filter).first()
     is_session = key.scope == MemoryScope.SESSION
-    window = session_summary_window(session=session, memory=memory) if is_session else []
-    due = len(buffered) >= thresholds.consolidation_threshold(key.scope) or (
+    due = len(buffered) >= agent_thresholds(agent=agent).consolidation_threshold(key.scope) or (
         is_session and session_summary_due(session=session)
     )
-    if not (buffered or window) or not (due or force):
-        return None
-    read_version = memory.version if memory else 0
-    through = window[-1].message.pk if window else None
-    job = ConsolidationJob.objects.create(
+    return _ScopeToConsolidate(
+        key=key,
         agent=agent,
         user=user,
         session=session,
+        memory=memory,
+        buffered=buffered,
+        window=session_summary_window(session=session, memory=memory) if is_session else [],
+        due=due,
+    )
+
+
+def _consolidated_text_ask(*, scope: _ScopeToConsolidate, job: ConsolidationJob) -> str:
+    """The LLM's new formed part of the blob (the curated part is shown as fixed, never asked for)."""
+    current, curated, word_limit = blob_formed_part(scope.memory), scope.curated, scope.formed_word_limit()
+    conversation = "\n".join(item.as_line() for item in scope.window if item.text)
+    messages = prompt_render(
+        path=PROMPT,
+        values={
+            "scope": scope.key.scope,
+            "word_limit": str(word_limit),
+            "current": current or "(empty)",
+            "curated": curated or "(none)",
+            "reflections": "\n".join(f"- {r.content}" for r in scope.buffered) or "(none)",
+            "conversation": conversation or "(none)",
+        },
+    )
+    return llm_complete_json(
+        purpose="consolidate",
+        messages=messages,
+        inputs={
+            "scope": scope.key.scope,
+            "word_limit": word_limit,
+            "current": current,
+            "curated": curated,
+            "reflections": [r.content for r in scope.buffered],
+            "messages": [item.as_input() for item in scope.window if item.text],
+        },
+        validate=lambda data: _validate(data, instructions=messages[0]["content"]),
+        schema=SCHEMA,
+        rules=lambda data: {"over_word_limit": int(len(data["content"].split()) > word_limit)},
+        speed="slow",
+        agent_id=scope.agent.pk,
+        job_kind="consolidation",
+        job_id=job.pk,
+    )
+
+
+def _rule_based_summary_store(*, scope: _ScopeToConsolidate, read_version: int) -> None:
+    """The LLM failed on a session's summary: a rule-based one is stored now (no job waits for it), the reflections
+    stay buffered for the next run."""
+    rule_based = session_summary_rule_based(
+        current=blob_formed_part(scope.memory),
+        reflections=scope.buffered,
+        window=scope.window,
+        word_limit=scope.formed_word_limit(),
+    )
+    consolidated_memory_replace(
+        agent=scope.agent,
+        scope=scope.key.scope,
+        user=scope.user,
+        session=scope.session,
+        content=injection_lines_drop(long_text_screen(agent=scope.agent, text=rule_based)),
+        reason="rule-based summary: the LLM failed",
+        expected_version=read_version,
+        summarized_through_message_id=scope.through,
+        is_rule_based=True,
+    )
+
+
+def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) -> ConsolidationJob | None:
+    """Consolidate one scope if its buffer is due (or `force`; for a session, also when its summary is due by the
+    message cadence). The LLM runs outside any transaction; the result is stored only if the blob is unchanged
+    since it was read, else the job fails and the reflections stay buffered for the next run. A session summary
+    whose LLM call fails is replaced by a rule-based one (reflections stay buffered) before the error is raised."""
+    scope = _scope_read(key)
+    if not (scope.buffered or scope.window) or not (scope.due or force):
+        return None
+    read_version = scope.memory.version if scope.memory else 0
+    job = ConsolidationJob.objects.create(
+        agent=scope.agent,
+        user=scope.user,
+        session=scope.session,
         scope=key.scope,
         task_id=task_id,
-        reflections_count=len(buffered),
-        memory=memory,
+        reflections_count=len(scope.buffered),
+        memory=scope.memory,
     )
-    current = blob_formed_part(memory)
-    curated = memory.curated_content.strip() if memory else ""
-    # The formed part gets the words the curated part leaves of the scope's limit.
-    word_limit = max(thresholds.blob_word_limit(key.scope) - len(curated.split()), 0)
-    conversation = "\n".join(item.as_line() for item in window if item.text)
     try:
         try:
-            messages = prompt_render(
-                path=PROMPT,
-                values={
-                    "scope": key.scope,
-                    "word_limit": str(word_limit),
-                    "current": current or "(empty)",
-                    "curated": curated or "(none)",
-                    "reflections": "\n".join(f"- {r.content}" for r in buffered) or "(none)",
-                    "conversation": conversation or "(none)",
-                },
-            )
-            content = llm_complete_json(
-                purpose="consolidate",
-                messages=messages,
-                inputs={
-                    "scope": key.scope,
-                    "word_limit": word_limit,
-                    "current": current,
-                    "curated": curated,
-                    "reflections": [r.content for r in buffered],
-                    "messages": [item.as_input() for item in window if item.text],
-                },
-                validate=lambda data: _validate(data, instructions=messages[0]["content"]),
-                schema=SCHEMA,
-                rules=lambda data: {"over_word_limit": int(len(data["content"].split()) > word_limit)},
-                speed="slow",
-                agent_id=agent.pk,
-                job_kind="consolidation",
-                job_id=job.pk,
-            )
+            content = _consolidated_text_ask(scope=scope, job=job)
         except Exception:
-            if is_session:
-                rule_based = session_summary_rule_based(
-                    current=current, reflections=buffered, window=window, word_limit=word_limit
-                )
-                consolidated_memory_replace(
-                    agent=agent,
-                    scope=key.scope,
-                    user=user,
-                    session=session,
-                    # Stored now: no job to wait for.
-                    content=injection_lines_drop(long_text_screen(agent=agent, text=rule_based)),
-                    reason="rule-based summary: the LLM failed",
-                    expected_version=read_version,
-                    summarized_through_message_id=through,
-                    is_rule_based=True,
-                )
+            if scope.is_session:
+                _rule_based_summary_store(scope=scope, read_version=read_version)
             raise
-        content = long_text_screen(agent=agent, text=content, job_kind="consolidation", job_id=job.pk)
+        content = long_text_screen(agent=scope.agent, text=content, job_kind="consolidation", job_id=job.pk)
         content = injection_lines_drop(content)
+        window = scope.window
         with transaction.atomic():
             memory = consolidated_memory_replace(
-                agent=agent,
+                agent=scope.agent,
                 scope=key.scope,
-                user=user,
-                session=session,
+                user=scope.user,
+                session=scope.session,
                 content=content,
-                reason=f"consolidated {len(buffered)} reflections" + (f", {len(window)} messages" if window else ""),
-                absorbed=buffered,
+                reason=f"consolidated {len(scope.buffered)} reflections"
+                + (f", {len(window)} messages" if window else ""),
+                absorbed=scope.buffered,
                 expected_version=read_version,
-                summarized_through_message_id=through,
+                summarized_through_message_id=scope.through,
             )
             job.status, job.memory, job.produced_version = JobStatus.SUCCEEDED, memory, memory.version
             job.finished_at = timezone.now()

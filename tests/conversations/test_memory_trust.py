@@ -100,14 +100,14 @@ def test_open_setting_stores_agent_wide_memory_from_users(agent, scripted_llm):
 
 @pytest.mark.django_db
 def test_user_and_agent_scoped_fact_is_kept_for_the_user_and_held_for_everyone(agent, scripted_llm):
-    session = _say(agent, "I run the store's loyalty programme.")
-    scripted_llm.script("extract_facts", facts_reply("The user runs the loyalty programme.", scope=("user", "agent")))
+    session = _say(agent, "Loyalty points expire after one year.")
+    scripted_llm.script("extract_facts", facts_reply("Loyalty points expire after one year.", scope=("user", "agent")))
 
     _form(session)
 
     fact = Fact.objects.get(agent=agent, valid_to__isnull=True)
     assert fact.scopes == ["user"] and fact.user == session.user
-    assert HeldMemory.objects.get(agent=agent).content == "The user runs the loyalty programme."
+    assert HeldMemory.objects.get(agent=agent).content == "Loyalty points expire after one year."
 
 
 @pytest.mark.django_db
