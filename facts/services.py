@@ -17,6 +17,7 @@ from conversations.models import Agent, EndUser, Message, Session
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
 from core.models import EmbeddingSpace
+from core.time_expressions import referred_date
 from facts.models import PROFILE_KEY_VALIDATOR, Fact, FactEmbedding, FactScope
 from reflections.services.context_cache import context_cache_invalidate
 
@@ -58,6 +59,12 @@ def fact_embeddings_write(*, facts: Sequence[Fact], space: EmbeddingSpace, vecto
     )
 
 
+def fact_said_at(*, source_messages: Sequence[Message], formed_at: datetime) -> datetime:
+    """What a fact's relative dates ("last Saturday") are resolved against: when the last of the messages it was formed
+    from was said (an imported conversation formed today speaks of its own dates), else when it was formed."""
+    return max((message.created_at for message in source_messages), default=formed_at)
+
+
 @dataclass(frozen=True)
 class NewFact:
     """One fact for facts_create_bulk: its owner (None for agent-wide), scopes, content, the messages it comes from
@@ -97,6 +104,9 @@ def facts_create_bulk(
                 content_hash=fact_content_hash(content),
                 formed_at=now,
                 valid_from=now,
+                refers_to=referred_date(
+                    text=content, said_at=fact_said_at(source_messages=item.source_messages, formed_at=now)
+                ),
                 change_reason=change_reason,
                 source_session=source_session,
             )
@@ -244,6 +254,9 @@ def fact_create(
         content_hash=fact_content_hash(content),
         formed_at=now,
         valid_from=valid_from or now,
+        refers_to=referred_date(
+            text=content, said_at=valid_from or fact_said_at(source_messages=source_messages, formed_at=now)
+        ),
         change_reason=change_reason,
         source_session=source_session,
         tags=list(tags),

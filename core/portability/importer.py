@@ -33,6 +33,7 @@ from core.embeddings.spaces import embedding_provider_for_space, embedding_space
 from core.exceptions import ApplicationError
 from core.limits import text_cap
 from core.portability.records import ImportedBlob, ImportedFact, ImportedSession, MemoryImport
+from core.time_expressions import referred_date
 from core.tokens import count_tokens_batch
 from facts.models import Fact
 from facts.services import (
@@ -340,6 +341,7 @@ class _AgentImport:
                         content_hash=fact_content_hash(content),
                         formed_at=now,
                         valid_from=fact.valid_from or now,
+                        refers_to=referred_date(text=content, said_at=fact.valid_from or now),
                         change_reason=f"imported from {self.data.format}",
                         source_session=self._session(fact.source_session) if fact.source_session else None,
                         tags=list(fact.tags),
