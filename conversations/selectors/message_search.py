@@ -4,23 +4,41 @@ Both signals read the message's embedding row, which holds what was indexed for 
 message_embeddings: the message with its speaker, after the previous message of its session): its vector, and the
 stored full-text vector of the same text, found through the (user, tsvector) GIN index. A message is searchable once
 its embedding task has run, a few seconds after ingestion. Searches are within one user's messages: the vector signal
-scans them exactly, and BM25 takes the user's corpus size and average length from the kept statistics."""
+scans them exactly, and BM25 takes the user's corpus size and average length from the kept statistics.
+
+Two more signals are fused with them (core.retrieval): time, for a query that asks when something happened or is
+about a period (the day each message was said, and the day its text names, MessageEmbedding.refers_to); and
+neighbours, the turns just before and after the best hits, which hold the answer as often as the hit itself
+(a reply, or the question it answers). Each hit says its rank in every signal."""
 
 from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from datetime import date
 
 import numpy as np
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from pgvector.django import CosineDistance
 
 from conversations.models import Agent, EndUser, Message, MessageEmbedding, Session
 from core.db_routers import search_reads
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
-from core.retrieval import CorpusKey, bm25_ranking, query_embedding_start, reciprocal_rank_fusion
+from core.retrieval import (
+    NEIGHBOUR_SEEDS,
+    NEIGHBOUR_WEIGHT,
+    TIME_WEIGHT,
+    CorpusKey,
+    TimeQuery,
+    bm25_ranking,
+    query_embedding_start,
+    reciprocal_rank_fusion,
+    time_query_read,
+    time_query_validate,
+    time_ranking,
+)
 from core.timing import stage_timed
 
 TOP_K_MAX = 100
@@ -39,17 +57,32 @@ class MessageHit:
     score: float = 0.0
     vector_rank: int | None = None
     text_rank: int | None = None
+    time_rank: int | None = None
+    neighbour_rank: int | None = None
 
 
 def _searchable_embeddings(
-    *, space, agent: Agent, user: EndUser, session: Session | None, exclude_message_ids: Collection[int]
+    *,
+    space,
+    agent: Agent,
+    user: EndUser,
+    session: Session | None,
+    exclude_message_ids: Collection[int],
+    time_query: TimeQuery,
 ) -> QuerySet[MessageEmbedding]:
-    """The user's message rows (one session's when given), read through the (space, user) btree index."""
+    """The user's message rows (one session's when given, one period's when the caller restricts to it), read through
+    the (space, user) btree index."""
     candidates = MessageEmbedding.objects.filter(space=space, agent=agent, user=user)
     if session is not None:
         candidates = candidates.filter(session=session)
     if exclude_message_ids:
         candidates = candidates.exclude(message_id__in=list(exclude_message_ids))
+    if time_query.restrict:
+        start, end = time_query.period_bounds()
+        candidates = candidates.filter(
+            Q(message__created_at__gte=start, message__created_at__lt=end)
+            | Q(refers_to__gte=time_query.period.start, refers_to__lte=time_query.period.end)
+        )
     return candidates
 
 
@@ -74,11 +107,12 @@ def _text_ranking(
     user: EndUser,
     session: Session | None,
     exclude_message_ids: Collection[int],
+    time_query: TimeQuery,
     query: str,
     limit: int,
 ) -> list[tuple[int, float, float]]:
-    """(message id, BM25 score, strength) of the user's messages (one session's when given) matching any query word.
-    The ids are cast to bigint so that the GIN index's btree_gin int8 class applies."""
+    """(message id, BM25 score, strength) of the user's messages (one session's, one period's, when given) matching any
+    query word. The ids are cast to bigint so that the GIN index's btree_gin int8 class applies."""
     conditions = [
         "embedding.user_id = %s::bigint",
         "embedding.space_id = %s::bigint",
@@ -91,6 +125,13 @@ def _text_ranking(
     if exclude_message_ids:
         conditions.append("NOT (embedding.message_id = ANY(%s::bigint[]))")
         params.append(list(exclude_message_ids))
+    if time_query.restrict:
+        start, end = time_query.period_bounds()
+        conditions.append(
+            f"(embedding.refers_to BETWEEN %s AND %s OR EXISTS (SELECT 1 FROM {Message._meta.db_table} AS said "
+            "WHERE said.id = embedding.message_id AND said.created_at >= %s AND said.created_at < %s))"
+        )
+        params += [time_query.period.start, time_query.period.end, start, end]
     matched_sql = (
         "SELECT embedding.message_id AS id, embedding.search_vector AS tsv "
         f"FROM {MessageEmbedding._meta.db_table} AS embedding, query "
@@ -106,6 +147,43 @@ def _text_ranking(
     )
 
 
+def _neighbour_ranking(
+    *, seeds: list[int], searchable: QuerySet[MessageEmbedding], exclude: Collection[int]
+) -> list[int]:
+    """The messages just before and after each seed in its session, in the seeds' order, that are searchable and not
+    among the seeds: one statement for the neighbours' ids, one for which of them are searchable."""
+    around = (
+        Message.objects.filter(pk__in=seeds)
+        .annotate(
+            before_id=Subquery(
+                Message.objects.filter(session_id=OuterRef("session_id"), pk__lt=OuterRef("pk"))
+                .order_by("-pk")
+                .values("pk")[:1]
+            ),
+            after_id=Subquery(
+                Message.objects.filter(session_id=OuterRef("session_id"), pk__gt=OuterRef("pk"))
+                .order_by("pk")
+                .values("pk")[:1]
+            ),
+        )
+        .values_list("pk", "before_id", "after_id")
+    )
+    by_seed = {pk: (before, after) for pk, before, after in around}
+    ordered = [pk for seed in seeds for pk in by_seed.get(seed, ()) if pk is not None and pk not in exclude]
+    kept = set(searchable.filter(message_id__in=ordered).values_list("message_id", flat=True))
+    return [pk for pk in dict.fromkeys(ordered) if pk in kept]
+
+
+def _time_dates(*, space, message_ids: Collection[int]) -> dict[int, tuple]:
+    """(when said, the day its text names) of each candidate, for the time signal."""
+    return {
+        message_id: (said_at, refers_to)
+        for message_id, said_at, refers_to in MessageEmbedding.objects.filter(
+            space=space, message_id__in=list(message_ids)
+        ).values_list("message_id", "message__created_at", "refers_to")
+    }
+
+
 @search_reads()
 def messages_search(
     *,
@@ -117,12 +195,18 @@ def messages_search(
     mode: str = "hybrid",
     min_similarity: float | None = None,
     exclude_message_ids: Collection[int] = (),
+    time_from: date | None = None,
+    time_to: date | None = None,
+    time_filter: str = "boost",
 ) -> list[MessageHit]:
     """The user's past messages (one session's when `session` is given) that best answer `query`: vector similarity
-    (`semantic`), BM25 full-text (`text`), or both fused with weighted reciprocal rank fusion (`hybrid`, k =
-    MEMORY_RRF_K, full-text weight MEMORY_TEXT_WEIGHT). Without a user, nothing: messages are never shared across
-    users. `min_similarity` drops vector candidates below it; full-text matches stay."""
-    errors = {}
+    (`semantic`), BM25 full-text (`text`), or both (`hybrid`), fused with weighted reciprocal rank fusion (k =
+    MEMORY_RRF_K, full-text weight MEMORY_TEXT_WEIGHT) with the time signal (when the query asks when, or names a
+    period, or `time_from`/`time_to` give one) and the neighbours of the best hits. `time_filter` "restrict" searches
+    only messages said, or naming a day, within the given period; "boost" ranks them higher. Without a user, nothing:
+    messages are never shared across users. `min_similarity` drops vector candidates below it; full-text matches
+    stay."""
+    errors = time_query_validate(time_from=time_from, time_to=time_to, time_filter=time_filter)
     if not query.strip():
         errors["query"] = ["must not be empty"]
     if not 1 <= top_k <= TOP_K_MAX:
@@ -140,6 +224,16 @@ def messages_search(
         if mode != "text"
         else None
     )
+    with stage_timed("time_query"):
+        time_query = time_query_read(query=query, time_from=time_from, time_to=time_to, time_filter=time_filter)
+    searchable = _searchable_embeddings(
+        space=space,
+        agent=agent,
+        user=user,
+        session=session,
+        exclude_message_ids=exclude_message_ids,
+        time_query=time_query,
+    )
     text_rows: list[tuple[int, float, float]] = []
     if mode != "semantic":
         with stage_timed("text_sql"):
@@ -149,37 +243,60 @@ def messages_search(
                 user=user,
                 session=session,
                 exclude_message_ids=exclude_message_ids,
+                time_query=time_query,
                 query=query,
                 limit=limit,
             )
     vector_rows: list[tuple[int, float]] = []
     if embedding is not None:
-        candidates = _searchable_embeddings(
-            space=space, agent=agent, user=user, session=session, exclude_message_ids=exclude_message_ids
-        )
         with stage_timed("embed_wait"):
             vector = embedding.result()
         with stage_timed("vector_sql"):
-            vector_rows = _vector_ranking(candidates, vector=vector, limit=limit, min_similarity=min_similarity)
+            vector_rows = _vector_ranking(searchable, vector=vector, limit=limit, min_similarity=min_similarity)
     similarity = dict(vector_rows)
-    vector_rank = {pk: rank for rank, (pk, _) in enumerate(vector_rows, start=1)}
-    text_rank = {pk: rank for rank, (pk, _, _) in enumerate(text_rows, start=1)}
-    strength = {pk: share for pk, _, share in text_rows}
-    signals = []  # (ranks, weight, strengths) of each signal used
-    if mode != "text":
-        signals.append((vector_rank, 1.0, {}))
-    if mode != "semantic":
-        signals.append((text_rank, settings.MEMORY_TEXT_WEIGHT, strength))
-    scores = {
-        pk: reciprocal_rank_fusion(
-            ranks=[ranks.get(pk) for ranks, _, _ in signals],
-            weights=[weight for _, weight, _ in signals],
-            strengths=[strengths.get(pk, 1.0) for _, _, strengths in signals],
-            k=settings.MEMORY_RRF_K,
-        )
-        for pk in {*vector_rank, *text_rank}
+    ranks = {
+        "vector": {pk: rank for rank, (pk, _) in enumerate(vector_rows, start=1)},
+        "text": {pk: rank for rank, (pk, _, _) in enumerate(text_rows, start=1)},
     }
-    best = sorted(scores, key=lambda pk: (-scores[pk], -pk))[:top_k]
+    strength = {pk: share for pk, _, share in text_rows}
+    weights = {
+        "vector": 1.0 if mode != "text" else 0.0,
+        "text": settings.MEMORY_TEXT_WEIGHT if mode != "semantic" else 0.0,
+    }
+
+    def fused(signals: list[str]) -> dict[int, float]:
+        used = [signal for signal in signals if weights[signal]]
+        return {
+            pk: reciprocal_rank_fusion(
+                ranks=[ranks[signal].get(pk) for signal in used],
+                weights=[weights[signal] for signal in used],
+                strengths=[strength.get(pk, 1.0) if signal == "text" else 1.0 for signal in used],
+                k=settings.MEMORY_RRF_K,
+            )
+            for pk in {pk for signal in used for pk in ranks[signal]}
+        }
+
+    def best_first(scores: dict[int, float]) -> list[int]:
+        return sorted(scores, key=lambda pk: (-scores[pk], -pk))
+
+    order = best_first(fused(["vector", "text"]))
+    if time_query.active:
+        with stage_timed("time_sql"):
+            dates = _time_dates(space=space, message_ids=order)
+        ranks["time"] = {
+            pk: rank for rank, pk in enumerate(time_ranking(order=order, dates=dates, time_query=time_query), start=1)
+        }
+        weights["time"] = TIME_WEIGHT
+        order = best_first(fused(["vector", "text", "time"]))
+    if order and mode == "hybrid":  # the single-signal modes stay so: `min_similarity` bounds every semantic hit
+        with stage_timed("neighbour_sql"):
+            neighbours = _neighbour_ranking(
+                seeds=order[:NEIGHBOUR_SEEDS], searchable=searchable, exclude=set(order[:NEIGHBOUR_SEEDS])
+            )
+        ranks["neighbour"] = {pk: rank for rank, pk in enumerate(neighbours, start=1)}
+        weights["neighbour"] = NEIGHBOUR_WEIGHT
+    scores = fused([signal for signal in ("vector", "text", "time", "neighbour") if signal in ranks])
+    best = best_first(scores)[:top_k]
     with stage_timed("hits_sql"):
         messages = Message.objects.select_related("session").in_bulk(best)
     return [
@@ -188,8 +305,10 @@ def messages_search(
             similarity=similarity.get(pk),
             session_external_id=messages[pk].session.external_id,
             score=scores[pk],
-            vector_rank=vector_rank.get(pk),
-            text_rank=text_rank.get(pk),
+            vector_rank=ranks["vector"].get(pk),
+            text_rank=ranks["text"].get(pk),
+            time_rank=ranks.get("time", {}).get(pk),
+            neighbour_rank=ranks.get("neighbour", {}).get(pk),
         )
         for pk in best
     ]
