@@ -203,6 +203,7 @@ def coverage_study(conversations, embed, fulltext: FullText) -> None:
         print(f"  {corpus:12} k={k} w={weight} tau={tau} power={power}: {recall:5.1f}")
 
 
+SUBJECT_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0)
 TIME_WEIGHTS = (0.0, 0.5, 1.0, 2.0)
 NEIGHBOUR_WEIGHTS = (0.0, 0.25, 0.5, 1.0)
 NEIGHBOUR_SEEDS = (3, 5, 10)
@@ -293,6 +294,78 @@ def time_hop_study(conversations, embed, fulltext: FullText) -> dict:
     return results
 
 
+def subject_study(conversations, embed, fulltext: FullText) -> dict:
+    """Issue 14: the product's signals as shipped (time at 1.0; neighbours at 0.25 around 5 turns, turns only) plus a
+    subject signal: when the query names a person, the fused candidates about that person (for a turn, its speaker;
+    for an observation, whom it is about), in fused order, at several weights."""
+    import re as regex
+    from datetime import datetime
+
+    from core.portability.formats.locomo import DATE_FORMAT
+    from core.time_expressions import asks_for_time, referred_date
+
+    runs = defaultdict(list)
+    for conversation in conversations:
+        questions = conversation.questions
+        query_vectors = embed([q.text for q in questions])
+        turn_position = {turn.dia_id: (turn.session, index) for index, turn in enumerate(conversation.turns)}
+        turn_at = {(turn.session, index): i for i, turn in enumerate(conversation.turns) for index in [i]}
+        for corpus, renderings in conversation.corpora().items():
+            name = PRODUCT_SIGNALS[corpus]["dense"].split(":")[1]
+            texts, sources = renderings["texts"][name], renderings["sources"]
+            raw = renderings["texts"]["raw"]
+            if corpus == "turns":
+                dates = [turn.date for turn in conversation.turns]
+                subjects = [turn.speaker for turn in conversation.turns]
+            else:
+                dates = [date for _, _, _, date in conversation.observations]
+                subjects = [speaker for _, speaker, _, _ in conversation.observations]
+            names_time = [
+                referred_date(text=text, said_at=datetime.strptime(date.strip(), DATE_FORMAT)) is not None
+                for text, date in zip(raw, dates, strict=True)
+            ]
+            neighbours = {}
+            if corpus == "turns":
+                for item, turn in enumerate(conversation.turns):
+                    session, index = turn_position[turn.dia_id]
+                    neighbours[item] = [
+                        turn_at[(session, index + step)]
+                        for step in (-1, 1)
+                        if (session, index + step) in turn_at
+                        and conversation.turns[turn_at[(session, index + step)]].session == session
+                    ]
+            people = sorted(set(subjects))
+            dense = dense_rankings(embed(texts), query_vectors, 100)
+            fulltext.load(texts)
+            for question, vector_ranking in zip(questions, dense, strict=True):
+                text_ranking = fulltext.rank(question.text, how="bm25", depth=100)
+                base = [list(map(int, vector_ranking)), text_ranking]
+                fused = rrf(base, k=2, weights=[1.0, 2.0], depth=100)
+                timed = [item for item in fused if names_time[item]] if asks_for_time(question.text) else []
+                fused = rrf([*base, timed], k=2, weights=[1.0, 2.0, 1.0], depth=100)
+                near = _neighbour_ranking(fused, neighbours=neighbours, seeds=5) if corpus == "turns" else []
+                named = [
+                    person for person in people if regex.search(rf"\b{regex.escape(person)}\b", question.text, regex.I)
+                ]
+                about = [item for item in fused if subjects[item] in named] if len(named) == 1 else []
+                for subject_weight in SUBJECT_WEIGHTS:
+                    ranking = rrf(
+                        [*base, timed, near, about], k=2, weights=[1.0, 2.0, 1.0, 0.25, subject_weight], depth=50
+                    )
+                    runs[(corpus, subject_weight)].append((question, ranking, sources))
+    results = {}
+    print("\nsubject study: recall@5 / @10 overall, @10 per category")
+    for (corpus, subject_weight), ranked in sorted(runs.items()):
+        table = recall_table(_sourced(ranked))
+        results[f"{corpus} w_subject={subject_weight}"] = table
+        print(
+            f"  {corpus:12} w_subject={subject_weight}: {table['overall'][5]:5.1f} {table['overall'][10]:5.1f}  "
+            f"mh {table['multi-hop'][10]:5.1f} tmp {table['temporal'][10]:5.1f} "
+            f"sh {table['single-hop'][10]:5.1f} od {table['open-domain'][10]:5.1f} adv {table['adversarial'][10]:5.1f}"
+        )
+    return results
+
+
 def rrf(rankings: list[list[int]], *, k: float, weights: list[float] | None = None, depth: int) -> list[int]:
     weights = weights or [1.0] * len(rankings)
     scores: dict[int, float] = defaultdict(float)
@@ -308,6 +381,7 @@ def main() -> int:
     parser.add_argument("--split", choices=["dev"], default="dev", help="exploration runs on the dev split only")
     parser.add_argument("--coverage-study", action="store_true", help="only the fusion study of the product signals")
     parser.add_argument("--time-hop-study", action="store_true", help="only the time and neighbour signals (issue 14)")
+    parser.add_argument("--subject-study", action="store_true", help="only the subject signal (issue 14)")
     args = parser.parse_args()
     conversations = load_conversations(args.locomo, sample_ids=SPLITS[args.split])
     embed = embedder()
@@ -323,6 +397,9 @@ def main() -> int:
             fulltext = FullText(conn)
             if args.coverage_study:
                 coverage_study(conversations, embed, fulltext)
+                return 0
+            if args.subject_study:
+                subject_study(conversations, embed, fulltext)
                 return 0
             if args.time_hop_study:
                 RESULTS.mkdir(parents=True, exist_ok=True)

@@ -46,6 +46,9 @@ class MessageHitOutputSerializer(serializers.Serializer):
     neighbour_rank = serializers.IntegerField(
         allow_null=True, help_text="Rank among the turns just before and after the best hits (hybrid mode)."
     )
+    speaker_rank = serializers.IntegerField(
+        allow_null=True, help_text="Rank among the turns said by the one speaker the query names (hybrid mode)."
+    )
 
 
 class MessageSearchOutputSerializer(serializers.Serializer):
@@ -61,8 +64,8 @@ class MessageSearchView(APIView):
         "the message before it in its session. Full text matches any query word, ranked by BM25. A user the agent "
         'has never seen has no messages: 200 with no results. A query that asks when ("When did ...") or names a '
         'period ("in May 2023", "last week") adds a time signal; `time_from`/`time_to` give the period '
-        "explicitly, and `time_filter` `restrict` searches only it. In hybrid mode the turns next to the best hits "
-        "are fused too. Each hit gives its rank in every signal.",
+        "explicitly, and `time_filter` `restrict` searches only it. In hybrid mode the turns next to the best hits, "
+        "and those said by the one speaker the query names, are fused too. Each hit gives its rank in every signal.",
         examples=[OpenApiExample("a past turn", value={"query": "When did Gene adopt the puppy?", "user": "gene"})],
     )
     def post(self, request: Request) -> Response:

@@ -6,13 +6,16 @@ stored full-text vector of the same text, found through the (user, tsvector) GIN
 its embedding task has run, a few seconds after ingestion. Searches are within one user's messages: the vector signal
 scans them exactly, and BM25 takes the user's corpus size and average length from the kept statistics.
 
-Two more signals are fused with them (core.retrieval): time, for a query that asks when something happened or is
-about a period (the day each message was said, and the day its text names, MessageEmbedding.refers_to); and
-neighbours, the turns just before and after the best hits, which hold the answer as often as the hit itself
-(a reply, or the question it answers). Each hit says its rank in every signal."""
+Three more signals are fused with them in hybrid mode (the first also in the others): time, for a query that asks when
+something happened or is about a period (the day each message was said, and the day its text names,
+MessageEmbedding.refers_to, core.retrieval.time_ranking); neighbours, the turns just before and after the best hits,
+which hold the answer as often as the hit itself (a reply, or the question it answers); and speaker, the candidates
+said by the one speaker the query names ("What does Melanie paint?" is answered by what Melanie said). Each hit says
+its rank in every signal. Weights and what was measured: core.retrieval and docs/benchmarks.md."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import date
@@ -23,12 +26,14 @@ from django.db.models import OuterRef, Q, QuerySet, Subquery
 from pgvector.django import CosineDistance
 
 from conversations.models import Agent, EndUser, Message, MessageEmbedding, Session
+from conversations.services.message_embeddings import speaker_name
 from core.db_routers import search_reads
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
 from core.retrieval import (
     NEIGHBOUR_SEEDS,
     NEIGHBOUR_WEIGHT,
+    SPEAKER_WEIGHT,
     TIME_WEIGHT,
     CorpusKey,
     TimeQuery,
@@ -59,6 +64,7 @@ class MessageHit:
     text_rank: int | None = None
     time_rank: int | None = None
     neighbour_rank: int | None = None
+    speaker_rank: int | None = None
 
 
 def _searchable_embeddings(
@@ -174,14 +180,34 @@ def _neighbour_ranking(
     return [pk for pk in dict.fromkeys(ordered) if pk in kept]
 
 
-def _time_dates(*, space, message_ids: Collection[int]) -> dict[int, tuple]:
-    """(when said, the day its text names) of each candidate, for the time signal."""
+@dataclass(frozen=True)
+class _CandidateDetails:
+    said_at: object  # datetime
+    refers_to: date | None
+    speaker: str
+
+
+def _candidate_details(*, space, message_ids: Collection[int]) -> dict[int, _CandidateDetails]:
+    """When each candidate was said, the day its text names, and who said it: for the time and speaker signals."""
+    rows = MessageEmbedding.objects.filter(space=space, message_id__in=list(message_ids)).values_list(
+        "message_id", "message__created_at", "refers_to", "message__role", "message__metadata"
+    )
     return {
-        message_id: (said_at, refers_to)
-        for message_id, said_at, refers_to in MessageEmbedding.objects.filter(
-            space=space, message_id__in=list(message_ids)
-        ).values_list("message_id", "message__created_at", "refers_to")
+        message_id: _CandidateDetails(
+            said_at=said_at, refers_to=refers_to, speaker=speaker_name(role=role, metadata=metadata)
+        )
+        for message_id, said_at, refers_to, role, metadata in rows
     }
+
+
+def _speaker_ranking(*, order: list[int], details: dict[int, _CandidateDetails], query: str) -> list[int]:
+    """The candidates, in `order`, said by the speaker the query names; nothing when it names none of them, or more
+    than one (then every candidate would match)."""
+    speakers = {detail.speaker for detail in details.values()}
+    named = {speaker for speaker in speakers if re.search(rf"\b{re.escape(speaker)}\b", query, re.IGNORECASE)}
+    if len(named) != 1:
+        return []
+    return [pk for pk in order if pk in details and details[pk].speaker in named]
 
 
 @search_reads()
@@ -279,23 +305,27 @@ def messages_search(
     def best_first(scores: dict[int, float]) -> list[int]:
         return sorted(scores, key=lambda pk: (-scores[pk], -pk))
 
+    def ranked(items: list[int]) -> dict[int, int]:
+        return {pk: rank for rank, pk in enumerate(items, start=1)}
+
     order = best_first(fused(["vector", "text"]))
+    hybrid = mode == "hybrid"  # a single-signal mode keeps to its signal: `min_similarity` bounds every semantic hit
+    details = {}
+    if order and (time_query.active or hybrid):
+        with stage_timed("details_sql"):
+            details = _candidate_details(space=space, message_ids=order)
     if time_query.active:
-        with stage_timed("time_sql"):
-            dates = _time_dates(space=space, message_ids=order)
-        ranks["time"] = {
-            pk: rank for rank, pk in enumerate(time_ranking(order=order, dates=dates, time_query=time_query), start=1)
-        }
+        dates = {pk: (detail.said_at, detail.refers_to) for pk, detail in details.items()}
+        ranks["time"] = ranked(time_ranking(order=order, dates=dates, time_query=time_query))
         weights["time"] = TIME_WEIGHT
         order = best_first(fused(["vector", "text", "time"]))
-    if order and mode == "hybrid":  # the single-signal modes stay so: `min_similarity` bounds every semantic hit
+    if order and hybrid:
         with stage_timed("neighbour_sql"):
-            neighbours = _neighbour_ranking(
-                seeds=order[:NEIGHBOUR_SEEDS], searchable=searchable, exclude=set(order[:NEIGHBOUR_SEEDS])
-            )
-        ranks["neighbour"] = {pk: rank for rank, pk in enumerate(neighbours, start=1)}
-        weights["neighbour"] = NEIGHBOUR_WEIGHT
-    scores = fused([signal for signal in ("vector", "text", "time", "neighbour") if signal in ranks])
+            seeds = order[:NEIGHBOUR_SEEDS]
+            ranks["neighbour"] = ranked(_neighbour_ranking(seeds=seeds, searchable=searchable, exclude=set(seeds)))
+        ranks["speaker"] = ranked(_speaker_ranking(order=order, details=details, query=query))
+        weights |= {"neighbour": NEIGHBOUR_WEIGHT, "speaker": SPEAKER_WEIGHT}
+    scores = fused([signal for signal in ("vector", "text", "time", "neighbour", "speaker") if signal in ranks])
     best = best_first(scores)[:top_k]
     with stage_timed("hits_sql"):
         messages = Message.objects.select_related("session").in_bulk(best)
@@ -309,6 +339,7 @@ def messages_search(
             text_rank=ranks["text"].get(pk),
             time_rank=ranks.get("time", {}).get(pk),
             neighbour_rank=ranks.get("neighbour", {}).get(pk),
+            speaker_rank=ranks.get("speaker", {}).get(pk),
         )
         for pk in best
     ]

@@ -15,10 +15,15 @@ from core.queueing import task_enqueue_safely
 from core.time_expressions import referred_date
 
 
+def speaker_name(*, role: str, metadata: dict | None) -> str:
+    """Who said a message: the speaker's name when the client gave one (metadata `speaker` or `name`), else the
+    role."""
+    metadata = metadata or {}
+    return str(metadata.get("speaker") or metadata.get("name") or role)
+
+
 def message_speaker(*, message: Message) -> str:
-    """Who said it: the speaker's name when the client gave one (metadata `speaker` or `name`), else the role."""
-    metadata = message.metadata or {}
-    return str(metadata.get("speaker") or metadata.get("name") or message.role)
+    return speaker_name(role=message.role, metadata=message.metadata)
 
 
 def message_search_text(*, message: Message, previous: Message | None) -> str:

@@ -1,4 +1,4 @@
-"""Turn-level retrieval's time and neighbour signals (issue 14), on real pgvector with the real embedding model."""
+"""Turn-level retrieval's time, neighbour and speaker signals (issue 14), on real pgvector with the real model."""
 
 from __future__ import annotations
 
@@ -142,3 +142,25 @@ def test_the_turn_next_to_a_hit_is_returned_when_only_it_holds_the_answer(agent,
     assert hit.neighbour_rank == 1 and hit.text_rank is None
     assert answer.pk not in [hit.message.pk for hit in vector_only]
     assert {hit.neighbour_rank for hit in vector_only} == {None}
+
+
+@pytest.mark.django_db
+def test_the_turns_of_the_speaker_a_question_names_rank_higher(agent, end_user):
+    said_at = datetime(2024, 3, 1, 9, tzinfo=UTC)
+    session = Session.objects.create(agent=agent, user=end_user, external_id="painting", started_at=said_at)
+    turns = [
+        Message.objects.create(
+            session=session, role="user", content=text, metadata={"speaker": speaker}, created_at=said_at
+        )
+        for speaker, text in [
+            ("Caroline", "Painting landscapes helps me unwind after work."),
+            ("Melanie", "I took up pottery this spring, it calms me down."),
+            ("Caroline", "Watercolours are my favourite way to relax."),
+        ]
+    ]
+    messages_embed_missing(message_ids=[turn.pk for turn in turns])
+
+    hits = messages_search(agent=agent, user=end_user, query="How does Melanie relax?", top_k=3)
+
+    assert hits[0].message.pk == turns[1].pk and hits[0].speaker_rank == 1
+    assert {hit.speaker_rank for hit in hits[1:]} == {None}

@@ -153,6 +153,7 @@ class MessageHit(TypedDict):
     text_rank: int | None
     time_rank: int | None
     neighbour_rank: int | None
+    speaker_rank: int | None
 
 
 class MessageSearchResults(TypedDict):
