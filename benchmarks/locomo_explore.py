@@ -366,6 +366,48 @@ def subject_study(conversations, embed, fulltext: FullText) -> dict:
     return results
 
 
+FEEDBACK_GRID = ((0.0, 0.0), (0.5, 0.5), (0.5, 1.0), (1.0, 0.5), (1.0, 1.0))
+
+
+def feedback_study(conversations, embed, fulltext: FullText) -> dict:
+    """Issue 14: pseudo-relevance feedback for the vector signal (Rocchio): a second vector ranking for the query's
+    vector plus beta times the mean vector of the 3 best fused hits, fused at a weight, on top of the product's
+    signals (time; neighbours and speaker for turns)."""
+    from core.time_expressions import asks_for_time
+
+    runs = defaultdict(list)
+    for conversation in conversations:
+        questions = conversation.questions
+        query_vectors = embed([q.text for q in questions])
+        for corpus, renderings in conversation.corpora().items():
+            name = PRODUCT_SIGNALS[corpus]["dense"].split(":")[1]
+            texts, sources = renderings["texts"][name], renderings["sources"]
+            item_vectors = embed(texts)
+            dense = dense_rankings(item_vectors, query_vectors, 100)
+            fulltext.load(texts)
+            for question, query_vector, vector_ranking in zip(questions, query_vectors, dense, strict=True):
+                text_ranking = fulltext.rank(question.text, how="bm25", depth=100)
+                base = [list(map(int, vector_ranking)), text_ranking]
+                fused = rrf(base, k=2, weights=[1.0, 2.0], depth=100)
+                for beta, weight in FEEDBACK_GRID:
+                    expanded = query_vector + beta * item_vectors[fused[:3]].mean(axis=0)
+                    expanded = expanded / np.linalg.norm(expanded)
+                    feedback = dense_rankings(item_vectors, expanded[None, :], 100)[0]
+                    ranking = rrf([*base, list(map(int, feedback))], k=2, weights=[1.0, 2.0, weight], depth=50)
+                    runs[(corpus, beta, weight)].append((question, ranking, sources))
+    results = {}
+    print("\nfeedback study (without time/neighbour/speaker): recall@5 / @10 overall, @10 per category")
+    for (corpus, beta, weight), ranked in sorted(runs.items()):
+        table = recall_table(_sourced(ranked))
+        results[f"{corpus} beta={beta} w_feedback={weight}"] = table
+        print(
+            f"  {corpus:12} beta={beta} w={weight}: {table['overall'][5]:5.1f} {table['overall'][10]:5.1f}  "
+            f"mh {table['multi-hop'][10]:5.1f} tmp {table['temporal'][10]:5.1f} "
+            f"sh {table['single-hop'][10]:5.1f} od {table['open-domain'][10]:5.1f} adv {table['adversarial'][10]:5.1f}"
+        )
+    return results
+
+
 def rrf(rankings: list[list[int]], *, k: float, weights: list[float] | None = None, depth: int) -> list[int]:
     weights = weights or [1.0] * len(rankings)
     scores: dict[int, float] = defaultdict(float)
@@ -382,6 +424,7 @@ def main() -> int:
     parser.add_argument("--coverage-study", action="store_true", help="only the fusion study of the product signals")
     parser.add_argument("--time-hop-study", action="store_true", help="only the time and neighbour signals (issue 14)")
     parser.add_argument("--subject-study", action="store_true", help="only the subject signal (issue 14)")
+    parser.add_argument("--feedback-study", action="store_true", help="only pseudo-relevance feedback (issue 14)")
     args = parser.parse_args()
     conversations = load_conversations(args.locomo, sample_ids=SPLITS[args.split])
     embed = embedder()
@@ -397,6 +440,9 @@ def main() -> int:
             fulltext = FullText(conn)
             if args.coverage_study:
                 coverage_study(conversations, embed, fulltext)
+                return 0
+            if args.feedback_study:
+                feedback_study(conversations, embed, fulltext)
                 return 0
             if args.subject_study:
                 subject_study(conversations, embed, fulltext)
