@@ -263,13 +263,25 @@ class TimeQuery:
 
 
 def time_query_read(
-    *, query: str, time_from: date | None, time_to: date | None, time_filter: str, now: datetime | None = None
+    *,
+    query: str,
+    time_from: date | None,
+    time_to: date | None,
+    time_filter: str,
+    fused: bool,
+    now: datetime | None = None,
 ) -> TimeQuery:
     """The time side of a search. An explicit range wins over one named in the query; an open end is unbounded.
+    Without `fused` (a single-signal mode, where no time signal is fused) only an explicit restriction counts.
     dateparser runs on the query only when it holds a word that can start a time expression (~2 ms then)."""
     if time_from is not None or time_to is not None:
         period = Period(start=time_from or date.min, end=time_to or date.max)
-        return TimeQuery(asks_when=asks_for_time(query), period=period, restrict=time_filter == "restrict")
+        restrict = time_filter == "restrict"
+        if not fused:
+            return TimeQuery(period=period, restrict=True) if restrict else TimeQuery()
+        return TimeQuery(asks_when=asks_for_time(query), period=period, restrict=restrict)
+    if not fused:
+        return TimeQuery()
     period = named_period(query=query, now=now) if TIME_WORD.search(query) else None
     return TimeQuery(asks_when=asks_for_time(query), period=period)
 

@@ -6,12 +6,12 @@ stored full-text vector of the same text, found through the (user, tsvector) GIN
 its embedding task has run, a few seconds after ingestion. Searches are within one user's messages: the vector signal
 scans them exactly, and BM25 takes the user's corpus size and average length from the kept statistics.
 
-Three more signals are fused with them in hybrid mode (the first also in the others): time, for a query that asks when
-something happened or is about a period (the day each message was said, and the day its text names,
-MessageEmbedding.refers_to, core.retrieval.time_ranking); neighbours, the turns just before and after the best hits,
-which hold the answer as often as the hit itself (a reply, or the question it answers); and speaker, the candidates
-said by the one speaker the query names ("What does Melanie paint?" is answered by what Melanie said). Each hit says
-its rank in every signal. Weights and what was measured: core.retrieval and docs/benchmarks.md."""
+Three more signals are fused with them in hybrid mode (semantic and text are each one signal alone): time, for a
+query that asks when something happened or is about a period (the day each message was said, and the day its text
+names, MessageEmbedding.refers_to, core.retrieval.time_ranking); neighbours, the turns just before and after the best
+hits, which hold the answer as often as the hit itself (a reply, or the question it answers); and speaker, the
+candidates said by the one speaker the query names ("What does Melanie paint?" is answered by what Melanie said).
+Each hit says its rank in every signal. Weights and what was measured: core.retrieval and docs/benchmarks.md."""
 
 from __future__ import annotations
 
@@ -251,7 +251,9 @@ def messages_search(
         else None
     )
     with stage_timed("time_query"):
-        time_query = time_query_read(query=query, time_from=time_from, time_to=time_to, time_filter=time_filter)
+        time_query = time_query_read(
+            query=query, time_from=time_from, time_to=time_to, time_filter=time_filter, fused=mode == "hybrid"
+        )
     searchable = _searchable_embeddings(
         space=space,
         agent=agent,
@@ -309,17 +311,14 @@ def messages_search(
         return {pk: rank for rank, pk in enumerate(items, start=1)}
 
     order = best_first(fused(["vector", "text"]))
-    hybrid = mode == "hybrid"  # a single-signal mode keeps to its signal: `min_similarity` bounds every semantic hit
-    details = {}
-    if order and (time_query.active or hybrid):
+    if order and mode == "hybrid":  # a single-signal mode keeps to its signal (min_similarity bounds semantic hits)
         with stage_timed("details_sql"):
             details = _candidate_details(space=space, message_ids=order)
-    if time_query.active:
-        dates = {pk: (detail.said_at, detail.refers_to) for pk, detail in details.items()}
-        ranks["time"] = ranked(time_ranking(order=order, dates=dates, time_query=time_query))
-        weights["time"] = TIME_WEIGHT
-        order = best_first(fused(["vector", "text", "time"]))
-    if order and hybrid:
+        if time_query.active:
+            dates = {pk: (detail.said_at, detail.refers_to) for pk, detail in details.items()}
+            ranks["time"] = ranked(time_ranking(order=order, dates=dates, time_query=time_query))
+            weights["time"] = TIME_WEIGHT
+            order = best_first(fused(["vector", "text", "time"]))
         with stage_timed("neighbour_sql"):
             seeds = order[:NEIGHBOUR_SEEDS]
             ranks["neighbour"] = ranked(_neighbour_ranking(seeds=seeds, searchable=searchable, exclude=set(seeds)))

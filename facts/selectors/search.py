@@ -154,8 +154,9 @@ def _scope_embeddings(scope: FactSearchScope) -> QuerySet[FactEmbedding]:
 def _fuse(*, signals: _Signals, use_vector: bool, use_text: bool, time_query: TimeQuery) -> dict[int, _Candidate]:
     """Weighted reciprocal rank fusion (core.retrieval): score = Σ weight / (k + rank) over the signals used, the
     vector's weight 1 and full text's MEMORY_TEXT_WEIGHT times the strength of the fact's match, scaled so that
-    first place in every signal scores 1.0 and scores stay comparable across modes. When the query asks when, or is
-    about a period, the time signal (TIME_WEIGHT) ranks the candidates that hold that time, in their fused order."""
+    first place in every signal scores 1.0 and scores stay comparable across modes. In hybrid mode, when the query asks
+    when or is about a period, the time signal (TIME_WEIGHT) ranks the candidates that hold that time, in their fused
+    order."""
     candidates: dict[int, _Candidate] = {}
     text_details = signals.text_details
     for rank, (fact_id, similarity, valid_from) in enumerate(signals.vector_rows, start=1):
@@ -185,7 +186,7 @@ def _fuse(*, signals: _Signals, use_vector: bool, use_text: bool, time_query: Ti
 
     for candidate in candidates.values():
         candidate.score = score(candidate, with_time=False)
-    if time_query.active and candidates:
+    if time_query.active and use_vector and use_text and candidates:  # a single-signal mode keeps to its signal
         with stage_timed("time_sql"):
             refers_to = dict(Fact.objects.filter(pk__in=list(candidates)).values_list("pk", "refers_to"))
         order = sorted(candidates.values(), key=lambda c: (-c.score, -c.valid_from.timestamp(), -c.fact_id))
@@ -271,8 +272,9 @@ def facts_search(
     - `min_similarity` drops vector candidates below it; full-text matches stay (a rare name matches by text).
     - `scopes` and `tags` keep facts with any of the given values.
     - `as_of` reads the versions valid at that time; otherwise `include_history` adds closed versions to the current.
-    - Time: a query asking when, or naming a period ("in May 2023"), or `time_from`/`time_to`, adds the time signal
-      (facts valid from, or naming a day, within the period rank higher); `time_filter` "restrict" keeps only those.
+    - Time: in hybrid mode, a query asking when, or naming a period ("in May 2023"), or `time_from`/`time_to`, adds
+      the time signal (facts valid from, or naming a day, within the period rank higher); in every mode `time_filter`
+      "restrict" keeps only those.
     - Small stores: when at most SMALL_STORE_MAX_FACTS facts are in scope, all of them are returned, scored, whatever
       their similarity. `fallback_to_recent`: when nothing matches, the most recent facts are returned instead.
     The one write of this selector: unless `record_access` is False, the returned facts are logged for their access
@@ -291,7 +293,10 @@ def facts_search(
         time_to=time_to,
         time_filter=time_filter,
     )
-    time_query = time_query_read(query=query, time_from=time_from, time_to=time_to, time_filter=time_filter)
+    with stage_timed("time_query"):
+        time_query = time_query_read(
+            query=query, time_from=time_from, time_to=time_to, time_filter=time_filter, fused=mode == SearchMode.HYBRID
+        )
     space = embedding_space_active()
     scope = FactSearchScope(
         space_id=space.pk,
