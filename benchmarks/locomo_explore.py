@@ -371,10 +371,8 @@ FEEDBACK_GRID = ((0.0, 0.0), (0.5, 0.5), (0.5, 1.0), (1.0, 0.5), (1.0, 1.0))
 
 def feedback_study(conversations, embed, fulltext: FullText) -> dict:
     """Issue 14: pseudo-relevance feedback for the vector signal (Rocchio): a second vector ranking for the query's
-    vector plus beta times the mean vector of the 3 best fused hits, fused at a weight, on top of the product's
-    signals (time; neighbours and speaker for turns)."""
-    from core.time_expressions import asks_for_time
-
+    vector plus beta times the mean vector of the 3 best fused hits, fused at a weight with the vector and BM25
+    rankings (without the time, neighbour and speaker signals)."""
     runs = defaultdict(list)
     for conversation in conversations:
         questions = conversation.questions
