@@ -22,12 +22,12 @@ from datetime import date
 
 import numpy as np
 from django.conf import settings
-from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.db.models import Q, QuerySet
 from pgvector.django import CosineDistance
 
 from conversations.models import Agent, EndUser, Message, MessageEmbedding, Session
 from conversations.services.message_embeddings import speaker_name
-from core.db_routers import search_reads
+from core.db_routers import search_connection, search_reads
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
 from core.retrieval import (
@@ -67,31 +67,6 @@ class MessageHit:
     speaker_rank: int | None = None
 
 
-def _searchable_embeddings(
-    *,
-    space,
-    agent: Agent,
-    user: EndUser,
-    session: Session | None,
-    exclude_message_ids: Collection[int],
-    time_query: TimeQuery,
-) -> QuerySet[MessageEmbedding]:
-    """The user's message rows (one session's when given, one period's when the caller restricts to it), read through
-    the (space, user) btree index."""
-    candidates = MessageEmbedding.objects.filter(space=space, agent=agent, user=user)
-    if session is not None:
-        candidates = candidates.filter(session=session)
-    if exclude_message_ids:
-        candidates = candidates.exclude(message_id__in=list(exclude_message_ids))
-    if time_query.restrict:
-        start, end = time_query.period_bounds()
-        candidates = candidates.filter(
-            Q(message__created_at__gte=start, message__created_at__lt=end)
-            | Q(refers_to__gte=time_query.period.start, refers_to__lte=time_query.period.end)
-        )
-    return candidates
-
-
 def _vector_ranking(
     candidates: QuerySet[MessageEmbedding], *, vector: np.ndarray, limit: int, min_similarity: float | None
 ) -> list[tuple[int, float]]:
@@ -106,45 +81,69 @@ def _vector_ranking(
     ]
 
 
-def _text_ranking(
-    *,
-    space,
-    agent: Agent,
-    user: EndUser,
-    session: Session | None,
-    exclude_message_ids: Collection[int],
-    time_query: TimeQuery,
-    query: str,
-    limit: int,
-) -> list[tuple[int, float, float]]:
-    """(message id, BM25 score, strength) of the user's messages (one session's, one period's, when given) matching any
-    query word. The ids are cast to bigint so that the GIN index's btree_gin int8 class applies."""
-    conditions = [
-        "embedding.user_id = %s::bigint",
-        "embedding.space_id = %s::bigint",
-        "embedding.agent_id = %s::bigint",
-    ]
-    params: list = [user.pk, space.pk, agent.pk]
-    if session is not None:
-        conditions.append("embedding.session_id = %s::bigint")
-        params.append(session.pk)
-    if exclude_message_ids:
-        conditions.append("NOT (embedding.message_id = ANY(%s::bigint[]))")
-        params.append(list(exclude_message_ids))
-    if time_query.restrict:
-        start, end = time_query.period_bounds()
-        conditions.append(
-            f"(embedding.refers_to BETWEEN %s AND %s OR EXISTS (SELECT 1 FROM {Message._meta.db_table} AS said "
-            "WHERE said.id = embedding.message_id AND said.created_at >= %s AND said.created_at < %s))"
-        )
-        params += [time_query.period.start, time_query.period.end, start, end]
+@dataclass(frozen=True)
+class _Scope:
+    """What one message search may read: the user's rows in the space (one session's, one period's when given), less
+    the excluded messages."""
+
+    space_id: int
+    agent_id: int
+    user_id: int
+    session_id: int | None
+    exclude_message_ids: tuple[int, ...]
+    time_query: TimeQuery
+
+    def embeddings(self) -> QuerySet[MessageEmbedding]:
+        """The scope's rows through the ORM, read through the (space, user) btree index (the vector signal)."""
+        rows = MessageEmbedding.objects.filter(space_id=self.space_id, agent_id=self.agent_id, user_id=self.user_id)
+        if self.session_id is not None:
+            rows = rows.filter(session_id=self.session_id)
+        if self.exclude_message_ids:
+            rows = rows.exclude(message_id__in=list(self.exclude_message_ids))
+        if self.time_query.restrict:
+            start, end = self.time_query.period_bounds()
+            period = self.time_query.period
+            rows = rows.filter(
+                Q(message__created_at__gte=start, message__created_at__lt=end)
+                | Q(refers_to__gte=period.start, refers_to__lte=period.end)
+            )
+        return rows
+
+    def conditions_sql(self) -> tuple[str, list]:
+        """The same scope as conditions on `embedding` (the message embedding table), for the statements written by
+        hand. The ids are cast to bigint so that the GIN index's btree_gin int8 class applies."""
+        conditions = [
+            "embedding.user_id = %s::bigint",
+            "embedding.space_id = %s::bigint",
+            "embedding.agent_id = %s::bigint",
+        ]
+        params: list = [self.user_id, self.space_id, self.agent_id]
+        if self.session_id is not None:
+            conditions.append("embedding.session_id = %s::bigint")
+            params.append(self.session_id)
+        if self.exclude_message_ids:
+            conditions.append("NOT (embedding.message_id = ANY(%s::bigint[]))")
+            params.append(list(self.exclude_message_ids))
+        if self.time_query.restrict:
+            start, end = self.time_query.period_bounds()
+            conditions.append(
+                f"(embedding.refers_to BETWEEN %s AND %s OR EXISTS (SELECT 1 FROM {Message._meta.db_table} AS said "
+                "WHERE said.id = embedding.message_id AND said.created_at >= %s AND said.created_at < %s))"
+            )
+            params += [self.time_query.period.start, self.time_query.period.end, start, end]
+        return " AND ".join(conditions), params
+
+
+def _text_ranking(*, scope: _Scope, query: str, limit: int) -> list[tuple[int, float, float]]:
+    """(message id, BM25 score, strength) of the scope's messages matching any query word."""
+    conditions, params = scope.conditions_sql()
     matched_sql = (
         "SELECT embedding.message_id AS id, embedding.search_vector AS tsv "
         f"FROM {MessageEmbedding._meta.db_table} AS embedding, query "
-        f"WHERE {' AND '.join(conditions)} AND embedding.search_vector @@ query.tsquery"
+        f"WHERE {conditions} AND embedding.search_vector @@ query.tsquery"
     )
     return bm25_ranking(
-        corpora=[CorpusKey(corpus=CORPUS_MESSAGES, space_id=space.pk, scope_id=user.pk)],
+        corpora=[CorpusKey(corpus=CORPUS_MESSAGES, space_id=scope.space_id, scope_id=scope.user_id)],
         matched_sql=matched_sql,
         matched_params=params,
         query=query,
@@ -153,31 +152,32 @@ def _text_ranking(
     )
 
 
-def _neighbour_ranking(
-    *, seeds: list[int], searchable: QuerySet[MessageEmbedding], exclude: Collection[int]
-) -> list[int]:
-    """The messages just before and after each seed in its session, in the seeds' order, that are searchable and not
-    among the seeds: one statement for the neighbours' ids, one for which of them are searchable."""
-    around = (
-        Message.objects.filter(pk__in=seeds)
-        .annotate(
-            before_id=Subquery(
-                Message.objects.filter(session_id=OuterRef("session_id"), pk__lt=OuterRef("pk"))
-                .order_by("-pk")
-                .values("pk")[:1]
-            ),
-            after_id=Subquery(
-                Message.objects.filter(session_id=OuterRef("session_id"), pk__gt=OuterRef("pk"))
-                .order_by("pk")
-                .values("pk")[:1]
-            ),
-        )
-        .values_list("pk", "before_id", "after_id")
-    )
-    by_seed = {pk: (before, after) for pk, before, after in around}
-    ordered = [pk for seed in seeds for pk in by_seed.get(seed, ()) if pk is not None and pk not in exclude]
-    kept = set(searchable.filter(message_id__in=ordered).values_list("message_id", flat=True))
-    return [pk for pk in dict.fromkeys(ordered) if pk in kept]
+def _neighbour_ranking(*, scope: _Scope, seeds: list[int]) -> list[int]:
+    """The messages just before and after each seed in its session, in the seeds' order, that are in the scope and
+    not seeds themselves, in one statement (each neighbour through the (session, id) index)."""
+    conditions, params = scope.conditions_sql()
+    messages = Message._meta.db_table
+    sql = f"""
+        SELECT near.id
+        FROM unnest(%s::bigint[]) WITH ORDINALITY AS seed(id, place)
+        JOIN {messages} AS seed_message ON seed_message.id = seed.id
+        CROSS JOIN LATERAL (
+            (SELECT before.id, 0 AS side FROM {messages} AS before
+             WHERE before.session_id = seed_message.session_id AND before.id < seed.id
+             ORDER BY before.id DESC LIMIT 1)
+            UNION ALL
+            (SELECT after.id, 1 AS side FROM {messages} AS after
+             WHERE after.session_id = seed_message.session_id AND after.id > seed.id
+             ORDER BY after.id LIMIT 1)
+        ) AS near
+        JOIN {MessageEmbedding._meta.db_table} AS embedding ON embedding.message_id = near.id
+        WHERE {conditions}
+        ORDER BY seed.place, near.side
+    """
+    with search_connection().cursor() as cursor:
+        cursor.execute(sql, [seeds, *params])
+        found = [row[0] for row in cursor.fetchall()]
+    return [pk for pk in dict.fromkeys(found) if pk not in set(seeds)]
 
 
 @dataclass(frozen=True)
@@ -187,16 +187,27 @@ class _CandidateDetails:
     speaker: str
 
 
-def _candidate_details(*, space, message_ids: Collection[int]) -> dict[int, _CandidateDetails]:
+def _candidate_details(*, space_id: int, message_ids: Collection[int]) -> dict[int, _CandidateDetails]:
     """When each candidate was said, the day its text names, and who said it: for the time and speaker signals."""
-    rows = MessageEmbedding.objects.filter(space=space, message_id__in=list(message_ids)).values_list(
-        "message_id", "message__created_at", "refers_to", "message__role", "message__metadata"
-    )
+    with search_connection().cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT embedding.message_id, message.created_at, embedding.refers_to, message.role,
+                   message.metadata ->> 'speaker', message.metadata ->> 'name'
+            FROM {MessageEmbedding._meta.db_table} AS embedding
+            JOIN {Message._meta.db_table} AS message ON message.id = embedding.message_id
+            WHERE embedding.space_id = %s::bigint AND embedding.message_id = ANY(%s::bigint[])
+            """,
+            [space_id, list(message_ids)],
+        )
+        rows = cursor.fetchall()
     return {
         message_id: _CandidateDetails(
-            said_at=said_at, refers_to=refers_to, speaker=speaker_name(role=role, metadata=metadata)
+            said_at=said_at,
+            refers_to=refers_to,
+            speaker=speaker_name(role=role, metadata={"speaker": speaker, "name": name}),
         )
-        for message_id, said_at, refers_to, role, metadata in rows
+        for message_id, said_at, refers_to, role, speaker, name in rows
     }
 
 
@@ -254,33 +265,24 @@ def messages_search(
         time_query = time_query_read(
             query=query, time_from=time_from, time_to=time_to, time_filter=time_filter, fused=mode == "hybrid"
         )
-    searchable = _searchable_embeddings(
-        space=space,
-        agent=agent,
-        user=user,
-        session=session,
-        exclude_message_ids=exclude_message_ids,
+    scope = _Scope(
+        space_id=space.pk,
+        agent_id=agent.pk,
+        user_id=user.pk,
+        session_id=session.pk if session is not None else None,
+        exclude_message_ids=tuple(exclude_message_ids),
         time_query=time_query,
     )
     text_rows: list[tuple[int, float, float]] = []
     if mode != "semantic":
         with stage_timed("text_sql"):
-            text_rows = _text_ranking(
-                space=space,
-                agent=agent,
-                user=user,
-                session=session,
-                exclude_message_ids=exclude_message_ids,
-                time_query=time_query,
-                query=query,
-                limit=limit,
-            )
+            text_rows = _text_ranking(scope=scope, query=query, limit=limit)
     vector_rows: list[tuple[int, float]] = []
     if embedding is not None:
         with stage_timed("embed_wait"):
             vector = embedding.result()
         with stage_timed("vector_sql"):
-            vector_rows = _vector_ranking(searchable, vector=vector, limit=limit, min_similarity=min_similarity)
+            vector_rows = _vector_ranking(scope.embeddings(), vector=vector, limit=limit, min_similarity=min_similarity)
     similarity = dict(vector_rows)
     ranks = {
         "vector": {pk: rank for rank, (pk, _) in enumerate(vector_rows, start=1)},
@@ -313,15 +315,14 @@ def messages_search(
     order = best_first(fused(["vector", "text"]))
     if order and mode == "hybrid":  # a single-signal mode keeps to its signal (min_similarity bounds semantic hits)
         with stage_timed("details_sql"):
-            details = _candidate_details(space=space, message_ids=order)
+            details = _candidate_details(space_id=space.pk, message_ids=order)
         if time_query.active:
             dates = {pk: (detail.said_at, detail.refers_to) for pk, detail in details.items()}
             ranks["time"] = ranked(time_ranking(order=order, dates=dates, time_query=time_query))
             weights["time"] = TIME_WEIGHT
             order = best_first(fused(["vector", "text", "time"]))
         with stage_timed("neighbour_sql"):
-            seeds = order[:NEIGHBOUR_SEEDS]
-            ranks["neighbour"] = ranked(_neighbour_ranking(seeds=seeds, searchable=searchable, exclude=set(seeds)))
+            ranks["neighbour"] = ranked(_neighbour_ranking(scope=scope, seeds=order[:NEIGHBOUR_SEEDS]))
         ranks["speaker"] = ranked(_speaker_ranking(order=order, details=details, query=query))
         weights |= {"neighbour": NEIGHBOUR_WEIGHT, "speaker": SPEAKER_WEIGHT}
     scores = fused([signal for signal in ("vector", "text", "time", "neighbour", "speaker") if signal in ranks])
