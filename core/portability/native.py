@@ -18,7 +18,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import nullcontext
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 
 from django.db import models, transaction
@@ -63,7 +63,7 @@ def _stored_fields(model: type[models.Model]) -> list[models.Field]:
 
 
 def _json_value(value: object) -> object:
-    if isinstance(value, datetime):
+    if isinstance(value, date):  # datetimes too
         return value.isoformat()
     if isinstance(value, uuid.UUID):
         return str(value)
@@ -125,6 +125,8 @@ def _parsed(field: models.Field, value: object) -> object:
         return None
     if isinstance(field, models.DateTimeField):
         return datetime.fromisoformat(value)
+    if isinstance(field, models.DateField):  # after DateTimeField, its subclass
+        return date.fromisoformat(value)
     if isinstance(field, models.UUIDField):
         return uuid.UUID(value)
     return value
