@@ -256,9 +256,11 @@ class TimeQuery:
         return self.asks_when or self.period is not None
 
     def period_bounds(self) -> tuple[datetime, datetime]:
-        """The period as [start, end) in UTC datetimes, for timestamp columns."""
+        """The period as [start, end) in UTC datetimes, for timestamp columns (an open end: the last datetime)."""
         assert self.period is not None
         start = datetime.combine(self.period.start, time.min, tzinfo=UTC)
+        if self.period.end == date.max:
+            return start, datetime.max.replace(tzinfo=UTC)
         return start, datetime.combine(self.period.end, time.min, tzinfo=UTC) + timedelta(days=1)
 
 

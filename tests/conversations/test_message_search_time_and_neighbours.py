@@ -69,8 +69,13 @@ def test_an_explicit_period_restricts_or_boosts(agent, end_user, hikes):
     )
     boosted = messages_search(agent=agent, user=end_user, query="hiking up to the lake", time_from=date(2023, 7, 1))
 
+    open_ended = messages_search(
+        agent=agent, user=end_user, query="hiking up to the lake", time_from=date(2023, 5, 1), time_filter="restrict"
+    )
+
     assert [hit.message.pk for hit in restricted] == [hikes["march"].pk]
     assert boosted[0].message.pk == hikes["july"].pk and len(boosted) == 3
+    assert {hit.message.pk for hit in open_ended} == {hikes["may"].pk, hikes["july"].pk}
 
 
 @pytest.mark.django_db

@@ -72,7 +72,12 @@ def test_an_explicit_period_restricts_fact_search(agent, end_user, concerts):
         time_filter="restrict",
     )
 
+    until_february = facts_search(
+        agent=agent, user=end_user, query="cello concert", time_to=date(2023, 2, 28), time_filter="restrict"
+    )
+
     assert _ids(hits) == [concerts["april"].pk]
+    assert _ids(until_february) == [concerts["january"].pk]
 
 
 @pytest.mark.django_db
