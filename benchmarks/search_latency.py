@@ -335,7 +335,20 @@ def _fact_defaults() -> tuple[list[str], str]:
     return columns, "\t".join(values)
 
 
-STAGES = ("embed", "text_sql", "embed_wait", "vector_sql", "fuse", "hits_sql", "serialize", "app")
+STAGES = (
+    "embed",
+    "time_query",
+    "text_sql",
+    "embed_wait",
+    "vector_sql",
+    "time_sql",
+    "details_sql",
+    "neighbour_sql",
+    "fuse",
+    "hits_sql",
+    "serialize",
+    "app",
+)
 
 
 def timed_searches(store: Store, base_url: str, queries, *, concurrency: int, messages: bool = False) -> dict:

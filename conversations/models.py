@@ -196,6 +196,11 @@ class MessageEmbedding(EmbeddingRecord):
         output_field=SearchVectorField(),
         db_persist=True,
     )
+    refers_to = models.DateField(
+        null=True,
+        blank=True,
+        help_text='The day the message\'s text names ("yesterday"), resolved against when it was said.',
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["message", "space"], name="message_embedding_unique")]

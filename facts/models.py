@@ -54,6 +54,9 @@ class Fact(models.Model):
     formed_at = models.DateTimeField(help_text="When this version was written.")
     valid_from = models.DateTimeField()
     valid_to = models.DateTimeField(null=True, blank=True, help_text="Empty while this version is current.")
+    refers_to = models.DateField(
+        null=True, blank=True, help_text='The day the content names ("last Saturday"), resolved when it was formed.'
+    )
     superseded_by = models.ForeignKey(
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="supersedes"
     )

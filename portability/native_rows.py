@@ -11,7 +11,7 @@ embedding space, and the import embeds every fact and message in the target's ac
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import date, datetime
 
 from django.db import models
 
@@ -46,7 +46,7 @@ def stored_fields(model: type[models.Model]) -> list[models.Field]:
 
 
 def json_value(value: object) -> object:
-    if isinstance(value, datetime):
+    if isinstance(value, date):  # datetimes too
         return value.isoformat()
     if isinstance(value, uuid.UUID):
         return str(value)
@@ -67,6 +67,8 @@ def parsed_value(field: models.Field, value: object) -> object:
         return None
     if isinstance(field, models.DateTimeField):
         return datetime.fromisoformat(value)
+    if isinstance(field, models.DateField):  # after DateTimeField, its subclass
+        return date.fromisoformat(value)
     if isinstance(field, models.UUIDField):
         return uuid.UUID(value)
     return value

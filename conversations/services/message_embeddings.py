@@ -13,12 +13,18 @@ from conversations.models import Message, MessageEmbedding
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.models import EmbeddingSpace
 from core.queueing import task_enqueue_safely
+from core.time_expressions import referred_date
+
+
+def speaker_name(*, role: str, metadata: dict | None) -> str:
+    """Who said a message: the speaker's name when the client gave one (metadata `speaker` or `name`), else the
+    role."""
+    metadata = metadata or {}
+    return str(metadata.get("speaker") or metadata.get("name") or role)
 
 
 def message_speaker(*, message: Message) -> str:
-    """Who said it: the speaker's name when the client gave one (metadata `speaker` or `name`), else the role."""
-    metadata = message.metadata or {}
-    return str(metadata.get("speaker") or metadata.get("name") or message.role)
+    return speaker_name(role=message.role, metadata=message.metadata)
 
 
 def message_search_text(*, message: Message, previous: Message | None) -> str:
@@ -51,7 +57,8 @@ def messages_with_previous(*, messages: list[Message]) -> list[tuple[Message, Me
 
 
 def messages_embed_missing(*, message_ids: Iterable[int], space: EmbeddingSpace | None = None) -> int:
-    """Embed those of the given messages that have no vector in the space yet; idempotent. Returns how many."""
+    """Embed those of the given messages that have no vector in the space yet, with the day each one's text names
+    (core.time_expressions: "yesterday" said on 8 May is 7 May), for time-aware search; idempotent. Returns how many."""
     space = space or embedding_space_active()
     messages = list(
         Message.objects.filter(pk__in=list(message_ids))
@@ -73,6 +80,7 @@ def messages_embed_missing(*, message_ids: Iterable[int], space: EmbeddingSpace 
                 session_id=message.session_id,
                 embedding=vector,
                 search_text=text,
+                refers_to=referred_date(text=message.content, said_at=message.created_at),
             )
             for message, vector, text in zip(messages, vectors, texts, strict=True)
         ],

@@ -26,8 +26,8 @@ _COLUMNS = "fact_id, {distance} AS distance, valid_from, {text_match} AS text_ma
 
 
 def _filters_sql(scope: FactSearchScope) -> tuple[str, list]:
-    """The caller's scopes and tags filters live on facts_fact: checked per candidate, only when asked for."""
-    if not (scope.scopes or scope.tags):
+    """The caller's scopes, tags and period filters live on facts_fact: checked per candidate, only when asked for."""
+    if not scope.filtered:
         return "true", []
     filters, params = scope.fact_filters_sql(alias="fact")
     return f"EXISTS (SELECT 1 FROM facts_fact AS fact WHERE fact.id = embedding.fact_id AND {filters})", params

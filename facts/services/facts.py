@@ -18,6 +18,7 @@ from core.embeddings.spaces import embedding_provider_for_space, embedding_space
 from core.exceptions import ApplicationError
 from core.models import EmbeddingSpace
 from core.queueing import task_enqueue_safely
+from core.time_expressions import referred_date
 from facts import task_names as facts_tasks
 from facts.models import PROFILE_KEY_VALIDATOR, Fact, FactEmbedding, FactScope, FactWriter
 from facts.signals import user_profile_changed
@@ -58,6 +59,12 @@ def fact_embeddings_write(*, facts: Sequence[Fact], space: EmbeddingSpace, vecto
         ],
         ignore_conflicts=True,
     )
+
+
+def fact_said_at(*, source_messages: Sequence[Message], formed_at: datetime) -> datetime:
+    """What a fact's relative dates ("last Saturday") are resolved against: when the last of the messages it was formed
+    from was said (an imported conversation formed today speaks of its own dates), else when it was formed."""
+    return max((message.created_at for message in source_messages), default=formed_at)
 
 
 @dataclass(frozen=True)
@@ -107,6 +114,10 @@ def facts_create_bulk(
                 content_hash=fact_content_hash(content),
                 formed_at=now,
                 valid_from=item.valid_from or now,
+                refers_to=referred_date(
+                    text=content,
+                    said_at=item.valid_from or fact_said_at(source_messages=item.source_messages, formed_at=now),
+                ),
                 change_reason=change_reason,
                 source_session=item.source_session or source_session,
                 written_by=written_by,
@@ -267,6 +278,9 @@ def fact_create(
         content_hash=fact_content_hash(content),
         formed_at=now,
         valid_from=valid_from or now,
+        refers_to=referred_date(
+            text=content, said_at=valid_from or fact_said_at(source_messages=source_messages, formed_at=now)
+        ),
         change_reason=change_reason,
         source_session=source_session,
         tags=list(tags),
