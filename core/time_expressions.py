@@ -60,9 +60,8 @@ def _settings(reference: datetime) -> dict:
 def _expressions(text: str, *, reference: datetime) -> list[tuple[str, datetime]]:
     if not TIME_WORD.search(text):
         return []
-    from dateparser.search import (
-        search_dates,
-    )  # dateparser loads its language data on import (~0.5 s): only when needed
+    # dateparser loads its language data on import (~0.5 s): imported when a text holds a time word.
+    from dateparser.search import search_dates
 
     found = search_dates(text, languages=["en"], settings=_settings(reference)) or []
     return [
