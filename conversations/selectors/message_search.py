@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import date
 
@@ -222,6 +223,101 @@ def _speaker_ranking(*, order: list[int], details: dict[int, _CandidateDetails],
 
 
 @search_reads()
+def _search_options_validate(
+    *, query: str, top_k: int, mode: str, time_from: date | None, time_to: date | None, time_filter: str
+) -> None:
+    errors = time_query_validate(time_from=time_from, time_to=time_to, time_filter=time_filter)
+    if not query.strip():
+        errors["query"] = ["must not be empty"]
+    if not 1 <= top_k <= TOP_K_MAX:
+        errors["top_k"] = [f"must be between 1 and {TOP_K_MAX}"]
+    if mode not in SEARCH_MODES:
+        errors["mode"] = [f"must be one of {', '.join(SEARCH_MODES)}"]
+    if errors:
+        raise ApplicationError(f"Invalid search: {', '.join(errors)}.", fields=errors)
+
+
+@dataclass
+class _Fusion:
+    """Each signal's ranking (message id -> rank) and weight, fused by weighted reciprocal rank fusion; full-text
+    ranks count with the strength of their match."""
+
+    ranks: dict[str, dict[int, int]]
+    weights: dict[str, float]
+    text_strength: dict[int, float]
+
+    def add(self, signal: str, ordered: list[int], weight: float) -> None:
+        self.ranks[signal] = {pk: rank for rank, pk in enumerate(ordered, start=1)}
+        self.weights[signal] = weight
+
+    def scores(self, signals: list[str]) -> dict[int, float]:
+        used = [signal for signal in signals if signal in self.ranks and self.weights[signal]]
+        return {
+            pk: reciprocal_rank_fusion(
+                ranks=[self.ranks[signal].get(pk) for signal in used],
+                weights=[self.weights[signal] for signal in used],
+                strengths=[self.text_strength.get(pk, 1.0) if signal == "text" else 1.0 for signal in used],
+                k=settings.MEMORY_RRF_K,
+            )
+            for pk in {pk for signal in used for pk in self.ranks[signal]}
+        }
+
+    @staticmethod
+    def best_first(scores: dict[int, float]) -> list[int]:
+        return sorted(scores, key=lambda pk: (-scores[pk], -pk))
+
+
+def _first_signals_rank(
+    *,
+    scope: _Scope,
+    query: str,
+    embedding: Future[np.ndarray] | None,
+    mode: str,
+    limit: int,
+    min_similarity: float | None,
+) -> tuple[_Fusion, dict[int, float]]:
+    """Full text and the vector: the fusion of the two, and each vector candidate's similarity."""
+    text_rows: list[tuple[int, float, float]] = []
+    if mode != "semantic":
+        with stage_timed("text_sql"):
+            text_rows = _text_ranking(scope=scope, query=query, limit=limit)
+    vector_rows: list[tuple[int, float]] = []
+    if embedding is not None:
+        with stage_timed("embed_wait"):
+            vector = embedding.result()
+        with stage_timed("vector_sql"):
+            vector_rows = _vector_ranking(scope.embeddings(), vector=vector, limit=limit, min_similarity=min_similarity)
+    fusion = _Fusion(
+        ranks={
+            "vector": {pk: rank for rank, (pk, _) in enumerate(vector_rows, start=1)},
+            "text": {pk: rank for rank, (pk, _, _) in enumerate(text_rows, start=1)},
+        },
+        weights={
+            "vector": 1.0 if mode != "text" else 0.0,
+            "text": settings.MEMORY_TEXT_WEIGHT if mode != "semantic" else 0.0,
+        },
+        text_strength={pk: share for pk, _, share in text_rows},
+    )
+    return fusion, dict(vector_rows)
+
+
+def _around_the_hits_rank(*, fusion: _Fusion, scope: _Scope, query: str, space_id: int) -> None:
+    """Hybrid mode: the time signal (when the query asks when or names a period), then the neighbours of the best hits
+    and the turns of the speaker the query names, each ranked from the fused order so far."""
+    order = fusion.best_first(fusion.scores(["vector", "text"]))
+    if not order:
+        return
+    with stage_timed("details_sql"):
+        details = _candidate_details(space_id=space_id, message_ids=order)
+    if scope.time_query.active:
+        dates = {pk: (detail.said_at, detail.refers_to) for pk, detail in details.items()}
+        fusion.add("time", time_ranking(order=order, dates=dates, time_query=scope.time_query), TIME_WEIGHT)
+        order = fusion.best_first(fusion.scores(["vector", "text", "time"]))
+    with stage_timed("neighbour_sql"):
+        fusion.add("neighbour", _neighbour_ranking(scope=scope, seeds=order[:NEIGHBOUR_SEEDS]), NEIGHBOUR_WEIGHT)
+    fusion.add("speaker", _speaker_ranking(order=order, details=details, query=query), SPEAKER_WEIGHT)
+
+
 def messages_search(
     *,
     agent: Agent,
@@ -243,19 +339,12 @@ def messages_search(
     only messages said, or naming a day, within the given period; "boost" ranks them higher. Without a user, nothing:
     messages are never shared across users. `min_similarity` drops vector candidates below it; full-text matches
     stay."""
-    errors = time_query_validate(time_from=time_from, time_to=time_to, time_filter=time_filter)
-    if not query.strip():
-        errors["query"] = ["must not be empty"]
-    if not 1 <= top_k <= TOP_K_MAX:
-        errors["top_k"] = [f"must be between 1 and {TOP_K_MAX}"]
-    if mode not in SEARCH_MODES:
-        errors["mode"] = [f"must be one of {', '.join(SEARCH_MODES)}"]
-    if errors:
-        raise ApplicationError(f"Invalid search: {', '.join(errors)}.", fields=errors)
+    _search_options_validate(
+        query=query, top_k=top_k, mode=mode, time_from=time_from, time_to=time_to, time_filter=time_filter
+    )
     if user is None:
         return []
     space = embedding_space_active()
-    limit = max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
     embedding = (
         query_embedding_start(provider=embedding_provider_for_space(space=space), text=query)
         if mode != "text"
@@ -273,60 +362,18 @@ def messages_search(
         exclude_message_ids=tuple(exclude_message_ids),
         time_query=time_query,
     )
-    text_rows: list[tuple[int, float, float]] = []
-    if mode != "semantic":
-        with stage_timed("text_sql"):
-            text_rows = _text_ranking(scope=scope, query=query, limit=limit)
-    vector_rows: list[tuple[int, float]] = []
-    if embedding is not None:
-        with stage_timed("embed_wait"):
-            vector = embedding.result()
-        with stage_timed("vector_sql"):
-            vector_rows = _vector_ranking(scope.embeddings(), vector=vector, limit=limit, min_similarity=min_similarity)
-    similarity = dict(vector_rows)
-    ranks = {
-        "vector": {pk: rank for rank, (pk, _) in enumerate(vector_rows, start=1)},
-        "text": {pk: rank for rank, (pk, _, _) in enumerate(text_rows, start=1)},
-    }
-    strength = {pk: share for pk, _, share in text_rows}
-    weights = {
-        "vector": 1.0 if mode != "text" else 0.0,
-        "text": settings.MEMORY_TEXT_WEIGHT if mode != "semantic" else 0.0,
-    }
-
-    def fused(signals: list[str]) -> dict[int, float]:
-        used = [signal for signal in signals if weights[signal]]
-        return {
-            pk: reciprocal_rank_fusion(
-                ranks=[ranks[signal].get(pk) for signal in used],
-                weights=[weights[signal] for signal in used],
-                strengths=[strength.get(pk, 1.0) if signal == "text" else 1.0 for signal in used],
-                k=settings.MEMORY_RRF_K,
-            )
-            for pk in {pk for signal in used for pk in ranks[signal]}
-        }
-
-    def best_first(scores: dict[int, float]) -> list[int]:
-        return sorted(scores, key=lambda pk: (-scores[pk], -pk))
-
-    def ranked(items: list[int]) -> dict[int, int]:
-        return {pk: rank for rank, pk in enumerate(items, start=1)}
-
-    order = best_first(fused(["vector", "text"]))
-    if order and mode == "hybrid":  # a single-signal mode keeps to its signal (min_similarity bounds semantic hits)
-        with stage_timed("details_sql"):
-            details = _candidate_details(space_id=space.pk, message_ids=order)
-        if time_query.active:
-            dates = {pk: (detail.said_at, detail.refers_to) for pk, detail in details.items()}
-            ranks["time"] = ranked(time_ranking(order=order, dates=dates, time_query=time_query))
-            weights["time"] = TIME_WEIGHT
-            order = best_first(fused(["vector", "text", "time"]))
-        with stage_timed("neighbour_sql"):
-            ranks["neighbour"] = ranked(_neighbour_ranking(scope=scope, seeds=order[:NEIGHBOUR_SEEDS]))
-        ranks["speaker"] = ranked(_speaker_ranking(order=order, details=details, query=query))
-        weights |= {"neighbour": NEIGHBOUR_WEIGHT, "speaker": SPEAKER_WEIGHT}
-    scores = fused([signal for signal in ("vector", "text", "time", "neighbour", "speaker") if signal in ranks])
-    best = best_first(scores)[:top_k]
+    fusion, similarity = _first_signals_rank(
+        scope=scope,
+        query=query,
+        embedding=embedding,
+        mode=mode,
+        limit=max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES),
+        min_similarity=min_similarity,
+    )
+    if mode == "hybrid":  # a single-signal mode keeps to its signal (min_similarity bounds semantic hits)
+        _around_the_hits_rank(fusion=fusion, scope=scope, query=query, space_id=space.pk)
+    scores = fusion.scores(["vector", "text", "time", "neighbour", "speaker"])
+    best = fusion.best_first(scores)[:top_k]
     with stage_timed("hits_sql"):
         messages = Message.objects.select_related("session").in_bulk(best)
     return [
@@ -335,11 +382,11 @@ def messages_search(
             similarity=similarity.get(pk),
             session_external_id=messages[pk].session.external_id,
             score=scores[pk],
-            vector_rank=ranks["vector"].get(pk),
-            text_rank=ranks["text"].get(pk),
-            time_rank=ranks.get("time", {}).get(pk),
-            neighbour_rank=ranks.get("neighbour", {}).get(pk),
-            speaker_rank=ranks.get("speaker", {}).get(pk),
+            vector_rank=fusion.ranks["vector"].get(pk),
+            text_rank=fusion.ranks["text"].get(pk),
+            time_rank=fusion.ranks.get("time", {}).get(pk),
+            neighbour_rank=fusion.ranks.get("neighbour", {}).get(pk),
+            speaker_rank=fusion.ranks.get("speaker", {}).get(pk),
         )
         for pk in best
     ]

@@ -327,21 +327,47 @@ def facts_search(
         time_query=time_query,
     )
     if signals.small_store or (fallback_to_recent and not candidates):
-        # Facts neither signal ranked: all of a small store, or the most recent ones as a fallback. Score 0.
-        rest = _scope_embeddings(scope).exclude(fact_id__in=list(candidates)).order_by("-valid_from", "-fact_id")
-        for fact_id, valid_from in rest.values_list("fact_id", "valid_from")[:top_k]:
-            candidates[fact_id] = _Candidate(fact_id=fact_id, valid_from=valid_from)
-    ranked = list(candidates.values())
-    if first_person is not None:
-        _own_facts_boost(candidates=ranked, user=user, boost=settings.FIRST_PERSON_USER_BOOST)
-    if recency_weight:
-        _recency_blend(candidates=ranked, weight=recency_weight, now=as_of or timezone.now())
-    ranked.sort(key=lambda candidate: (-candidate.score, -candidate.valid_from.timestamp(), -candidate.fact_id))
-    if mmr_lambda is not None and len(ranked) > 1:
-        ranked = _mmr_select(candidates=ranked, space=space, mmr_lambda=mmr_lambda, top_k=top_k)
-    ranked = ranked[:top_k]
+        _unranked_add(candidates=candidates, scope=scope, limit=top_k)
+    ranked = _candidates_order(
+        candidates=list(candidates.values()),
+        own_facts_of=user if first_person is not None else None,
+        recency_weight=recency_weight,
+        now=as_of or timezone.now(),
+        mmr_lambda=mmr_lambda,
+        space=space,
+        top_k=top_k,
+    )
     stage_record("fuse", time.perf_counter() - fusion_started)
     return _hits(ranked=ranked, record_access=record_access)
+
+
+def _unranked_add(*, candidates: dict[int, _Candidate], scope: FactSearchScope, limit: int) -> None:
+    """Facts neither signal ranked: all of a small store, or the most recent ones as a fallback. Score 0."""
+    rest = _scope_embeddings(scope).exclude(fact_id__in=list(candidates)).order_by("-valid_from", "-fact_id")
+    for fact_id, valid_from in rest.values_list("fact_id", "valid_from")[:limit]:
+        candidates[fact_id] = _Candidate(fact_id=fact_id, valid_from=valid_from)
+
+
+def _candidates_order(
+    *,
+    candidates: list[_Candidate],
+    own_facts_of: EndUser | None,
+    recency_weight: float,
+    now: datetime,
+    mmr_lambda: float | None,
+    space: EmbeddingSpace,
+    top_k: int,
+) -> list[_Candidate]:
+    """Best first, after the boosts the query asked for: the user's own facts for a first-person question, recency,
+    and MMR diversity."""
+    if own_facts_of is not None:
+        _own_facts_boost(candidates=candidates, user=own_facts_of, boost=settings.FIRST_PERSON_USER_BOOST)
+    if recency_weight:
+        _recency_blend(candidates=candidates, weight=recency_weight, now=now)
+    candidates.sort(key=lambda candidate: (-candidate.score, -candidate.valid_from.timestamp(), -candidate.fact_id))
+    if mmr_lambda is not None and len(candidates) > 1:
+        candidates = _mmr_select(candidates=candidates, space=space, mmr_lambda=mmr_lambda, top_k=top_k)
+    return candidates[:top_k]
 
 
 def _signals_rank(
