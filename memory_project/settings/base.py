@@ -186,6 +186,8 @@ CELERY_TASK_DEFAULT_QUEUE = "celery"
 FORMATION_QUEUE = "formation"
 CELERY_TASK_ROUTES = {
     "conversations.form_session_memories": {"queue": FORMATION_QUEUE},
+    "reflections.consolidate_scope": {"queue": FORMATION_QUEUE},
+    # The consolidation task's name before it moved to reflections (what an older release queued).
     "conversations.consolidate_scope": {"queue": FORMATION_QUEUE},
 }
 # Workers log through LOGGING below (task ids, secret redaction) instead of replacing the root logger's handlers.
