@@ -222,7 +222,6 @@ def _speaker_ranking(*, order: list[int], details: dict[int, _CandidateDetails],
     return [pk for pk in order if pk in details and details[pk].speaker in named]
 
 
-@search_reads()
 def _search_options_validate(
     *, query: str, top_k: int, mode: str, time_from: date | None, time_to: date | None, time_filter: str
 ) -> None:
@@ -318,6 +317,7 @@ def _around_the_hits_rank(*, fusion: _Fusion, scope: _Scope, query: str, space_i
     fusion.add("speaker", _speaker_ranking(order=order, details=details, query=query), SPEAKER_WEIGHT)
 
 
+@search_reads()
 def messages_search(
     *,
     agent: Agent,
