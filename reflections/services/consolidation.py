@@ -53,6 +53,11 @@ class ScopeKey:
     def as_task_args(self) -> list:
         return [self.agent_id, self.scope, self.user_id, self.session_id]
 
+    @classmethod
+    def of(cls, row: Reflection | ConsolidationJob | ConsolidatedMemory) -> ScopeKey:
+        """The scope a reflection, a blob or a consolidation job belongs to."""
+        return cls(agent_id=row.agent_id, scope=row.scope, user_id=row.user_id, session_id=row.session_id)
+
 
 @transaction.atomic
 def consolidated_memory_replace(

@@ -18,10 +18,6 @@ def scope_consolidation_request(*, key: ScopeKey) -> None:
     transaction.on_commit(lambda: task_enqueue_safely(reflections_tasks.CONSOLIDATE_SCOPE, *key.as_task_args(), True))
 
 
-def consolidated_memory_scope_key(*, memory: ConsolidatedMemory) -> ScopeKey:
-    return ScopeKey(agent_id=memory.agent_id, scope=memory.scope, user_id=memory.user_id, session_id=memory.session_id)
-
-
 @transaction.atomic
 def consolidated_memory_restore(*, memory: ConsolidatedMemory, version: int, requested_by: str) -> ConsolidatedMemory:
     """Make a past version's text current again, as a new version (history only grows)."""

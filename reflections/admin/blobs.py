@@ -1,5 +1,6 @@
-"""Reflections, consolidated blobs and consolidation jobs in the admin. An edit of a blob is a new version through
-consolidated_memory_replace (which invalidates the cached context blocks); consolidation is queued, never run here."""
+"""Consolidated blobs and their past versions in the admin. An edit of a blob is a new version through
+consolidated_memory_replace (which invalidates the cached context blocks, and makes the text the blob's curated part);
+consolidation is queued, never run here."""
 
 from __future__ import annotations
 
@@ -12,21 +13,15 @@ from django.template.response import TemplateResponse
 from django.urls import path
 
 from core.admin_utils import (
-    FastActionCheckboxMixin,
-    JobAdminMixin,
     admin_change_url,
     admin_is_changelist,
     admin_link,
     admin_operator,
-    text_shorten,
 )
 from core.exceptions import ApplicationError
 from reflections.models import (
     ConsolidatedMemory,
     ConsolidatedMemoryVersion,
-    ConsolidationJob,
-    MemoryScope,
-    Reflection,
 )
 from reflections.selectors.blob_history import (
     consolidated_memory_diff,
@@ -36,103 +31,10 @@ from reflections.selectors.blob_history import (
 from reflections.services.consolidation import ScopeKey, consolidated_memory_replace
 from reflections.services.curation import (
     consolidated_memory_restore,
-    consolidated_memory_scope_key,
     scope_consolidation_request,
 )
-from reflections.services.reflections import reflection_create
 
 BUFFER_SHOWN = 100
-
-
-def _scope_key_of(row: Reflection | ConsolidationJob) -> ScopeKey:
-    return ScopeKey(agent_id=row.agent_id, scope=row.scope, user_id=row.user_id, session_id=row.session_id)
-
-
-class ReflectionAddForm(forms.ModelForm):
-    class Meta:
-        model = Reflection
-        fields = ["agent", "scope", "user", "session", "content"]
-        help_texts = {"scope": "agent: no user or session; user: a user; session: the session and its user."}
-
-    def clean(self) -> dict:
-        cleaned = super().clean()
-        agent, user, session = cleaned.get("agent"), cleaned.get("user"), cleaned.get("session")
-        if user is not None and agent is not None and user.agent_id != agent.pk:
-            self.add_error("user", "This user belongs to another agent.")
-        if session is not None and user is not None and session.user_id != user.pk:
-            self.add_error("session", "This session belongs to another user.")
-        return cleaned
-
-
-@admin.register(Reflection)
-class ReflectionAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
-    """The buffer: unabsorbed reflections first. An operator may add a note (reflection_create, source manual) or
-    delete one; the context cache follows through reflections.signals."""
-
-    list_display = ["id", "short_content", "scope", "agent", "user", "session", "source", "absorbed", "created_at"]
-    list_display_links = ["id", "short_content"]
-    list_select_related = ["agent", "user", "session"]
-    list_filter = ["absorbed", "scope", "source", "agent"]
-    search_fields = ["content"]
-    ordering = ["absorbed", "-created_at"]
-    show_full_result_count = False
-    autocomplete_fields = ["agent"]
-    raw_id_fields = ["user", "session"]
-    readonly_fields = [
-        "source",
-        "source_session",
-        "created_at",
-        "absorbed",
-        "absorbed_at",
-        "consolidated_into_link",
-        "consolidated_into_version",
-    ]
-    actions = ["consolidate_scopes_now"]
-
-    def get_form(self, request, obj=None, **kwargs):
-        if obj is None:
-            kwargs["form"] = ReflectionAddForm
-        return super().get_form(request, obj, **kwargs)
-
-    def get_fields(self, request, obj=None):
-        if obj is None:
-            return ReflectionAddForm.Meta.fields
-        return ["agent", "scope", "user", "session", "content", *self.readonly_fields]
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False  # a reflection is an observation; remove it or add a better one
-
-    @admin.display(description="content")
-    def short_content(self, reflection: Reflection) -> str:
-        return text_shorten(reflection.content, 120)
-
-    @admin.display(description="consolidated into")
-    def consolidated_into_link(self, reflection: Reflection) -> str:
-        return admin_link(reflection.consolidated_into)
-
-    def save_model(self, request, obj: Reflection, form, change: bool) -> None:
-        created = reflection_create(
-            agent=obj.agent,
-            scope=obj.scope,
-            content=obj.content,
-            user=obj.user,
-            session=obj.session,
-            source=Reflection.Source.MANUAL,
-        )
-        obj.pk = created.pk
-
-    def save_related(self, request, form, formsets, change) -> None:
-        return
-
-    def get_changeform_initial_data(self, request):
-        return {**super().get_changeform_initial_data(request), "scope": MemoryScope.USER}
-
-    @admin.action(description="Consolidate the scopes of the selected reflections now (queued)")
-    def consolidate_scopes_now(self, request, queryset) -> None:
-        keys = {_scope_key_of(reflection) for reflection in queryset.filter(absorbed=False)}
-        for key in keys:
-            scope_consolidation_request(key=key)
-        self.message_user(request, f"Consolidation queued for {len(keys)} scopes.", messages.SUCCESS)
 
 
 class BlobEditForm(forms.ModelForm):
@@ -250,7 +152,7 @@ class ConsolidatedMemoryAdmin(admin.ModelAdmin):
         ]
 
     def _consolidation_queue(self, request, memory: ConsolidatedMemory) -> None:
-        scope_consolidation_request(key=consolidated_memory_scope_key(memory=memory))
+        scope_consolidation_request(key=ScopeKey.of(memory))
         if scope_reflections(memory=memory).filter(absorbed=False).exists():
             self.message_user(
                 request,
@@ -330,34 +232,3 @@ class ConsolidatedMemoryVersionAdmin(admin.ModelAdmin):
     @admin.display(description="blob")
     def memory_link(self, version: ConsolidatedMemoryVersion) -> str:
         return admin_link(version.memory)
-
-
-@admin.register(ConsolidationJob)
-class ConsolidationJobAdmin(JobAdminMixin, admin.ModelAdmin):
-    job_kind = "consolidation"
-    list_display = [
-        "id",
-        "scope",
-        "agent",
-        "user",
-        "session",
-        "status",
-        "started_at",
-        "duration",
-        "reflections_count",
-        "produced_version",
-        "short_error",
-    ]
-    list_select_related = ["agent", "user", "session"]
-    list_filter = ["status", "scope", "agent"]
-    search_fields = ["error", "user__external_id", "session__external_id"]
-    date_hierarchy = "started_at"
-    show_full_result_count = False
-    actions = ["retry_jobs"]
-
-    @admin.action(description="Retry: consolidate these jobs' scopes now (queued)")
-    def retry_jobs(self, request, queryset) -> None:
-        keys = {_scope_key_of(job) for job in queryset}
-        for key in keys:
-            scope_consolidation_request(key=key)
-        self.message_user(request, f"Consolidation queued for {len(keys)} scopes.", messages.SUCCESS)
