@@ -126,3 +126,13 @@ class JobAdminMixin(ReadOnlyAdminMixin):
     def llm_calls_link(self, job) -> str:
         url = admin_changelist_url(LLMCall, job_kind=self.job_kind, job_id=job.pk)
         return format_html('<a href="{}">LLM calls of this job</a>', url)
+
+
+def admin_job_link(job_kind: str, job_id: int | None) -> str:
+    """A link to a formation or consolidation job in the admin (by its URL name: core knows no app's model)."""
+    if not job_id:
+        return "-"
+    model = {"formation": "conversations_formationjob", "consolidation": "reflections_consolidationjob"}.get(job_kind)
+    if model is None:
+        return f"{job_kind} #{job_id}"
+    return format_html('<a href="{}">{} #{}</a>', reverse(f"admin:{model}_change", args=[job_id]), job_kind, job_id)

@@ -11,9 +11,7 @@ from django.urls import path
 
 from conversations.models import FormationJob, Message, Session
 from conversations.selectors.session_detail import session_formation_jobs_recent, session_messages
-from conversations.services.formation_holds import (
-    session_waiting_detail,
-)
+from conversations.services.formation_holds import session_waiting_detail
 from conversations.services.formation_triggers import formation_request
 from conversations.services.ingestion import session_close
 from core.admin_utils import (

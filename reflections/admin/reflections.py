@@ -16,9 +16,7 @@ from reflections.models import (
     Reflection,
 )
 from reflections.services.consolidation import ScopeKey
-from reflections.services.curation import (
-    scope_consolidation_request,
-)
+from reflections.services.curation import scope_consolidation_request
 from reflections.services.reflections import reflection_create
 
 
