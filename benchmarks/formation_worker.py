@@ -45,7 +45,7 @@ def main() -> None:
                 }
             elif request.purpose == "reflect":
                 reply = {"agent": [], "user": [], "session": ["The user talked about their week and plans."]}
-            elif request.purpose in ("consolidate", "summarize_session"):
+            elif request.purpose == "consolidate":
                 lines = [inputs.get("current", ""), *(f"- {r}" for r in inputs.get("reflections", []))]
                 reply = {"content": "\n".join(line for line in lines if line)}
             else:

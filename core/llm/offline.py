@@ -384,9 +384,6 @@ class OfflineLLM(LLMProvider):
         session = [note for note in _notes(user_texts, _SESSION_REQUESTS) if note.lower() not in memory_text]
         return {"agent": [], "user": user, "session": session}
 
-    def _summarize_session(self, inputs: dict[str, Any]) -> dict:
-        return self._consolidate(inputs)
-
     def _consolidate(self, inputs: dict[str, Any]) -> dict:
         lines = [line.strip() for line in inputs["current"].splitlines() if line.strip()]
         lines += [f"- {reflection.strip()}" for reflection in inputs["reflections"]]

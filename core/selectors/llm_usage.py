@@ -146,8 +146,7 @@ def llm_usage_windows(*, now: datetime | None = None, agent_id: int | None = Non
 
 @dataclass(frozen=True)
 class StepValidity:
-    """How one formation step's replies fared (a step is an LLM call purpose: extract_facts, reconcile_facts,
-    reflect, consolidate, summarize_session): valid (parsed and passed validation, perhaps on the retry), malformed
+    """How one formation step's replies fared: valid (parsed and passed validation, perhaps on the retry), malformed
     (each malformed reply counts, the retry's too), and valid replies that broke a rule of the prompt."""
 
     step: str
@@ -155,6 +154,11 @@ class StepValidity:
     valid: int
     with_violations: int
     violations: dict[str, int]
+
+    @property
+    def purpose(self) -> str:
+        """The LLMCall purpose of the step's calls."""
+        return "consolidate" if self.step == SUMMARY_STEP else self.step
 
     @property
     def valid_percent(self) -> float:
@@ -165,14 +169,28 @@ class StepValidity:
         return 100.0 * self.with_violations / self.valid if self.valid else 0.0
 
 
+# Consolidation of a session's buffer is its summary: a step of its own for the figures.
+SUMMARY_STEP = "summarize_session"
+
+
 def llm_reply_validity(*, since: datetime, agent_id: int | None = None) -> list[StepValidity]:
-    """Per step, the replies the model gave since `since`: calls without a reply (provider errors, 429s) do not
-    count."""
+    """Per step (LLM call purpose; session consolidations apart, as summaries), the replies the model gave since
+    `since`: calls without a reply (provider errors, 429s) do not count."""
+    from reflections.models import ConsolidationJob
+
     calls = LLMCall.objects.filter(created_at__gte=since, outcome__in=[LLMCall.Outcome.OK, LLMCall.Outcome.MALFORMED])
     if agent_id is not None:
         calls = calls.filter(agent_id=agent_id)
+    summary_jobs = set(
+        ConsolidationJob.objects.filter(
+            pk__in=calls.filter(job_kind="consolidation").values("job_id"), scope="session"
+        ).values_list("pk", flat=True)
+    )
     tallies: dict[str, dict] = {}
-    for step, outcome, violations in calls.values_list("purpose", "outcome", "rule_violations").iterator():
+    for purpose, job_kind, job_id, outcome, violations in calls.values_list(
+        "purpose", "job_kind", "job_id", "outcome", "rule_violations"
+    ).iterator():
+        step = SUMMARY_STEP if job_kind == "consolidation" and job_id in summary_jobs else purpose
         tally = tallies.setdefault(step, {"replies": 0, "valid": 0, "with_violations": 0, "violations": {}})
         tally["replies"] += 1
         if outcome == LLMCall.Outcome.OK:

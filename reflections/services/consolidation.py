@@ -169,8 +169,6 @@ def consolidation_due_scopes(*, session: Session) -> list[ScopeKey]:
 
 
 SCHEMA = {"type": "object", "properties": {"content": {"type": "string"}}, "required": ["content"]}
-# A session's consolidation is its summary: a step of its own in the call records (validity, cost), same prompt.
-SUMMARY_PURPOSE = "summarize_session"
 
 
 def _validate(data: object, *, instructions: str) -> str:
@@ -239,7 +237,7 @@ def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) 
                 },
             )
             content = llm_complete_json(
-                purpose=SUMMARY_PURPOSE if is_session else "consolidate",
+                purpose="consolidate",
                 messages=messages,
                 inputs={
                     "scope": key.scope,

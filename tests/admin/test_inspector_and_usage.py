@@ -11,7 +11,7 @@ from django.utils import timezone
 from conversations.models import Agent
 from core.models import LLMCall
 from core.selectors.llm_usage import llm_reply_validity, llm_usage_daily, llm_usage_windows
-from reflections.models import MemoryScope, Reflection
+from reflections.models import ConsolidationJob, MemoryScope, Reflection
 
 pytestmark = pytest.mark.django_db
 
@@ -93,7 +93,7 @@ def test_the_usage_page_draws_bars_server_side(admin_client, agent):
     assert "http" not in page.split("<svg", 1)[1].split("</svg>", 1)[0].replace("http://www.w3.org", "")
 
 
-def test_reply_validity_per_step_counts_valid_replies_and_the_rules_they_broke(admin_client, agent):
+def test_reply_validity_per_step_counts_valid_replies_and_the_rules_they_broke(admin_client, agent, end_user, session):
     for outcome, violations in [("ok", {}), ("ok", {"question": 2, "over_word_limit": 1}), ("malformed", {})]:
         LLMCall.objects.create(
             agent=agent,
@@ -103,8 +103,17 @@ def test_reply_validity_per_step_counts_valid_replies_and_the_rules_they_broke(a
             rule_violations=violations,
         )
     LLMCall.objects.create(agent=agent, purpose="extract_facts", provider="openai", outcome="provider_error")
-    for purpose in ("summarize_session", "consolidate"):
-        LLMCall.objects.create(agent=agent, purpose=purpose, provider="openai", outcome="ok", job_kind="consolidation")
+    summary = ConsolidationJob.objects.create(agent=agent, user=end_user, session=session, scope=MemoryScope.SESSION)
+    user_note = ConsolidationJob.objects.create(agent=agent, user=end_user, scope=MemoryScope.USER)
+    for job in (summary, user_note):
+        LLMCall.objects.create(
+            agent=agent,
+            purpose="consolidate",
+            provider="openai",
+            outcome="ok",
+            job_kind="consolidation",
+            job_id=job.pk,
+        )
 
     steps = {step.step: step for step in llm_reply_validity(since=timezone.now() - timedelta(days=1))}
 

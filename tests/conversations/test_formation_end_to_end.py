@@ -147,8 +147,7 @@ def test_conversations_become_facts_reflections_and_consolidated_memory(client, 
     session_note.refresh_from_db()
     assert session_note.absorbed and session_note.consolidated_into == blob_a
     assert session_note.content in blob_a.content
-    summaries = LLMCall.objects.filter(agent=agent, job_kind="consolidation", purpose="summarize_session", outcome="ok")
-    assert summaries.exists()
+    assert LLMCall.objects.filter(agent=agent, job_kind="consolidation", purpose="consolidate", outcome="ok").exists()
     short_answers.refresh_from_db()
     assert not short_answers.absorbed  # the user buffer holds 1 of 2
     assert not ConsolidatedMemory.objects.filter(agent=agent, scope="user").exists()

@@ -137,4 +137,4 @@ def test_a_real_model_forms_facts_and_reflections_through_the_openai_client(
 
             note = wait_until(consolidated, timeout=FORMATION_TIMEOUT, what="the session's note", process=worker)
             assert note.content.strip() and not note.is_rule_based
-            assert LLMCall.objects.filter(job_kind="consolidation", purpose="summarize_session").exists()
+            assert LLMCall.objects.filter(job_kind="consolidation", purpose="consolidate", outcome="ok").exists()

@@ -92,7 +92,7 @@ def test_a_model_that_ignores_its_prompt_still_stores_no_secret(agent, scripted_
     agent.save()
     scripted_llm.script("extract_facts", *[_echo] * len(SECRETS))
     scripted_llm.script("reflect", *[_echo_reflections] * len(SECRETS))
-    scripted_llm.script("summarize_session", *[_echo_consolidation] * len(SECRETS))
+    scripted_llm.script("consolidate", *[_echo_consolidation] * len(SECRETS))
 
     for case in SECRETS:
         session = _session(agent, case)
@@ -143,11 +143,11 @@ def test_findings_of_a_failed_formation_are_not_counted_and_its_retry_counts_onc
 
 @pytest.mark.django_db
 def test_the_prompts_tell_the_model_to_leave_secrets_out(agent, scripted_llm):
-    scripted_llm.script("summarize_session", {"content": "The user asked about wifi."})
+    scripted_llm.script("consolidate", {"content": "The user asked about wifi."})
     session = _session(agent, SECRETS[0])
     session_form_memories(session_id=session.pk, trigger="explicit")
     _consolidate_session(session)
 
-    for purpose in ("extract_facts", "reflect", "summarize_session"):
+    for purpose in ("extract_facts", "reflect", "consolidate"):
         system = scripted_llm.calls(purpose)[0].messages[0]["content"]
         assert "password" in system and "one-time" in system, purpose

@@ -43,14 +43,14 @@ def test_summary_is_due_every_n_pairs_even_without_reflections(agent, settings, 
     assert session_summary_due(session=session)
     assert not Reflection.objects.exists()
 
-    scripted_llm.script("summarize_session", {"content": "- Planning a Lisbon trip, days 0-2."})
+    scripted_llm.script("consolidate", {"content": "- Planning a Lisbon trip, days 0-2."})
     job = scope_consolidate(key=_session_key(session))
 
     memory = ConsolidatedMemory.objects.get(session=session)
     assert job.status == "succeeded" and memory.content == "- Planning a Lisbon trip, days 0-2."
     assert memory.summarized_through_message_id == session.formed_through_message_id
     assert not memory.is_rule_based
-    assert "Can we plan day 2 of the Lisbon trip?" in scripted_llm.calls("summarize_session")[0].messages[-1]["content"]
+    assert "Can we plan day 2 of the Lisbon trip?" in scripted_llm.calls("consolidate")[0].messages[-1]["content"]
     assert not session_summary_due(session=session)
 
 
@@ -64,7 +64,7 @@ def test_llm_failure_stores_a_rule_based_summary_replaced_by_the_next_llm_summar
     def provider_down(request):
         raise ProviderError("HTTP 503 from the LLM")
 
-    scripted_llm.script("summarize_session", provider_down)
+    scripted_llm.script("consolidate", provider_down)
     with pytest.raises(ProviderError):
         scope_consolidate(key=_session_key(session))
 
@@ -77,7 +77,7 @@ def test_llm_failure_stores_a_rule_based_summary_replaced_by_the_next_llm_summar
     session_form_memories(session_id=session.pk, trigger="explicit")
     session.refresh_from_db()
     assert session_summary_due(session=session)
-    scripted_llm.script("summarize_session", {"content": "- Lisbon trip planned for three days."})
+    scripted_llm.script("consolidate", {"content": "- Lisbon trip planned for three days."})
     scope_consolidate(key=_session_key(session))
 
     memory.refresh_from_db()
@@ -94,15 +94,15 @@ def test_a_summary_that_copies_the_prompts_placeholder_is_asked_again_then_repla
     session = _talk(agent, 2)
     session_form_memories(session_id=session.pk, trigger="explicit")
     scripted_llm.script(
-        "summarize_session", {"content": "<the updated note>"}, {"content": "The updated note: <the updated note>"}
+        "consolidate", {"content": "<the updated note>"}, {"content": "The updated note: <the updated note>"}
     )
 
     with pytest.raises(MalformedLLMOutput):
         scope_consolidate(key=_session_key(session))
 
-    repair = scripted_llm.calls("summarize_session")[1].messages[-1]["content"]
+    repair = scripted_llm.calls("consolidate")[1].messages[-1]["content"]
     assert "the content repeats the instructions" in repair
     memory = ConsolidatedMemory.objects.get(session=session)
     assert memory.is_rule_based and "<the updated note>" not in memory.content
-    outcomes = list(LLMCall.objects.filter(purpose="summarize_session").values_list("outcome", flat=True))
+    outcomes = list(LLMCall.objects.filter(purpose="consolidate").values_list("outcome", flat=True))
     assert outcomes == [LLMCall.Outcome.MALFORMED, LLMCall.Outcome.MALFORMED]
