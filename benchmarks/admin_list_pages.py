@@ -98,7 +98,7 @@ def fill(*, rows: int, rng: np.random.Generator) -> None:
     from conversations.models import Agent, EndUser, Message, MessageEmbedding, Session
     from core.embeddings.spaces import embedding_space_active
     from facts.models import Fact, FactEmbedding
-    from facts.services import fact_content_hash
+    from facts.services.facts import fact_content_hash
 
     space = embedding_space_active()
     agent = Agent.objects.create(external_id="benchmark-agent", name="Benchmark agent")

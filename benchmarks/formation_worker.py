@@ -20,7 +20,8 @@ def main() -> None:
     import django
 
     django.setup()
-    from core.llm.providers import LLMProvider, LLMReply, LLMRequest, set_llm_provider_override
+    from core.llm.base import LLMProvider, LLMReply, LLMRequest
+    from core.llm.providers import set_llm_provider_override
     from memory_project.celery import app
 
     class InstantLLM(LLMProvider):

@@ -203,6 +203,209 @@ def coverage_study(conversations, embed, fulltext: FullText) -> None:
         print(f"  {corpus:12} k={k} w={weight} tau={tau} power={power}: {recall:5.1f}")
 
 
+SUBJECT_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0)
+TIME_WEIGHTS = (0.0, 0.5, 1.0, 2.0)
+NEIGHBOUR_WEIGHTS = (0.0, 0.25, 0.5, 1.0)
+NEIGHBOUR_SEEDS = (3, 5, 10)
+
+
+def _neighbour_ranking(fused: list[int], *, neighbours: dict[int, list[int]], seeds: int) -> list[int]:
+    """The items next to the best `seeds` hits (in the hits' order), the hits themselves left out."""
+    ranking, seen = [], set(fused[:seeds])
+    for item in fused[:seeds]:
+        for neighbour in neighbours.get(item, ()):
+            if neighbour not in seen:
+                seen.add(neighbour)
+                ranking.append(neighbour)
+    return ranking
+
+
+def time_hop_study(conversations, embed, fulltext: FullText) -> dict:
+    """Issue 14: the product's two signals (RRF k 2, full-text weight 2) plus a time signal (for queries asking
+    when: the fused candidates whose text names a time, core.time_expressions, in fused order) and a neighbour
+    signal (the turns next to the best hits; for observations, the facts from the same or an adjacent turn), each
+    fused as one more RRF list at several weights."""
+    from datetime import datetime
+
+    from core.time_expressions import asks_for_time, referred_date
+    from portability.formats.locomo import DATE_FORMAT
+
+    runs = defaultdict(list)
+    for conversation in conversations:
+        questions = conversation.questions
+        query_vectors = embed([q.text for q in questions])
+        turn_position = {turn.dia_id: (turn.session, index) for index, turn in enumerate(conversation.turns)}
+        for corpus, renderings in conversation.corpora().items():
+            name = PRODUCT_SIGNALS[corpus]["dense"].split(":")[1]
+            texts, sources = renderings["texts"][name], renderings["sources"]
+            raw = renderings["texts"]["raw"]
+            dates = (
+                [turn.date for turn in conversation.turns]
+                if corpus == "turns"
+                else [date for _, _, _, date in conversation.observations]
+            )
+            names_time = [
+                referred_date(text=text, said_at=datetime.strptime(date.strip(), DATE_FORMAT)) is not None
+                for text, date in zip(raw, dates, strict=True)
+            ]
+            by_turn = defaultdict(list)
+            for item, item_sources in enumerate(sources):
+                for dia_id in item_sources:
+                    if dia_id in turn_position:
+                        by_turn[turn_position[dia_id]].append(item)
+            neighbours = {}
+            for item, item_sources in enumerate(sources):
+                around = []
+                for dia_id in item_sources:
+                    if dia_id not in turn_position:
+                        continue
+                    session, index = turn_position[dia_id]
+                    steps = (-1, 1) if corpus == "turns" else (0, -1, 1)
+                    around += [other for step in steps for other in by_turn.get((session, index + step), ())]
+                neighbours[item] = [other for other in dict.fromkeys(around) if other != item]
+            dense = dense_rankings(embed(texts), query_vectors, 100)
+            fulltext.load(texts)
+            for question, vector_ranking in zip(questions, dense, strict=True):
+                text_ranking = fulltext.rank(question.text, how="bm25", depth=100)
+                fused = rrf([list(map(int, vector_ranking)), text_ranking], k=2, weights=[1.0, 2.0], depth=100)
+                timed = [item for item in fused if names_time[item]] if asks_for_time(question.text) else []
+                for seeds in NEIGHBOUR_SEEDS:
+                    near = _neighbour_ranking(fused, neighbours=neighbours, seeds=seeds)
+                    for time_weight in TIME_WEIGHTS:
+                        for neighbour_weight in NEIGHBOUR_WEIGHTS:
+                            ranking = rrf(
+                                [list(map(int, vector_ranking)), text_ranking, timed, near],
+                                k=2,
+                                weights=[1.0, 2.0, time_weight, neighbour_weight],
+                                depth=50,
+                            )
+                            runs[(corpus, seeds, time_weight, neighbour_weight)].append((question, ranking, sources))
+    results = {}
+    print("\ntime and neighbour study: recall@5 / @10 overall, @10 multi-hop and temporal")
+    for (corpus, seeds, time_weight, neighbour_weight), ranked in sorted(runs.items()):
+        table = recall_table(_sourced(ranked))
+        results[f"{corpus} seeds={seeds} w_time={time_weight} w_neighbour={neighbour_weight}"] = table
+        print(
+            f"  {corpus:12} seeds={seeds:2} w_time={time_weight} w_nb={neighbour_weight}: "
+            f"{table['overall'][5]:5.1f} {table['overall'][10]:5.1f}  "
+            f"mh {table['multi-hop'][10]:5.1f} tmp {table['temporal'][10]:5.1f} "
+            f"sh {table['single-hop'][10]:5.1f} od {table['open-domain'][10]:5.1f} adv {table['adversarial'][10]:5.1f}"
+        )
+    return results
+
+
+def subject_study(conversations, embed, fulltext: FullText) -> dict:
+    """Issue 14: the product's signals as shipped (time at 1.0; neighbours at 0.25 around 5 turns, turns only) plus a
+    subject signal: when the query names a person, the fused candidates about that person (for a turn, its speaker;
+    for an observation, whom it is about), in fused order, at several weights."""
+    import re as regex
+    from datetime import datetime
+
+    from core.time_expressions import asks_for_time, referred_date
+    from portability.formats.locomo import DATE_FORMAT
+
+    runs = defaultdict(list)
+    for conversation in conversations:
+        questions = conversation.questions
+        query_vectors = embed([q.text for q in questions])
+        turn_position = {turn.dia_id: (turn.session, index) for index, turn in enumerate(conversation.turns)}
+        turn_at = {(turn.session, index): i for i, turn in enumerate(conversation.turns) for index in [i]}
+        for corpus, renderings in conversation.corpora().items():
+            name = PRODUCT_SIGNALS[corpus]["dense"].split(":")[1]
+            texts, sources = renderings["texts"][name], renderings["sources"]
+            raw = renderings["texts"]["raw"]
+            if corpus == "turns":
+                dates = [turn.date for turn in conversation.turns]
+                subjects = [turn.speaker for turn in conversation.turns]
+            else:
+                dates = [date for _, _, _, date in conversation.observations]
+                subjects = [speaker for _, speaker, _, _ in conversation.observations]
+            names_time = [
+                referred_date(text=text, said_at=datetime.strptime(date.strip(), DATE_FORMAT)) is not None
+                for text, date in zip(raw, dates, strict=True)
+            ]
+            neighbours = {}
+            if corpus == "turns":
+                for item, turn in enumerate(conversation.turns):
+                    session, index = turn_position[turn.dia_id]
+                    neighbours[item] = [
+                        turn_at[(session, index + step)]
+                        for step in (-1, 1)
+                        if (session, index + step) in turn_at
+                        and conversation.turns[turn_at[(session, index + step)]].session == session
+                    ]
+            people = sorted(set(subjects))
+            dense = dense_rankings(embed(texts), query_vectors, 100)
+            fulltext.load(texts)
+            for question, vector_ranking in zip(questions, dense, strict=True):
+                text_ranking = fulltext.rank(question.text, how="bm25", depth=100)
+                base = [list(map(int, vector_ranking)), text_ranking]
+                fused = rrf(base, k=2, weights=[1.0, 2.0], depth=100)
+                timed = [item for item in fused if names_time[item]] if asks_for_time(question.text) else []
+                fused = rrf([*base, timed], k=2, weights=[1.0, 2.0, 1.0], depth=100)
+                near = _neighbour_ranking(fused, neighbours=neighbours, seeds=5) if corpus == "turns" else []
+                named = [
+                    person for person in people if regex.search(rf"\b{regex.escape(person)}\b", question.text, regex.I)
+                ]
+                about = [item for item in fused if subjects[item] in named] if len(named) == 1 else []
+                for subject_weight in SUBJECT_WEIGHTS:
+                    ranking = rrf(
+                        [*base, timed, near, about], k=2, weights=[1.0, 2.0, 1.0, 0.25, subject_weight], depth=50
+                    )
+                    runs[(corpus, subject_weight)].append((question, ranking, sources))
+    results = {}
+    print("\nsubject study: recall@5 / @10 overall, @10 per category")
+    for (corpus, subject_weight), ranked in sorted(runs.items()):
+        table = recall_table(_sourced(ranked))
+        results[f"{corpus} w_subject={subject_weight}"] = table
+        print(
+            f"  {corpus:12} w_subject={subject_weight}: {table['overall'][5]:5.1f} {table['overall'][10]:5.1f}  "
+            f"mh {table['multi-hop'][10]:5.1f} tmp {table['temporal'][10]:5.1f} "
+            f"sh {table['single-hop'][10]:5.1f} od {table['open-domain'][10]:5.1f} adv {table['adversarial'][10]:5.1f}"
+        )
+    return results
+
+
+FEEDBACK_GRID = ((0.0, 0.0), (0.5, 0.5), (0.5, 1.0), (1.0, 0.5), (1.0, 1.0))
+
+
+def feedback_study(conversations, embed, fulltext: FullText) -> dict:
+    """Issue 14: pseudo-relevance feedback for the vector signal (Rocchio): a second vector ranking for the query's
+    vector plus beta times the mean vector of the 3 best fused hits, fused at a weight with the vector and BM25
+    rankings (without the time, neighbour and speaker signals)."""
+    runs = defaultdict(list)
+    for conversation in conversations:
+        questions = conversation.questions
+        query_vectors = embed([q.text for q in questions])
+        for corpus, renderings in conversation.corpora().items():
+            name = PRODUCT_SIGNALS[corpus]["dense"].split(":")[1]
+            texts, sources = renderings["texts"][name], renderings["sources"]
+            item_vectors = embed(texts)
+            dense = dense_rankings(item_vectors, query_vectors, 100)
+            fulltext.load(texts)
+            for question, query_vector, vector_ranking in zip(questions, query_vectors, dense, strict=True):
+                text_ranking = fulltext.rank(question.text, how="bm25", depth=100)
+                base = [list(map(int, vector_ranking)), text_ranking]
+                fused = rrf(base, k=2, weights=[1.0, 2.0], depth=100)
+                for beta, weight in FEEDBACK_GRID:
+                    expanded = query_vector + beta * item_vectors[fused[:3]].mean(axis=0)
+                    expanded = expanded / np.linalg.norm(expanded)
+                    feedback = dense_rankings(item_vectors, expanded[None, :], 100)[0]
+                    ranking = rrf([*base, list(map(int, feedback))], k=2, weights=[1.0, 2.0, weight], depth=50)
+                    runs[(corpus, beta, weight)].append((question, ranking, sources))
+    results = {}
+    print("\nfeedback study (without time/neighbour/speaker): recall@5 / @10 overall, @10 per category")
+    for (corpus, beta, weight), ranked in sorted(runs.items()):
+        table = recall_table(_sourced(ranked))
+        results[f"{corpus} beta={beta} w_feedback={weight}"] = table
+        print(
+            f"  {corpus:12} beta={beta} w={weight}: {table['overall'][5]:5.1f} {table['overall'][10]:5.1f}  "
+            f"mh {table['multi-hop'][10]:5.1f} tmp {table['temporal'][10]:5.1f} "
+            f"sh {table['single-hop'][10]:5.1f} od {table['open-domain'][10]:5.1f} adv {table['adversarial'][10]:5.1f}"
+        )
+    return results
+
+
 def rrf(rankings: list[list[int]], *, k: float, weights: list[float] | None = None, depth: int) -> list[int]:
     weights = weights or [1.0] * len(rankings)
     scores: dict[int, float] = defaultdict(float)
@@ -217,6 +420,9 @@ def main() -> int:
     parser.add_argument("--locomo", type=Path, default=DEFAULT_LOCOMO)
     parser.add_argument("--split", choices=["dev"], default="dev", help="exploration runs on the dev split only")
     parser.add_argument("--coverage-study", action="store_true", help="only the fusion study of the product signals")
+    parser.add_argument("--time-hop-study", action="store_true", help="only the time and neighbour signals (issue 14)")
+    parser.add_argument("--subject-study", action="store_true", help="only the subject signal (issue 14)")
+    parser.add_argument("--feedback-study", action="store_true", help="only pseudo-relevance feedback (issue 14)")
     args = parser.parse_args()
     conversations = load_conversations(args.locomo, sample_ids=SPLITS[args.split])
     embed = embedder()
@@ -232,6 +438,18 @@ def main() -> int:
             fulltext = FullText(conn)
             if args.coverage_study:
                 coverage_study(conversations, embed, fulltext)
+                return 0
+            if args.feedback_study:
+                feedback_study(conversations, embed, fulltext)
+                return 0
+            if args.subject_study:
+                subject_study(conversations, embed, fulltext)
+                return 0
+            if args.time_hop_study:
+                RESULTS.mkdir(parents=True, exist_ok=True)
+                (RESULTS / "locomo_explore_time_hop.json").write_text(
+                    json.dumps(time_hop_study(conversations, embed, fulltext), indent=1, sort_keys=True)
+                )
                 return 0
             # runs[corpus][signal]: (question, ranked item indices, the conversation's item sources) per question.
             runs: dict[str, dict[str, list[tuple]]] = defaultdict(lambda: defaultdict(list))

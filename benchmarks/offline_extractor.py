@@ -36,7 +36,7 @@ def _inputs(conversation: dict) -> dict:
 
 
 def _ask(provider, purpose: str, inputs: dict) -> dict:
-    from core.llm.providers import LLMRequest
+    from core.llm.base import LLMRequest
 
     return json.loads(provider.complete(LLMRequest(purpose=purpose, messages=[], inputs=inputs)).text)
 

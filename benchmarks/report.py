@@ -64,9 +64,9 @@ def locomo(split: str) -> None:
         )
 
 
-def locomo_before_after(split: str) -> None:
-    """Recall@5 and @10 (and per category at 10) of a run of the code before a change against the current one."""
-    before, after = _load(f"locomo_{split}_before.json"), _load(f"locomo_{split}.json")
+def locomo_before_after(split: str, *, before_name: str, after_name: str) -> None:
+    """Recall@5 and @10 (and per category at 10) of a run of the code before a change against one after it."""
+    before, after = _load(before_name.format(split=split)), _load(after_name.format(split=split))
     if not before or not after:
         return
     print(
@@ -351,7 +351,14 @@ def locomo_end_to_end() -> None:
 def main() -> int:
     sections = {
         "locomo": lambda: (locomo("dev"), locomo("eval")),
-        "locomo-before-after": lambda: (locomo_before_after("dev"), locomo_before_after("eval")),
+        "locomo-before-after": lambda: [
+            locomo_before_after(split, before_name=before, after_name=after)
+            for before, after in (
+                ("locomo_{split}_before.json", "locomo_{split}_issue12.json"),  # the search redesign (issue 12)
+                ("locomo_{split}_issue12.json", "locomo_{split}.json"),  # time, neighbours and speakers (issue 14)
+            )
+            for split in ("dev", "eval")
+        ],
         "latency": search_latency,
         "latency-before-after": lambda: (
             search_latency_before_after("search_latency_before_quiet.json", "search_latency_after_quiet.json"),

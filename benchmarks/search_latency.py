@@ -143,7 +143,7 @@ class Store:
         from django.db import connection
 
         from core.services import corpus_statistics_fold
-        from facts.vector_indexes import fact_vector_indexes_maintain
+        from facts.services.vector_indexes import fact_vector_indexes_maintain
 
         per_user = total // (AGENTS * USERS_PER_AGENT)
         add = per_user - self.facts_per_user
@@ -335,7 +335,20 @@ def _fact_defaults() -> tuple[list[str], str]:
     return columns, "\t".join(values)
 
 
-STAGES = ("embed", "text_sql", "embed_wait", "vector_sql", "fuse", "hits_sql", "serialize", "app")
+STAGES = (
+    "embed",
+    "time_query",
+    "text_sql",
+    "embed_wait",
+    "vector_sql",
+    "time_sql",
+    "details_sql",
+    "neighbour_sql",
+    "fuse",
+    "hits_sql",
+    "serialize",
+    "app",
+)
 
 
 def timed_searches(store: Store, base_url: str, queries, *, concurrency: int, messages: bool = False) -> dict:
@@ -440,7 +453,7 @@ def hnsw_recall(store: Store, *, queries: int) -> dict:
     index are scanned exactly by the product too: recall 1.0, reported as such."""
     from django.db import connection, transaction
 
-    from facts.vector_indexes import fact_vector_index_expression, fact_vector_indexes
+    from facts.services.vector_indexes import fact_vector_index_expression, fact_vector_indexes
 
     with_index = fact_vector_indexes(space_id=store.space.pk)
     texts = store.queries(queries, per_user=False)

@@ -8,6 +8,15 @@ from core.models import TEXT_SEARCH_CONFIG, EmbeddingRecord, JobStatus, TimeStam
 from core.sensitive import SensitiveDataPolicy
 
 
+class AgentMemoryFromUsers(models.TextChoices):
+    """Who may write agent-wide memory (facts and reflections every user of the agent sees) from an end user's words.
+    Operators and the API key always may; docs/security.md "Memory poisoning"."""
+
+    REVIEW = "review", "review: held for an operator's decision, not served until approved"
+    USER_SCOPE = "user_scope", "never: kept at the scope of the user who said it"
+    OPEN = "open", "freely: stored agent-wide (single-user agents only)"
+
+
 class Agent(TimeStampedModel):
     """A tenant: one deployed assistant. Every other row belongs to exactly one agent."""
 
@@ -43,6 +52,13 @@ class Agent(TimeStampedModel):
         default=SensitiveDataPolicy.WITHHOLD,
         help_text="What memory formation and the save tool do with a statement holding a password, key, card or "
         "account number, government id or one-time code (docs/security.md).",
+    )
+    agent_memory_from_users = models.CharField(
+        max_length=10,
+        choices=AgentMemoryFromUsers.choices,
+        default=AgentMemoryFromUsers.REVIEW,
+        help_text="What formation and the assistant's memory tools do with agent-wide memory drawn from an end "
+        "user's conversation: every other user of the agent would see it (docs/security.md).",
     )
     # Cost guard; empty means LLM_AGENT_DAILY_TOKEN_BUDGET applies (0 there: no budget).
     llm_daily_token_budget = models.PositiveBigIntegerField(
@@ -180,6 +196,11 @@ class MessageEmbedding(EmbeddingRecord):
         output_field=SearchVectorField(),
         db_persist=True,
     )
+    refers_to = models.DateField(
+        null=True,
+        blank=True,
+        help_text='The day the message\'s text names ("yesterday"), resolved against when it was said.',
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["message", "space"], name="message_embedding_unique")]
@@ -250,3 +271,56 @@ class RetentionRun(models.Model):
 
     def __str__(self) -> str:
         return f"retention of {self.agent} at {self.started_at:%Y-%m-%d %H:%M}"
+
+
+class HeldMemory(models.Model):
+    """A memory that formation or the assistant's tools did not store: agent-wide memory drawn from an end user's
+    words, waiting for an operator (the review queue), or content rejected by rule (an instruction to the model).
+    Nothing here is served until an operator approves it, which writes the fact or reflection through its service."""
+
+    class Kind(models.TextChoices):
+        FACT = "fact", "fact"
+        REFLECTION = "reflection", "reflection"
+
+    class Reason(models.TextChoices):
+        AGENT_SCOPE_FROM_USER = "agent_scope", "agent-wide memory from an end user"
+        INJECTION = "injection", "reads as an instruction to the model"
+        PROTECTED = "protected", "would change operator-curated memory"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending review"
+        APPROVED = "approved", "approved agent-wide"
+        KEPT_FOR_USER = "kept_for_user", "kept at the user's scope"
+        REJECTED = "rejected", "rejected"
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="held_memories")
+    user = models.ForeignKey(
+        EndUser, on_delete=models.CASCADE, null=True, blank=True, related_name="+", help_text="Who said it."
+    )
+    session = models.ForeignKey(Session, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    content = models.TextField()
+    reason = models.CharField(max_length=12, choices=Reason.choices)
+    detail = models.CharField(max_length=300, blank=True, help_text="Which rule or setting held it back.")
+    origin = models.CharField(max_length=20, help_text="formation or assistant_tool.")
+    status = models.CharField(max_length=14, choices=Status.choices, default=Status.PENDING)
+    source_messages = models.ManyToManyField(Message, blank=True, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decided_by = models.CharField(max_length=200, blank=True)
+    stored_id = models.BigIntegerField(
+        null=True, blank=True, help_text="The fact or reflection written when an operator approved or kept it."
+    )
+
+    class Meta:
+        verbose_name = "held memory"
+        verbose_name_plural = "held memories (review queue)"
+        indexes = [
+            models.Index(
+                fields=["agent", "created_at"], condition=Q(status="pending"), name="heldmemory_pending_agent"
+            ),
+            models.Index(fields=["agent", "status", "-created_at"], name="heldmemory_agent_status"),
+        ]
+
+    def __str__(self) -> str:
+        return self.content[:80]

@@ -9,15 +9,13 @@ from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
-from conversations.models import Agent
+from conversations import task_names
 from conversations.services.formation import SessionLocked, session_form_memories
-from conversations.services.formation_holds import consolidation_defer, formation_hold, sessions_formation_resume
+from conversations.services.formation_holds import sessions_formation_resume
 from conversations.services.formation_triggers import sessions_formation_sweep
 from conversations.services.message_embeddings import messages_embed_missing, messages_embedding_sweep
 from conversations.services.retention import retention_enforce_all
-from core.exceptions import ProviderError, ProviderPaused, ProviderRateLimited
-from core.llm.client import llm_calls_write, llm_job_calls
-from reflections.services.consolidation import ScopeKey, scope_consolidate
+from core.exceptions import ProviderError, ProviderRateLimited
 
 # Appends hold a session's row for milliseconds: a claim that met one comes back this soon.
 LOCKED_RETRY_SECONDS = (0.5, 2.0)
@@ -31,7 +29,7 @@ def backoff_seconds(retries: int, error: BaseException | None = None) -> float:
     return delay
 
 
-@shared_task(name="conversations.form_session_memories", bind=True, acks_late=True, max_retries=None)
+@shared_task(name=task_names.FORM_SESSION_MEMORIES, bind=True, acks_late=True, max_retries=None)
 def session_form_memories_task(self, session_id: int, trigger: str) -> dict | None:
     may_retry = self.request.retries < settings.FORMATION_MAX_RETRIES
     try:
@@ -52,49 +50,21 @@ def session_form_memories_task(self, session_id: int, trigger: str) -> dict | No
     return {"job": job.pk, "facts_added": job.facts_added, "reflections_added": job.reflections_added}
 
 
-@shared_task(name="conversations.consolidate_scope", bind=True, acks_late=True, max_retries=None)
-def scope_consolidate_task(
-    self, agent_id: int, scope: str, user_id: int | None, session_id: int | None, force: bool = False
-) -> int | None:
-    if formation_hold(agent=Agent.objects.get(pk=agent_id)) is not None:
-        # Reflections stay buffered (and in the context block); the resume job queues the agent's due scopes.
-        consolidation_defer(agent_id=agent_id)
-        return None
-    try:
-        with llm_job_calls(time_limit_seconds=settings.CELERY_TASK_SOFT_TIME_LIMIT) as calls:
-            try:
-                job = scope_consolidate(
-                    key=ScopeKey(agent_id=agent_id, scope=scope, user_id=user_id, session_id=session_id),
-                    task_id=self.request.id or "",
-                    force=force,
-                )
-            finally:
-                llm_calls_write(records=calls)
-    except ProviderPaused:
-        consolidation_defer(agent_id=agent_id)
-        return None
-    except (ProviderError, SoftTimeLimitExceeded) as error:
-        if self.request.retries >= settings.FORMATION_MAX_RETRIES:
-            raise
-        raise self.retry(exc=error, countdown=backoff_seconds(self.request.retries, error)) from error
-    return job.pk if job else None
-
-
-@shared_task(name="conversations.resume_formation", ignore_result=True)
+@shared_task(name=task_names.RESUME_FORMATION, ignore_result=True)
 def sessions_formation_resume_task() -> dict:
     """Beat, every few seconds, and at once when the LLM provider recovers or a budget is raised: queue again the
     sessions (and consolidations) that waited for a budget or for the provider, once they may go."""
     return sessions_formation_resume()
 
 
-@shared_task(name="conversations.sweep_formation")
+@shared_task(name=task_names.SWEEP_FORMATION)
 def sessions_formation_sweep_task() -> dict:
     """Also re-queues the embedding of messages whose task a broker outage lost."""
     return sessions_formation_sweep() | {"messages_to_embed": messages_embedding_sweep()}
 
 
 @shared_task(
-    name="conversations.embed_messages",
+    name=task_names.EMBED_MESSAGES,
     acks_late=True,
     autoretry_for=(ProviderError,),
     retry_backoff=True,
@@ -105,6 +75,6 @@ def messages_embed_task(message_ids: list[int]) -> int:
     return messages_embed_missing(message_ids=message_ids)
 
 
-@shared_task(name="conversations.enforce_retention")
+@shared_task(name=task_names.ENFORCE_RETENTION)
 def retention_enforce_all_task() -> dict:
     return retention_enforce_all()

@@ -6,7 +6,6 @@ from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
-from conversations.models import Agent
 from core.admin_utils import FastActionCheckboxMixin, ReadOnlyAdminMixin
 from core.models import (
     CorpusStatistics,
@@ -16,7 +15,7 @@ from core.models import (
     LLMCall,
     SensitiveDataFinding,
 )
-from core.selectors.llm_usage import llm_reply_validity, llm_usage_daily, llm_usage_windows
+from core.selectors.llm_usage import llm_reply_validity, llm_usage_agents, llm_usage_daily, llm_usage_windows
 
 
 @admin.register(EmbeddingSpace)
@@ -181,7 +180,7 @@ class LLMCallAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
             "validity": llm_reply_validity(since=timezone.now() - timedelta(days=7), agent_id=agent_id),
             "daily": daily,
             "daily_most_calls": max((day.calls for day in daily), default=0),
-            "agents": Agent.objects.order_by("external_id").only("id", "external_id", "name"),
+            "agents": llm_usage_agents(),
             "agent_id": agent_id,
         }
         return TemplateResponse(request, "admin/core/llmcall/usage.html", context)

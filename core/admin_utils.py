@@ -10,6 +10,8 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
+from core.models import LLMCall
+
 
 def admin_change_url(obj: Model) -> str:
     return reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_change", args=[obj.pk])
@@ -28,6 +30,15 @@ def admin_link(obj: Model | None, text: str | None = None) -> str:
     if obj is None:
         return "-"
     return format_html('<a href="{}">{}</a>', admin_change_url(obj), text if text is not None else str(obj))
+
+
+def admin_is_changelist(request) -> bool:
+    return bool(request.resolver_match and request.resolver_match.url_name.endswith("_changelist"))
+
+
+def admin_operator(request) -> str:
+    """How an operator's changes name who made them."""
+    return f"admin:{request.user.get_username()}"
 
 
 def text_shorten(text: str, length: int = 100) -> str:
@@ -113,7 +124,5 @@ class JobAdminMixin(ReadOnlyAdminMixin):
 
     @admin.display(description="LLM calls")
     def llm_calls_link(self, job) -> str:
-        from core.models import LLMCall
-
         url = admin_changelist_url(LLMCall, job_kind=self.job_kind, job_id=job.pk)
         return format_html('<a href="{}">LLM calls of this job</a>', url)

@@ -44,8 +44,3 @@ class ProviderPaused(ProviderError):
     def __init__(self, message: str, *, retry_in: float) -> None:
         super().__init__(message)
         self.retry_in = retry_in
-
-
-class EmbeddingSpaceMismatch(ApplicationError):
-    status_code = 503
-    code = "embedding_space_mismatch"

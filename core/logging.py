@@ -61,7 +61,7 @@ class SecretRedactionFilter(logging.Filter):
 
 
 def _celery_task_id() -> str | None:
-    from celery import current_task
+    from celery import current_task  # logging is configured before Celery loads: imported when a record is made
 
     return getattr(current_task.request, "id", None) if current_task else None
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 from concurrent.futures import ThreadPoolExecutor
 
+from celery import current_app
+
 logger = logging.getLogger(__name__)
 # One thread per process does the best-effort bookkeeping a read asks for, so the read's response never waits on the
 # broker. Created lazily (the thread starts on the first submit), so forking servers start clean.
@@ -19,13 +21,16 @@ ENQUEUE_OPTIONS = {
 }
 
 
-def task_enqueue_safely(task, *args) -> bool:
-    """Queue task(*args); when the broker is down, log and return False. Callers keep enough state (a 'queued'
-    session, a fact without a vector) for a periodic sweep to redo the work once the broker is back."""
+def task_enqueue_safely(task_name: str, *args) -> bool:
+    """Queue the task registered as `task_name` (each app's task_names.py) with args; when the broker is down, log
+    and return False. Callers keep enough state (a 'queued' session, a fact without a vector) for a periodic sweep to
+    redo the work once the broker is back. By name, so that services queue tasks without importing the tasks
+    modules that import them."""
     try:
-        task.apply_async(args=args, **ENQUEUE_OPTIONS)
+        # send_task needs no registered task object: a web process never imports the tasks modules.
+        current_app.send_task(task_name, args=args, **ENQUEUE_OPTIONS)
     except Exception:
-        logger.warning("could not enqueue %s%s; a sweep will retry", task.name, args, exc_info=True)
+        logger.warning("could not enqueue %s%s; a sweep will retry", task_name, args, exc_info=True)
         return False
     return True
 

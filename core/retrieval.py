@@ -18,6 +18,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
 
 import numpy as np
 from django.conf import settings
@@ -26,12 +27,26 @@ from django.db import connection
 from core.db_routers import search_connection
 from core.embeddings.providers import EmbeddingProvider
 from core.models import TEXT_SEARCH_CONFIG
+from core.time_expressions import TIME_WORD, Period, asks_for_time, named_period
 from core.timing import in_request_context, stage_timed
 
 BM25_K1 = 1.2
 BM25_B = 0.75
 # Full-text matches covering at least this share of the query's IDF count fully in fusion; weaker ones in proportion.
 FULL_STRENGTH_COVERAGE = 0.2
+
+# Weights of the signals fused after vector (1) and full text (MEMORY_TEXT_WEIGHT), chosen on the LoCoMo dev split
+# (benchmarks/locomo_explore.py --time-hop-study, docs/benchmarks.md): the time signal at 1.0 (0.5 and 2.0 gained
+# less); the neighbour signal at 0.25 around the best NEIGHBOUR_SEEDS turns (0.5 and 1.0, or 10 seeds, gained on
+# single-hop questions but lost 2 to 7 points on multi-hop ones).
+TIME_WEIGHT = 1.0
+NEIGHBOUR_WEIGHT = 0.25
+NEIGHBOUR_SEEDS = 5
+# Message search's speaker signal (the turns said by the one speaker a query names), studied the same way
+# (--subject-study): 1.0 was best, heavier lost adversarial questions; for facts the same signal lost 3 to 4 points
+# on adversarial questions at every weight and gained nothing, so fact search has none.
+SPEAKER_WEIGHT = 1.0
+TIME_FILTERS = ("boost", "restrict")
 
 # Created lazily (threads start on the first submit), so forking servers start clean.
 _query_embedding_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query-embedding")
@@ -224,3 +239,81 @@ def reciprocal_rank_fusion(
         sum(w * s * (k + 1) / (k + r) for r, w, s in zip(ranks, weights, strengths, strict=True) if r is not None)
         / total
     )
+
+
+@dataclass(frozen=True)
+class TimeQuery:
+    """What a search knows about time: whether the query asks when something happened, the period it is about (the
+    caller's `time_from`/`time_to`, else one the query names, such as "in May 2023"), and whether only that period
+    may be searched (the caller's `time_filter` "restrict")."""
+
+    asks_when: bool = False
+    period: Period | None = None
+    restrict: bool = False
+
+    @property
+    def active(self) -> bool:
+        return self.asks_when or self.period is not None
+
+    def period_bounds(self) -> tuple[datetime, datetime]:
+        """The period as [start, end) in UTC datetimes, for timestamp columns (an open end: the last datetime)."""
+        assert self.period is not None
+        start = datetime.combine(self.period.start, time.min, tzinfo=UTC)
+        if self.period.end == date.max:
+            return start, datetime.max.replace(tzinfo=UTC)
+        return start, datetime.combine(self.period.end, time.min, tzinfo=UTC) + timedelta(days=1)
+
+
+def time_query_read(
+    *,
+    query: str,
+    time_from: date | None,
+    time_to: date | None,
+    time_filter: str,
+    fused: bool,
+    now: datetime | None = None,
+) -> TimeQuery:
+    """The time side of a search. An explicit range wins over one named in the query; an open end is unbounded.
+    Without `fused` (a single-signal mode, where no time signal is fused) only an explicit restriction counts.
+    dateparser runs on the query only when it holds a word that can start a time expression (~2 ms then)."""
+    if time_from is not None or time_to is not None:
+        period = Period(start=time_from or date.min, end=time_to or date.max)
+        restrict = time_filter == "restrict"
+        if not fused:
+            return TimeQuery(period=period, restrict=True) if restrict else TimeQuery()
+        return TimeQuery(asks_when=asks_for_time(query), period=period, restrict=restrict)
+    if not fused:
+        return TimeQuery()
+    period = named_period(query=query, now=now) if TIME_WORD.search(query) else None
+    return TimeQuery(asks_when=asks_for_time(query), period=period)
+
+
+def time_query_validate(*, time_from: date | None, time_to: date | None, time_filter: str) -> dict[str, list[str]]:
+    """The errors of a search's time options, by field (empty when they are valid)."""
+    errors = {}
+    if time_from is not None and time_to is not None and time_from > time_to:
+        errors["time_to"] = ["must not be before time_from"]
+    if time_filter not in TIME_FILTERS:
+        errors["time_filter"] = [f"must be one of {', '.join(TIME_FILTERS)}"]
+    elif time_filter == "restrict" and time_from is None and time_to is None:
+        errors["time_filter"] = ["'restrict' needs time_from or time_to"]
+    return errors
+
+
+def time_ranking(
+    *, order: Sequence[int], dates: dict[int, tuple[datetime, date | None]], time_query: TimeQuery
+) -> list[int]:
+    """The time signal: the candidates (`order`, best first by the other signals) that hold the time the query is
+    about, in that order. `dates` gives each candidate's (when it was said or became valid, the date its text
+    refers to). For a query asking when: the candidates whose text names a time (the answer to "When did ...?" is
+    in a turn that says "yesterday" or "last May"); for a period: those said, or referring to a day, within it."""
+
+    def holds(item: int) -> bool:
+        said_at, refers_to = dates.get(item, (None, None))
+        if time_query.period is not None:
+            return time_query.period.holds(refers_to) or (
+                said_at is not None and time_query.period.holds(said_at.astimezone(UTC).date())
+            )
+        return refers_to is not None
+
+    return [item for item in order if holds(item)] if time_query.active else []

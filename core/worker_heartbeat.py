@@ -9,6 +9,7 @@ import time
 
 import redis
 from celery import bootsteps
+from django.conf import settings
 
 logger = logging.getLogger(__name__)
 
@@ -16,14 +17,10 @@ HEARTBEAT_KEY = "memory:worker-heartbeat"  # one key per queue: HEARTBEAT_KEY:<q
 
 
 def _redis_client() -> redis.Redis:
-    from django.conf import settings
-
     return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
 
 
 def worker_heartbeat_write(*, hostname: str, queues: list[str]) -> None:
-    from django.conf import settings
-
     pipe = _redis_client().pipeline(transaction=False)
     for queue in queues:
         pipe.set(
@@ -52,8 +49,6 @@ class WorkerHeartbeatStep(bootsteps.StartStopStep):
         self.timer_entry = None
 
     def start(self, worker) -> None:
-        from django.conf import settings
-
         hostname = getattr(worker, "hostname", None) or socket.gethostname()
         # The queues chosen with -Q, or every queue the app declares when the worker was given none.
         queues = sorted(worker.app.amqp.queues.consume_from or worker.app.amqp.queues)

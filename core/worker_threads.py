@@ -14,6 +14,10 @@ from __future__ import annotations
 import logging
 import os
 
+from celery.concurrency.prefork import TaskPool as PreforkPool
+from celery.concurrency.thread import TaskPool as ThreadPool
+from django.conf import settings
+
 logger = logging.getLogger(__name__)
 _applied = False
 _worker_processes: int | None = None
@@ -23,8 +27,6 @@ def worker_processes_record(instance=None, **_) -> None:
     """celery `celeryd_after_setup`, in the main process once the concurrency is resolved and before the pool forks:
     how many processes (or pool threads) will run tasks at once."""
     global _worker_processes
-    from celery.concurrency.prefork import TaskPool as PreforkPool
-    from celery.concurrency.thread import TaskPool as ThreadPool
 
     pool = getattr(instance, "pool_cls", None)
     concurrency = getattr(instance, "concurrency", 1)
@@ -50,8 +52,6 @@ def worker_embedding_threads_limit(**_) -> None:
     if _applied:
         return
     _applied = True
-    from django.conf import settings
-
     if settings.EMBEDDING_PROVIDER != "local":
         return
     threads = worker_embedding_threads(
@@ -61,6 +61,7 @@ def worker_embedding_threads_limit(**_) -> None:
     )
     if threads is None:
         return
+    # Imported when a task starts: this module loads with the Celery app, before Django's apps are ready.
     from core.embeddings.providers import get_embedding_provider
 
     get_embedding_provider().threads_set(threads)

@@ -20,6 +20,20 @@ class FactScope(models.TextChoices):
     AGENT = "agent", "agent"
 
 
+class FactWriter(models.TextChoices):
+    """Who wrote a fact version. Operators' versions (the admin, the API key) are curated: formation and the
+    assistant's tools never close, update or supersede them (docs/security.md "Memory poisoning")."""
+
+    FORMATION = "formation", "formation (from a conversation)"
+    ASSISTANT = "assistant", "the assistant's memory tools"
+    OPERATOR = "operator", "an operator in the admin"
+    API = "api", "the API key (curation endpoints)"
+    IMPORT = "import", "import from another system"
+
+
+CURATED_WRITERS = (FactWriter.OPERATOR, FactWriter.API)
+
+
 class Fact(models.Model):
     """One version of an atomic, objective statement. A change never overwrites: the old version is closed
     (valid_to, superseded_by, closed_reason) and a new row carries the same lineage with version + 1.
@@ -40,6 +54,9 @@ class Fact(models.Model):
     formed_at = models.DateTimeField(help_text="When this version was written.")
     valid_from = models.DateTimeField()
     valid_to = models.DateTimeField(null=True, blank=True, help_text="Empty while this version is current.")
+    refers_to = models.DateField(
+        null=True, blank=True, help_text='The day the content names ("last Saturday"), resolved when it was formed.'
+    )
     superseded_by = models.ForeignKey(
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="supersedes"
     )
@@ -55,6 +72,7 @@ class Fact(models.Model):
     # A profile attribute ("home_city", "employer"): a new value for the same user and key supersedes the old one.
     key = models.CharField(max_length=100, blank=True, validators=[PROFILE_KEY_VALIDATOR])
     pinned = models.BooleanField(default=False, help_text="Pinned by an operator: retention never evicts it.")
+    written_by = models.CharField(max_length=10, choices=FactWriter.choices, default=FactWriter.FORMATION)
 
     class Meta:
         constraints = [
@@ -112,6 +130,10 @@ class Fact(models.Model):
     @property
     def is_current(self) -> bool:
         return self.valid_to is None
+
+    @property
+    def is_curated(self) -> bool:
+        return self.written_by in CURATED_WRITERS
 
     @property
     def restricted_to_user_id(self) -> int | None:

@@ -1,16 +1,21 @@
 from datetime import datetime
 
 from celery import shared_task
+from django.conf import settings
 from django.db import OperationalError
 
+from conversations.models import Agent
 from core.embeddings.spaces import embedding_space_active
-from facts.access import facts_access_record, facts_accesses_fold
-from facts.services import facts_embed_missing, facts_reembed
-from facts.vector_indexes import fact_vector_indexes_maintain
+from facts import task_names
+from facts.services.access import facts_access_record, facts_accesses_fold
+from facts.services.deduplication import facts_close_near_duplicates
+from facts.services.facts import facts_embed_missing, facts_reembed
+from facts.services.reference_documents import reference_chunks_embed_missing
+from facts.services.vector_indexes import fact_vector_indexes_maintain
 
 
 @shared_task(
-    name="facts.embed_missing",
+    name=task_names.EMBED_MISSING,
     acks_late=True,
     autoretry_for=(Exception,),
     retry_backoff=True,
@@ -30,8 +35,8 @@ def facts_embed_missing_task(fact_ids: list[int]) -> int:
     max_retries=5,
 )
 def facts_access_record_task(fact_ids: list[int], accessed_at: str) -> int:
-    """What searches queued before access tracking moved to the access log (facts/access.py): kept so that tasks
-    queued by the previous version during an upgrade are still counted. Not acks_late: an increment is not
+    """What searches queued before access tracking moved to the access log (facts/services/access.py): kept so that
+    tasks queued by the previous version during an upgrade are still counted. Not acks_late: an increment is not
     idempotent, and a count lost to a dead worker beats one counted twice."""
     return facts_access_record(fact_ids=fact_ids, accessed_at=datetime.fromisoformat(accessed_at))
 
@@ -43,7 +48,7 @@ def facts_accesses_fold_task() -> int:
 
 
 @shared_task(
-    name="facts.reembed",
+    name=task_names.REEMBED,
     acks_late=True,
     autoretry_for=(Exception,),
     retry_backoff=True,
@@ -56,7 +61,7 @@ def facts_reembed_task(fact_ids: list[int]) -> int:
 
 
 @shared_task(
-    name="facts.embed_reference_chunks",
+    name=task_names.EMBED_REFERENCE_CHUNKS,
     acks_late=True,
     autoretry_for=(Exception,),
     retry_backoff=True,
@@ -65,8 +70,6 @@ def facts_reembed_task(fact_ids: list[int]) -> int:
 )
 def reference_chunks_embed_task(chunk_ids: list[int]) -> int:
     """Idempotent: chunks already embedded in the active space are skipped."""
-    from facts.reference_documents import reference_chunks_embed_missing
-
     return reference_chunks_embed_missing(chunk_ids=chunk_ids)
 
 
@@ -76,3 +79,14 @@ def fact_vector_indexes_maintain_task() -> dict[str, list[str]]:
     block writes (CREATE INDEX CONCURRENTLY)."""
     changes = fact_vector_indexes_maintain(space=embedding_space_active())
     return {"built": changes.built, "dropped": changes.dropped}
+
+
+@shared_task(name="facts.cleanup_duplicate_facts_nightly", acks_late=True, ignore_result=True)
+def cleanup_duplicate_facts_nightly() -> dict[str, int]:
+    """The nightly beat job: only agents listed in CLEANUP_DUPLICATE_FACTS_AGENTS (off by default). Idempotent,
+    so a redelivery after a worker crash closes nothing twice."""
+    closed = {}
+    for agent in Agent.objects.filter(external_id__in=settings.CLEANUP_DUPLICATE_FACTS_AGENTS).order_by("pk"):
+        report = facts_close_near_duplicates(agent=agent, threshold=settings.FACT_DUPLICATE_SIMILARITY)
+        closed[agent.external_id] = len(report.closures)
+    return closed

@@ -31,13 +31,14 @@ app.conf.beat_schedule = {
     # Pending search statistics (appended by database triggers) folded into the kept ones; reads are exact either way,
     # folding keeps what they add up small.
     "corpus-statistics-fold": {"task": "core.corpus_statistics_fold", "schedule": 30.0},
-    # Accesses that searches logged (facts/access.py), folded into the facts' access counts and times.
+    # Accesses that searches logged (facts/services/access.py), folded into the facts' access counts and times.
     "facts-access-fold": {"task": "facts.fold_accesses", "schedule": 10.0},
-    # Per-agent HNSW indexes of agents that grew past MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS (facts/vector_indexes.py).
+    # Per-agent HNSW indexes of agents that grew past MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS
+    # (facts/services/vector_indexes.py).
     "fact-vector-indexes": {"task": "facts.vector_indexes_maintain", "schedule": 600.0},
     # Only agents opted in through CLEANUP_DUPLICATE_FACTS_AGENTS; off for everyone else.
     "cleanup-duplicate-facts-nightly": {
-        "task": "core.cleanup_duplicate_facts_nightly",
+        "task": "facts.cleanup_duplicate_facts_nightly",
         "schedule": crontab(hour=3, minute=15),
     },
 }

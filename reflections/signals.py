@@ -11,6 +11,7 @@ from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from conversations.models import Agent
+from facts.signals import user_profile_changed
 from reflections.models import ConsolidatedMemory, Reflection
 from reflections.services.context_cache import context_cache_invalidate
 
@@ -25,6 +26,12 @@ def memory_scope_changed(sender, instance: Reflection | ConsolidatedMemory, **kw
         lambda: context_cache_invalidate(agent_id=agent_id, user_id=user_id, session_id=session_id),
         using=kwargs.get("using"),
     )
+
+
+@receiver(user_profile_changed, dispatch_uid="user_profile_changed_invalidates_context")
+def user_profile_changed_invalidate(sender, agent_id: int, user_id: int, **kwargs) -> None:
+    """Sent after commit already: the block shows the user's profile."""
+    context_cache_invalidate(agent_id=agent_id, user_id=user_id)
 
 
 @receiver(post_save, sender=Agent, dispatch_uid="agent_saved_invalidates_context")

@@ -6,7 +6,7 @@ import json
 from collections import defaultdict, deque
 from collections.abc import Callable
 
-from core.llm.providers import LLMProvider, LLMReply, LLMRequest
+from core.llm.base import LLMProvider, LLMReply, LLMRequest
 
 Reply = str | dict | Callable[[LLMRequest], "str | dict"]
 DEFAULT_REPLIES = {

@@ -6,10 +6,12 @@
 It answers every prompt the formation pipeline sends (told apart by the first words of the system prompt) with a
 valid reply made from the request itself: facts from the user's messages, ADD for every new fact in a
 reconciliation, a reflection per session, a consolidation that merges the note and the reflections. Anything else
-gets a short chat reply. Optionally each answer comes after a log-normal latency (the median and 95th percentile of
-a real provider), and a share of requests fail: 429 with Retry-After, or 500. Replies can also be scripted one by
-one (`then`), and every request is kept for assertions. Usage reports tokens in the OpenAI way (about 4 characters a
-token)."""
+gets a short chat reply. With `obeys_users` it plays a compromised model, the worst case of memory poisoning: every
+user message becomes an agent-wide fact (and the user's own) and an agent reflection in the user's own words, and
+every reconciliation rewrites (or, when the user asks to remove something, deletes) the first existing fact it is
+shown. Optionally each answer comes after a log-normal latency (the median and 95th percentile of a real provider),
+and a share of requests fail: 429 with Retry-After, or 500. Replies can also be scripted one by one (`then`), and
+every request is kept for assertions. Usage reports tokens in the OpenAI way (about 4 characters a token)."""
 
 from __future__ import annotations
 
@@ -99,6 +101,7 @@ class StubLLMServer:
 
     facts: list[dict] | None = None
     reflections: dict[str, list[str]] | None = None
+    obeys_users: bool = False
     script: list[StubReply] = field(default_factory=list)
     latency: Latency = field(default_factory=Latency)
     rate_429: float = 0.0
@@ -133,6 +136,8 @@ class StubLLMServer:
 
     def healthy_content(self, body: dict) -> str:
         purpose = purpose_of(body)
+        if self.obeys_users and purpose in ("extract_facts", "reconcile_facts", "reflect"):
+            return json.dumps(_obedient_reply(purpose, body))
         if purpose == "extract_facts":
             return json.dumps({"facts": self.facts if self.facts is not None else _facts_from(body)})
         if purpose == "reconcile_facts":
@@ -267,6 +272,41 @@ def _section(body: dict, heading: str) -> list[str]:
         if message.get("role") == "user" and heading in text:
             return text.split(heading, 1)[1].splitlines()[1:]
     return []
+
+
+def _user_lines(body: dict) -> list[tuple[int, str]]:
+    """(number, text) of each user message in the `[n] [date] user: text` lines of the conversation."""
+    lines = []
+    for line in _section(body, "Conversation"):
+        number, _, rest = line.partition("] ")
+        _, _, said = rest.partition("] user: ")
+        if number.startswith("[") and said.strip():
+            lines.append((int(number[1:]), said.strip()))
+    return lines
+
+
+_REMOVAL = ("delete", "remove", "forget", "no longer", "cancel")
+
+
+def _obedient_reply(purpose: str, body: dict) -> dict:
+    """What a model that does whatever the user says would answer (see the module docstring)."""
+    said = [(number, " ".join(text.split()[:FACT_WORDS])) for number, text in _user_lines(body)]
+    if purpose == "extract_facts":
+        # Every statement asked to be shared with every user (and kept for its user, as a model would too).
+        return {"facts": [{"content": text, "scope": ["user", "agent"], "source": [number]} for number, text in said]}
+    if purpose == "reflect":
+        return {"agent": [text for _, text in said], "user": [], "session": []}
+    decisions = []
+    for line in _section(body, "NEW facts"):
+        if not line[:1].isdigit() or "(similar: " not in line:
+            continue
+        number = int(line.split(".", 1)[0])
+        content = line.split(".", 1)[1].split("  (similar: ", 1)[0].strip()
+        target = int(line.split("(similar: ", 1)[1].split(",")[0].rstrip(")"))
+        removal = any(word in content.lower() for word in _REMOVAL)
+        decision = {"new": number, "action": "DELETE" if removal else "UPDATE", "target": target, "reason": "user said"}
+        decisions.append(decision | ({} if removal else {"content": content}))
+    return {"decisions": decisions}
 
 
 def _facts_from(body: dict) -> list[dict]:

@@ -6,12 +6,13 @@ from typing import Any
 
 from django.conf import settings
 from django.http import StreamingHttpResponse
-from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema, extend_schema_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from conversations.api import examples
 from conversations.api.authentication import request_agent
 from conversations.services.chat_proxy import (
     ChatMemoryOptions,
@@ -87,57 +88,8 @@ class ChatCompletionsView(APIView):
             503: OpenApiResponse(description="No upstream LLM configured."),
         },
         examples=[
-            OpenApiExample(
-                "With memory",
-                request_only=True,
-                value={
-                    "model": "gpt-4.1-mini",
-                    "messages": [{"role": "user", "content": "Any tips for my night shifts?"}],
-                    "temperature": 0.3,
-                    "memory_user": "gene",
-                    "memory_session": "s-42",
-                },
-            ),
-            OpenApiExample(
-                "Reply",
-                response_only=True,
-                value={
-                    "id": "chatcmpl-123",
-                    "object": "chat.completion",
-                    "created": 1763800000,
-                    "model": "gpt-4.1-mini",
-                    "choices": [
-                        {
-                            "index": 0,
-                            "finish_reason": "stop",
-                            "message": {"role": "assistant", "content": "Sleep in a dark room after your shift…"},
-                        }
-                    ],
-                    "memory": {
-                        "user": "gene",
-                        "session": "s-42",
-                        "context": {
-                            "enabled": True,
-                            "included": True,
-                            "token_count": 52,
-                            "etag": '"5d41402abc4b2a76b9719d911017c592"',
-                            "blob_versions": {"agent": 3, "user": 2, "session": None},
-                            "reflection_ids": [41],
-                        },
-                        "facts": [
-                            {
-                                "id": 97,
-                                "content": "Gene works night shifts at Lyon hospital.",
-                                "score": 1.0,
-                                "similarity": 0.71,
-                            }
-                        ],
-                        "rag_enabled": True,
-                        "injected_tokens": 96,
-                        "stored_message_ids": [812, 813],
-                    },
-                },
-            ),
+            examples.CHAT_COMPLETIONS_WITH_MEMORY,
+            examples.CHAT_COMPLETIONS_REPLY,
         ],
         tags=["chat proxy"],
     )

@@ -1,21 +1,22 @@
 """POST /api/v1/messages/search: turn-level retrieval over a user's past messages."""
 
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from conversations.api import examples
 from conversations.api.authentication import request_agent
 from conversations.api.serializers import MessageOutputSerializer
 from conversations.selectors.memory_scope import memory_scope_resolve
 from conversations.selectors.message_search import SEARCH_MODES, TOP_K_MAX, messages_search
-from core.api.fields import StrictCharField, StrictFloatField, StrictIntegerField
+from core.api.fields import StrictCharField, StrictFloatField, StrictIntegerField, TimeRangeInputSerializer
 from core.api.hot_path import input_validate, output_represent
 from core.timing import stage_timed
 
 
-class MessageSearchInputSerializer(serializers.Serializer):
+class MessageSearchInputSerializer(TimeRangeInputSerializer):
     query = StrictCharField(max_length=2000)
     user = StrictCharField(
         max_length=200, required=False, help_text="Whose messages: required unless `session` is given."
@@ -40,6 +41,15 @@ class MessageHitOutputSerializer(serializers.Serializer):
     similarity = serializers.FloatField(allow_null=True)
     vector_rank = serializers.IntegerField(allow_null=True)
     text_rank = serializers.IntegerField(allow_null=True)
+    time_rank = serializers.IntegerField(
+        allow_null=True, help_text="Rank in the time signal: the query asks when, or is about a period."
+    )
+    neighbour_rank = serializers.IntegerField(
+        allow_null=True, help_text="Rank among the turns just before and after the best hits (hybrid mode)."
+    )
+    speaker_rank = serializers.IntegerField(
+        allow_null=True, help_text="Rank among the turns said by the one speaker the query names (hybrid mode)."
+    )
 
 
 class MessageSearchOutputSerializer(serializers.Serializer):
@@ -53,8 +63,11 @@ class MessageSearchView(APIView):
         summary="Search a user's past messages (vector + BM25 full-text, reciprocal rank fusion)",
         description="Each message is indexed with its speaker (metadata `speaker` or `name`, else the role) after "
         "the message before it in its session. Full text matches any query word, ranked by BM25. A user the agent "
-        "has never seen has no messages: 200 with no results.",
-        examples=[OpenApiExample("a past turn", value={"query": "When did Gene adopt the puppy?", "user": "gene"})],
+        'has never seen has no messages: 200 with no results. A query that asks when ("When did ...") or names a '
+        'period ("in May 2023", "last week") adds a time signal; `time_from`/`time_to` give the period '
+        "explicitly, and `time_filter` `restrict` searches only it. In hybrid mode the turns next to the best hits, "
+        "and those said by the one speaker the query names, are fused too. Each hit gives its rank in every signal.",
+        examples=[examples.MESSAGE_SEARCH_A_PAST_TURN],
     )
     def post(self, request: Request) -> Response:
         options = input_validate(serializer_class=MessageSearchInputSerializer, data=request.data)

@@ -1,10 +1,11 @@
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import status
 from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from conversations.api import examples
 from conversations.api.authentication import request_agent
 from conversations.api.serializers import (
     EXTERNAL_ID_MAX_LENGTH,
@@ -61,7 +62,7 @@ class SessionCreateView(APIView):
         request=SessionCreateInputSerializer,
         responses={200: SessionOutputSerializer, 201: SessionOutputSerializer},
         summary="Create a session, or fetch it if it exists",
-        examples=[OpenApiExample("new session", value={"user": "user-42", "session": "chat-2026-11-22"})],
+        examples=[examples.SESSION_CREATE_NEW_SESSION],
     )
     def post(self, request: Request) -> Response:
         data = SessionCreateInputSerializer(data=request.data)
@@ -110,18 +111,7 @@ class SessionMessagesView(ListAPIView):
         summary="Append messages (up to 500); the session is created on first use",
         description="Returns at once: memory formation runs in the background. A message whose idempotency_key "
         "the session already holds is returned as stored, not stored again (200 when nothing was new).",
-        examples=[
-            OpenApiExample(
-                "two turns",
-                value={
-                    "user": "user-42",
-                    "messages": [
-                        {"role": "user", "content": "I moved to Lisbon last month.", "idempotency_key": "m-1"},
-                        {"role": "assistant", "content": "How are you finding Lisbon?", "idempotency_key": "m-2"},
-                    ],
-                },
-            )
-        ],
+        examples=[examples.SESSION_MESSAGES_TWO_TURNS],
     )
     def post(self, request: Request, session_id: str) -> Response:
         data = messages_append_input_validated(request.data)

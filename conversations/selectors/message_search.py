@@ -4,23 +4,47 @@ Both signals read the message's embedding row, which holds what was indexed for 
 message_embeddings: the message with its speaker, after the previous message of its session): its vector, and the
 stored full-text vector of the same text, found through the (user, tsvector) GIN index. A message is searchable once
 its embedding task has run, a few seconds after ingestion. Searches are within one user's messages: the vector signal
-scans them exactly, and BM25 takes the user's corpus size and average length from the kept statistics."""
+scans them exactly, and BM25 takes the user's corpus size and average length from the kept statistics.
+
+Three more signals are fused with them in hybrid mode (semantic and text are each one signal alone): time, for a
+query that asks when something happened or is about a period (the day each message was said, and the day its text
+names, MessageEmbedding.refers_to, core.retrieval.time_ranking); neighbours, the turns just before and after the best
+hits, which hold the answer as often as the hit itself (a reply, or the question it answers); and speaker, the
+candidates said by the one speaker the query names ("What does Melanie paint?" is answered by what Melanie said).
+Each hit says its rank in every signal. Weights and what was measured: core.retrieval and docs/benchmarks.md."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
+from concurrent.futures import Future
 from dataclasses import dataclass
+from datetime import date
 
 import numpy as np
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from pgvector.django import CosineDistance
 
 from conversations.models import Agent, EndUser, Message, MessageEmbedding, Session
-from core.db_routers import search_reads
+from conversations.services.message_embeddings import speaker_name
+from core.db_routers import search_connection, search_reads
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
-from core.retrieval import CorpusKey, bm25_ranking, query_embedding_start, reciprocal_rank_fusion
+from core.retrieval import (
+    NEIGHBOUR_SEEDS,
+    NEIGHBOUR_WEIGHT,
+    SPEAKER_WEIGHT,
+    TIME_WEIGHT,
+    CorpusKey,
+    TimeQuery,
+    bm25_ranking,
+    query_embedding_start,
+    reciprocal_rank_fusion,
+    time_query_read,
+    time_query_validate,
+    time_ranking,
+)
 from core.timing import stage_timed
 
 TOP_K_MAX = 100
@@ -39,18 +63,9 @@ class MessageHit:
     score: float = 0.0
     vector_rank: int | None = None
     text_rank: int | None = None
-
-
-def _searchable_embeddings(
-    *, space, agent: Agent, user: EndUser, session: Session | None, exclude_message_ids: Collection[int]
-) -> QuerySet[MessageEmbedding]:
-    """The user's message rows (one session's when given), read through the (space, user) btree index."""
-    candidates = MessageEmbedding.objects.filter(space=space, agent=agent, user=user)
-    if session is not None:
-        candidates = candidates.filter(session=session)
-    if exclude_message_ids:
-        candidates = candidates.exclude(message_id__in=list(exclude_message_ids))
-    return candidates
+    time_rank: int | None = None
+    neighbour_rank: int | None = None
+    speaker_rank: int | None = None
 
 
 def _vector_ranking(
@@ -67,37 +82,69 @@ def _vector_ranking(
     ]
 
 
-def _text_ranking(
-    *,
-    space,
-    agent: Agent,
-    user: EndUser,
-    session: Session | None,
-    exclude_message_ids: Collection[int],
-    query: str,
-    limit: int,
-) -> list[tuple[int, float, float]]:
-    """(message id, BM25 score, strength) of the user's messages (one session's when given) matching any query word.
-    The ids are cast to bigint so that the GIN index's btree_gin int8 class applies."""
-    conditions = [
-        "embedding.user_id = %s::bigint",
-        "embedding.space_id = %s::bigint",
-        "embedding.agent_id = %s::bigint",
-    ]
-    params: list = [user.pk, space.pk, agent.pk]
-    if session is not None:
-        conditions.append("embedding.session_id = %s::bigint")
-        params.append(session.pk)
-    if exclude_message_ids:
-        conditions.append("NOT (embedding.message_id = ANY(%s::bigint[]))")
-        params.append(list(exclude_message_ids))
+@dataclass(frozen=True)
+class _Scope:
+    """What one message search may read: the user's rows in the space (one session's, one period's when given), less
+    the excluded messages."""
+
+    space_id: int
+    agent_id: int
+    user_id: int
+    session_id: int | None
+    exclude_message_ids: tuple[int, ...]
+    time_query: TimeQuery
+
+    def embeddings(self) -> QuerySet[MessageEmbedding]:
+        """The scope's rows through the ORM, read through the (space, user) btree index (the vector signal)."""
+        rows = MessageEmbedding.objects.filter(space_id=self.space_id, agent_id=self.agent_id, user_id=self.user_id)
+        if self.session_id is not None:
+            rows = rows.filter(session_id=self.session_id)
+        if self.exclude_message_ids:
+            rows = rows.exclude(message_id__in=list(self.exclude_message_ids))
+        if self.time_query.restrict:
+            start, end = self.time_query.period_bounds()
+            period = self.time_query.period
+            rows = rows.filter(
+                Q(message__created_at__gte=start, message__created_at__lt=end)
+                | Q(refers_to__gte=period.start, refers_to__lte=period.end)
+            )
+        return rows
+
+    def conditions_sql(self) -> tuple[str, list]:
+        """The same scope as conditions on `embedding` (the message embedding table), for the statements written by
+        hand. The ids are cast to bigint so that the GIN index's btree_gin int8 class applies."""
+        conditions = [
+            "embedding.user_id = %s::bigint",
+            "embedding.space_id = %s::bigint",
+            "embedding.agent_id = %s::bigint",
+        ]
+        params: list = [self.user_id, self.space_id, self.agent_id]
+        if self.session_id is not None:
+            conditions.append("embedding.session_id = %s::bigint")
+            params.append(self.session_id)
+        if self.exclude_message_ids:
+            conditions.append("NOT (embedding.message_id = ANY(%s::bigint[]))")
+            params.append(list(self.exclude_message_ids))
+        if self.time_query.restrict:
+            start, end = self.time_query.period_bounds()
+            conditions.append(
+                f"(embedding.refers_to BETWEEN %s AND %s OR EXISTS (SELECT 1 FROM {Message._meta.db_table} AS said "
+                "WHERE said.id = embedding.message_id AND said.created_at >= %s AND said.created_at < %s))"
+            )
+            params += [self.time_query.period.start, self.time_query.period.end, start, end]
+        return " AND ".join(conditions), params
+
+
+def _text_ranking(*, scope: _Scope, query: str, limit: int) -> list[tuple[int, float, float]]:
+    """(message id, BM25 score, strength) of the scope's messages matching any query word."""
+    conditions, params = scope.conditions_sql()
     matched_sql = (
         "SELECT embedding.message_id AS id, embedding.search_vector AS tsv "
         f"FROM {MessageEmbedding._meta.db_table} AS embedding, query "
-        f"WHERE {' AND '.join(conditions)} AND embedding.search_vector @@ query.tsquery"
+        f"WHERE {conditions} AND embedding.search_vector @@ query.tsquery"
     )
     return bm25_ranking(
-        corpora=[CorpusKey(corpus=CORPUS_MESSAGES, space_id=space.pk, scope_id=user.pk)],
+        corpora=[CorpusKey(corpus=CORPUS_MESSAGES, space_id=scope.space_id, scope_id=scope.user_id)],
         matched_sql=matched_sql,
         matched_params=params,
         query=query,
@@ -106,7 +153,171 @@ def _text_ranking(
     )
 
 
+def _neighbour_ranking(*, scope: _Scope, seeds: list[int]) -> list[int]:
+    """The messages just before and after each seed in its session, in the seeds' order, that are in the scope and
+    not seeds themselves, in one statement (each neighbour through the (session, id) index)."""
+    conditions, params = scope.conditions_sql()
+    messages = Message._meta.db_table
+    sql = f"""
+        SELECT near.id
+        FROM unnest(%s::bigint[]) WITH ORDINALITY AS seed(id, place)
+        JOIN {messages} AS seed_message ON seed_message.id = seed.id
+        CROSS JOIN LATERAL (
+            (SELECT before.id, 0 AS side FROM {messages} AS before
+             WHERE before.session_id = seed_message.session_id AND before.id < seed.id
+             ORDER BY before.id DESC LIMIT 1)
+            UNION ALL
+            (SELECT after.id, 1 AS side FROM {messages} AS after
+             WHERE after.session_id = seed_message.session_id AND after.id > seed.id
+             ORDER BY after.id LIMIT 1)
+        ) AS near
+        JOIN {MessageEmbedding._meta.db_table} AS embedding ON embedding.message_id = near.id
+        WHERE {conditions}
+        ORDER BY seed.place, near.side
+    """
+    with search_connection().cursor() as cursor:
+        cursor.execute(sql, [seeds, *params])
+        found = [row[0] for row in cursor.fetchall()]
+    return [pk for pk in dict.fromkeys(found) if pk not in set(seeds)]
+
+
+@dataclass(frozen=True)
+class _CandidateDetails:
+    said_at: object  # datetime
+    refers_to: date | None
+    speaker: str
+
+
+def _candidate_details(*, space_id: int, message_ids: Collection[int]) -> dict[int, _CandidateDetails]:
+    """When each candidate was said, the day its text names, and who said it: for the time and speaker signals."""
+    with search_connection().cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT embedding.message_id, message.created_at, embedding.refers_to, message.role,
+                   message.metadata ->> 'speaker', message.metadata ->> 'name'
+            FROM {MessageEmbedding._meta.db_table} AS embedding
+            JOIN {Message._meta.db_table} AS message ON message.id = embedding.message_id
+            WHERE embedding.space_id = %s::bigint AND embedding.message_id = ANY(%s::bigint[])
+            """,
+            [space_id, list(message_ids)],
+        )
+        rows = cursor.fetchall()
+    return {
+        message_id: _CandidateDetails(
+            said_at=said_at,
+            refers_to=refers_to,
+            speaker=speaker_name(role=role, metadata={"speaker": speaker, "name": name}),
+        )
+        for message_id, said_at, refers_to, role, speaker, name in rows
+    }
+
+
+def _speaker_ranking(*, order: list[int], details: dict[int, _CandidateDetails], query: str) -> list[int]:
+    """The candidates, in `order`, said by the speaker the query names; nothing when it names none of them, or more
+    than one (then every candidate would match)."""
+    speakers = {detail.speaker for detail in details.values()}
+    named = {speaker for speaker in speakers if re.search(rf"\b{re.escape(speaker)}\b", query, re.IGNORECASE)}
+    if len(named) != 1:
+        return []
+    return [pk for pk in order if pk in details and details[pk].speaker in named]
+
+
 @search_reads()
+def _search_options_validate(
+    *, query: str, top_k: int, mode: str, time_from: date | None, time_to: date | None, time_filter: str
+) -> None:
+    errors = time_query_validate(time_from=time_from, time_to=time_to, time_filter=time_filter)
+    if not query.strip():
+        errors["query"] = ["must not be empty"]
+    if not 1 <= top_k <= TOP_K_MAX:
+        errors["top_k"] = [f"must be between 1 and {TOP_K_MAX}"]
+    if mode not in SEARCH_MODES:
+        errors["mode"] = [f"must be one of {', '.join(SEARCH_MODES)}"]
+    if errors:
+        raise ApplicationError(f"Invalid search: {', '.join(errors)}.", fields=errors)
+
+
+@dataclass
+class _Fusion:
+    """Each signal's ranking (message id -> rank) and weight, fused by weighted reciprocal rank fusion; full-text
+    ranks count with the strength of their match."""
+
+    ranks: dict[str, dict[int, int]]
+    weights: dict[str, float]
+    text_strength: dict[int, float]
+
+    def add(self, signal: str, ordered: list[int], weight: float) -> None:
+        self.ranks[signal] = {pk: rank for rank, pk in enumerate(ordered, start=1)}
+        self.weights[signal] = weight
+
+    def scores(self, signals: list[str]) -> dict[int, float]:
+        used = [signal for signal in signals if signal in self.ranks and self.weights[signal]]
+        return {
+            pk: reciprocal_rank_fusion(
+                ranks=[self.ranks[signal].get(pk) for signal in used],
+                weights=[self.weights[signal] for signal in used],
+                strengths=[self.text_strength.get(pk, 1.0) if signal == "text" else 1.0 for signal in used],
+                k=settings.MEMORY_RRF_K,
+            )
+            for pk in {pk for signal in used for pk in self.ranks[signal]}
+        }
+
+    @staticmethod
+    def best_first(scores: dict[int, float]) -> list[int]:
+        return sorted(scores, key=lambda pk: (-scores[pk], -pk))
+
+
+def _first_signals_rank(
+    *,
+    scope: _Scope,
+    query: str,
+    embedding: Future[np.ndarray] | None,
+    mode: str,
+    limit: int,
+    min_similarity: float | None,
+) -> tuple[_Fusion, dict[int, float]]:
+    """Full text and the vector: the fusion of the two, and each vector candidate's similarity."""
+    text_rows: list[tuple[int, float, float]] = []
+    if mode != "semantic":
+        with stage_timed("text_sql"):
+            text_rows = _text_ranking(scope=scope, query=query, limit=limit)
+    vector_rows: list[tuple[int, float]] = []
+    if embedding is not None:
+        with stage_timed("embed_wait"):
+            vector = embedding.result()
+        with stage_timed("vector_sql"):
+            vector_rows = _vector_ranking(scope.embeddings(), vector=vector, limit=limit, min_similarity=min_similarity)
+    fusion = _Fusion(
+        ranks={
+            "vector": {pk: rank for rank, (pk, _) in enumerate(vector_rows, start=1)},
+            "text": {pk: rank for rank, (pk, _, _) in enumerate(text_rows, start=1)},
+        },
+        weights={
+            "vector": 1.0 if mode != "text" else 0.0,
+            "text": settings.MEMORY_TEXT_WEIGHT if mode != "semantic" else 0.0,
+        },
+        text_strength={pk: share for pk, _, share in text_rows},
+    )
+    return fusion, dict(vector_rows)
+
+
+def _around_the_hits_rank(*, fusion: _Fusion, scope: _Scope, query: str, space_id: int) -> None:
+    """Hybrid mode: the time signal (when the query asks when or names a period), then the neighbours of the best hits
+    and the turns of the speaker the query names, each ranked from the fused order so far."""
+    order = fusion.best_first(fusion.scores(["vector", "text"]))
+    if not order:
+        return
+    with stage_timed("details_sql"):
+        details = _candidate_details(space_id=space_id, message_ids=order)
+    if scope.time_query.active:
+        dates = {pk: (detail.said_at, detail.refers_to) for pk, detail in details.items()}
+        fusion.add("time", time_ranking(order=order, dates=dates, time_query=scope.time_query), TIME_WEIGHT)
+        order = fusion.best_first(fusion.scores(["vector", "text", "time"]))
+    with stage_timed("neighbour_sql"):
+        fusion.add("neighbour", _neighbour_ranking(scope=scope, seeds=order[:NEIGHBOUR_SEEDS]), NEIGHBOUR_WEIGHT)
+    fusion.add("speaker", _speaker_ranking(order=order, details=details, query=query), SPEAKER_WEIGHT)
+
+
 def messages_search(
     *,
     agent: Agent,
@@ -117,69 +328,52 @@ def messages_search(
     mode: str = "hybrid",
     min_similarity: float | None = None,
     exclude_message_ids: Collection[int] = (),
+    time_from: date | None = None,
+    time_to: date | None = None,
+    time_filter: str = "boost",
 ) -> list[MessageHit]:
     """The user's past messages (one session's when `session` is given) that best answer `query`: vector similarity
-    (`semantic`), BM25 full-text (`text`), or both fused with weighted reciprocal rank fusion (`hybrid`, k =
-    MEMORY_RRF_K, full-text weight MEMORY_TEXT_WEIGHT). Without a user, nothing: messages are never shared across
-    users. `min_similarity` drops vector candidates below it; full-text matches stay."""
-    errors = {}
-    if not query.strip():
-        errors["query"] = ["must not be empty"]
-    if not 1 <= top_k <= TOP_K_MAX:
-        errors["top_k"] = [f"must be between 1 and {TOP_K_MAX}"]
-    if mode not in SEARCH_MODES:
-        errors["mode"] = [f"must be one of {', '.join(SEARCH_MODES)}"]
-    if errors:
-        raise ApplicationError(f"Invalid search: {', '.join(errors)}.", fields=errors)
+    (`semantic`), BM25 full-text (`text`), or both (`hybrid`), fused with weighted reciprocal rank fusion (k =
+    MEMORY_RRF_K, full-text weight MEMORY_TEXT_WEIGHT) with the time signal (when the query asks when, or names a
+    period, or `time_from`/`time_to` give one) and the neighbours of the best hits. `time_filter` "restrict" searches
+    only messages said, or naming a day, within the given period; "boost" ranks them higher. Without a user, nothing:
+    messages are never shared across users. `min_similarity` drops vector candidates below it; full-text matches
+    stay."""
+    _search_options_validate(
+        query=query, top_k=top_k, mode=mode, time_from=time_from, time_to=time_to, time_filter=time_filter
+    )
     if user is None:
         return []
     space = embedding_space_active()
-    limit = max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
     embedding = (
         query_embedding_start(provider=embedding_provider_for_space(space=space), text=query)
         if mode != "text"
         else None
     )
-    text_rows: list[tuple[int, float, float]] = []
-    if mode != "semantic":
-        with stage_timed("text_sql"):
-            text_rows = _text_ranking(
-                space=space,
-                agent=agent,
-                user=user,
-                session=session,
-                exclude_message_ids=exclude_message_ids,
-                query=query,
-                limit=limit,
-            )
-    vector_rows: list[tuple[int, float]] = []
-    if embedding is not None:
-        candidates = _searchable_embeddings(
-            space=space, agent=agent, user=user, session=session, exclude_message_ids=exclude_message_ids
+    with stage_timed("time_query"):
+        time_query = time_query_read(
+            query=query, time_from=time_from, time_to=time_to, time_filter=time_filter, fused=mode == "hybrid"
         )
-        with stage_timed("embed_wait"):
-            vector = embedding.result()
-        with stage_timed("vector_sql"):
-            vector_rows = _vector_ranking(candidates, vector=vector, limit=limit, min_similarity=min_similarity)
-    similarity = dict(vector_rows)
-    vector_rank = {pk: rank for rank, (pk, _) in enumerate(vector_rows, start=1)}
-    text_rank = {pk: rank for rank, (pk, _, _) in enumerate(text_rows, start=1)}
-    strength = {pk: share for pk, _, share in text_rows}
-    signals = []  # (ranks, weight, strengths) of each signal used
-    if mode != "text":
-        signals.append((vector_rank, 1.0, {}))
-    if mode != "semantic":
-        signals.append((text_rank, settings.MEMORY_TEXT_WEIGHT, strength))
-    scores = {
-        pk: reciprocal_rank_fusion(
-            ranks=[ranks.get(pk) for ranks, _, _ in signals],
-            weights=[weight for _, weight, _ in signals],
-            strengths=[strengths.get(pk, 1.0) for _, _, strengths in signals],
-            k=settings.MEMORY_RRF_K,
-        )
-        for pk in {*vector_rank, *text_rank}
-    }
-    best = sorted(scores, key=lambda pk: (-scores[pk], -pk))[:top_k]
+    scope = _Scope(
+        space_id=space.pk,
+        agent_id=agent.pk,
+        user_id=user.pk,
+        session_id=session.pk if session is not None else None,
+        exclude_message_ids=tuple(exclude_message_ids),
+        time_query=time_query,
+    )
+    fusion, similarity = _first_signals_rank(
+        scope=scope,
+        query=query,
+        embedding=embedding,
+        mode=mode,
+        limit=max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES),
+        min_similarity=min_similarity,
+    )
+    if mode == "hybrid":  # a single-signal mode keeps to its signal (min_similarity bounds semantic hits)
+        _around_the_hits_rank(fusion=fusion, scope=scope, query=query, space_id=space.pk)
+    scores = fusion.scores(["vector", "text", "time", "neighbour", "speaker"])
+    best = fusion.best_first(scores)[:top_k]
     with stage_timed("hits_sql"):
         messages = Message.objects.select_related("session").in_bulk(best)
     return [
@@ -188,8 +382,11 @@ def messages_search(
             similarity=similarity.get(pk),
             session_external_id=messages[pk].session.external_id,
             score=scores[pk],
-            vector_rank=vector_rank.get(pk),
-            text_rank=text_rank.get(pk),
+            vector_rank=fusion.ranks["vector"].get(pk),
+            text_rank=fusion.ranks["text"].get(pk),
+            time_rank=fusion.ranks.get("time", {}).get(pk),
+            neighbour_rank=fusion.ranks.get("neighbour", {}).get(pk),
+            speaker_rank=fusion.ranks.get("speaker", {}).get(pk),
         )
         for pk in best
     ]

@@ -24,6 +24,7 @@ from conversations.selectors.memory_scope import memory_scope_resolve
 from conversations.services.ingestion import MessageInput, session_append_messages
 from core.api.errors import error_body
 from core.exceptions import ApplicationError
+from core.fencing import MEMORY_NOTICE_BLOCK, memory_text_quote
 from core.limits import text_cap
 from core.tokens import count_tokens
 from facts.selectors import facts_search
@@ -136,7 +137,13 @@ def chat_memory_gather(
         )
     sections = [context.text] if context.text else []
     if hits:
-        sections.append("\n".join(["<RelevantFacts>", *(f"- {hit.fact.content}" for hit in hits), "</RelevantFacts>"]))
+        sections.append(
+            "\n".join(
+                ["<RelevantFacts>", *(f"- {memory_text_quote(hit.fact.content)}" for hit in hits), "</RelevantFacts>"]
+            )
+        )
+    if sections and not context.text:  # the context block carries the notice itself
+        sections.insert(0, MEMORY_NOTICE_BLOCK)
     text = "\n".join([MEMORY_PREAMBLE, *sections]) if sections else ""
     parts = context.parts if context.enabled else {}
     used = {

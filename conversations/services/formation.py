@@ -23,12 +23,18 @@ from conversations.services.formation_holds import (
     session_formation_wait,
 )
 from conversations.services.formation_triggers import formation_request, session_formation_due_by_interval
+from conversations.services.memory_trust import (
+    facts_from_user_route,
+    held_memories_store,
+    reflections_from_user_route,
+)
 from core.exceptions import ProviderError, ProviderPaused
 from core.llm.client import llm_calls_write, llm_job_calls
 from core.models import JobStatus, LLMCall
 from core.queueing import task_enqueue_safely
-from facts.extraction import facts_extract
-from facts.reconciliation import facts_reconcile_apply, facts_reconcile_plan
+from facts.services.extraction import facts_extract
+from facts.services.reconciliation import facts_reconcile_apply, facts_reconcile_plan
+from reflections import task_names as reflections_tasks
 from reflections.models import MemoryScope
 from reflections.services.consolidation import ScopeKey, consolidation_due_scopes
 from reflections.services.reflections import reflections_draft, reflections_store
@@ -209,12 +215,16 @@ def _form(*, session: Session, job: FormationJob, snapshot: dict, calls: list[LL
     window = conversation_window(messages=pending, token_budget=settings.FORMATION_TOKEN_BUDGET)
     snapshot["messages"] = [item.as_input() | {"id": item.message.pk} for item in window]
     extracted = facts_extract(window=window, agent_id=session.agent_id, job_id=job.pk)
-    decisions = facts_reconcile_plan(agent=session.agent, user=session.user, extracted=extracted, job_id=job.pk)
+    trusted_facts = facts_from_user_route(agent=session.agent, extracted=extracted)
+    decisions = facts_reconcile_plan(
+        agent=session.agent, user=session.user, extracted=trusted_facts.facts, job_id=job.pk
+    )
     new_fact_texts = [d.content or d.new.content for d in decisions if d.action in ("ADD", "UPDATE")]
     drafts = reflections_draft(window=window, session=session, new_facts=new_fact_texts, job_id=job.pk)
+    user_messages = [item.message for item in window if item.message.role == Message.Role.USER]
+    trusted_reflections = reflections_from_user_route(agent=session.agent, drafts=drafts, source_messages=user_messages)
 
     through = window[-1].message.pk
-    user_messages = [item.message for item in window if item.message.role == Message.Role.USER]
     with transaction.atomic():
         # The session row first: appends and erasure lock the session before the user and the facts, and so does
         # this transaction, so none of them can deadlock with it.
@@ -222,7 +232,14 @@ def _form(*, session: Session, job: FormationJob, snapshot: dict, calls: list[LL
         facts = facts_reconcile_apply(
             decisions=decisions, agent=session.agent, session=session, source_messages_fallback=user_messages
         )
-        reflections = reflections_store(drafts=drafts, session=session)
+        reflections = reflections_store(drafts=trusted_reflections.drafts, session=session)
+        held_memories_store(
+            agent=session.agent,
+            user=session.user,
+            session=session,
+            held=trusted_facts.held + trusted_reflections.held,
+            origin="formation",
+        )
         job.facts_added, job.facts_updated = len(facts.added), len(facts.updated)
         job.facts_deleted, job.facts_unchanged = len(facts.deleted), facts.unchanged
         job.reflections_added = len(reflections)
@@ -273,8 +290,6 @@ def _job_finish(*, job: FormationJob, through: int | None, message_count: int) -
 def _queue_follow_ups(*, session: Session, more_pending: bool) -> None:
     """Consolidate scopes whose buffer is due; form again when messages remain past this run's window or arrived
     meanwhile in numbers that make the interval due."""
-    from conversations.tasks import scope_consolidate_task
-
     due = consolidation_due_scopes(session=session)
     session_key = ScopeKey(
         agent_id=session.agent_id, scope=MemoryScope.SESSION, user_id=session.user_id, session_id=session.pk
@@ -282,7 +297,7 @@ def _queue_follow_ups(*, session: Session, more_pending: bool) -> None:
     if session_key not in due and session_summary_due(session=session):
         due.append(session_key)
     for key in due:
-        task_enqueue_safely(scope_consolidate_task, *key.as_task_args())
+        task_enqueue_safely(reflections_tasks.CONSOLIDATE_SCOPE, *key.as_task_args())
     # The counters as _session_finish read them (as at commit): messages appended during this run count too.
     if more_pending or session_formation_due_by_interval(session=session):
         formation_request(session=session, trigger="interval")

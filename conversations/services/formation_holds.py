@@ -17,11 +17,14 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from conversations import task_names as conversations_tasks
 from conversations.models import Agent, Session
 from core.llm.guard import llm_breaker_state, llm_redis, provider_key_for
 from core.llm.providers import get_llm_provider
 from core.llm.spend import day_end, llm_spend_today
 from core.queueing import task_enqueue_safely
+from reflections import task_names as reflections_tasks
+from reflections.selectors.consolidation_due import scopes_due_for_consolidation
 
 logger = logging.getLogger(__name__)
 
@@ -114,9 +117,13 @@ def session_formation_wait(*, session_id: int, hold: FormationHold) -> bool:
 def formation_resume_soon() -> None:
     """Run the resume job now (after commit) rather than at the next beat: a budget was raised, the provider is
     back."""
-    from conversations.tasks import sessions_formation_resume_task
+    transaction.on_commit(lambda: task_enqueue_safely(conversations_tasks.RESUME_FORMATION))
 
-    transaction.on_commit(lambda: task_enqueue_safely(sessions_formation_resume_task))
+
+def formation_resume_on_provider_recovery(**_) -> None:
+    """Receiver of core.llm.client.llm_provider_recovered: the circuit breaker closed, so the sessions that waited for
+    the provider go now, not at the next beat."""
+    formation_resume_soon()
 
 
 def consolidation_defer(*, agent_id: int) -> None:
@@ -135,8 +142,6 @@ def _sessions_requeue(*, ids: list[int]) -> int:
     """waiting → queued for these sessions (those still waiting), and their tasks enqueued."""
     if not ids:
         return 0
-    from conversations.tasks import session_form_memories_task
-
     with connection.cursor() as cursor:
         cursor.execute(
             "UPDATE conversations_session SET formation_status = %s, formation_waiting_reason = '', "
@@ -145,7 +150,7 @@ def _sessions_requeue(*, ids: list[int]) -> int:
         )
         requeued = [row[0] for row in cursor.fetchall()]
     for session_id in requeued:
-        task_enqueue_safely(session_form_memories_task, session_id, "resumed")
+        task_enqueue_safely(conversations_tasks.FORM_SESSION_MEMORIES, session_id, "resumed")
     return len(requeued)
 
 
@@ -184,11 +189,8 @@ def sessions_formation_resume(*, limit: int = 2000) -> dict[str, int]:
 
 
 def _consolidations_requeue(*, agent: Agent) -> int:
-    from conversations.tasks import scope_consolidate_task
-    from reflections.selectors.consolidation_due import scopes_due_for_consolidation
-
     llm_redis().srem(_deferred_key(), agent.pk)
     keys = scopes_due_for_consolidation(agent=agent)
     for key in keys:
-        task_enqueue_safely(scope_consolidate_task, *key.as_task_args())
+        task_enqueue_safely(reflections_tasks.CONSOLIDATE_SCOPE, *key.as_task_args())
     return len(keys)

@@ -13,6 +13,7 @@ from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Sum, Va
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from conversations import task_names as conversations_tasks
 from conversations.models import Message, Session
 from conversations.selectors.agent_settings import agent_thresholds
 from core.queueing import task_enqueue_safely
@@ -27,9 +28,7 @@ FAILED_RETRY_AFTER = timedelta(minutes=10)
 
 
 def message_embedding_enqueue(*, message_ids: list[int]) -> None:
-    from conversations.tasks import messages_embed_task
-
-    transaction.on_commit(lambda: task_enqueue_safely(messages_embed_task, message_ids))
+    transaction.on_commit(lambda: task_enqueue_safely(conversations_tasks.EMBED_MESSAGES, message_ids))
 
 
 def session_unformed_totals(*, session: Session) -> tuple[int, int]:
@@ -67,9 +66,7 @@ def formation_request(*, session: Session, trigger: str) -> bool:
     if not updated.update(formation_status=Status.QUEUED, formation_queued_at=timezone.now()):
         return False
     session.formation_status = Status.QUEUED
-    from conversations.tasks import session_form_memories_task
-
-    transaction.on_commit(lambda: task_enqueue_safely(session_form_memories_task, session.pk, trigger))
+    transaction.on_commit(lambda: task_enqueue_safely(conversations_tasks.FORM_SESSION_MEMORIES, session.pk, trigger))
     return True
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
+from django.db.models import Max
 from django.utils import timezone
 
 from conversations.models import Agent, EndUser, Message, Session
@@ -135,20 +136,7 @@ def _messages_store(
         new_inputs.append((message, tokens))
 
     now = timezone.now()
-    created = Message.objects.bulk_create(
-        [
-            Message(
-                session=session,
-                role=message.role,
-                content=message.content,
-                token_count=tokens,
-                created_at=message.created_at or now,
-                idempotency_key=message.idempotency_key or None,
-                metadata=message.metadata or {},
-            )
-            for message, tokens in new_inputs
-        ]
-    )
+    created = _messages_insert(session=session, inputs=new_inputs, now=now)
     by_key.update({message.idempotency_key: message for message in created if message.idempotency_key})
     unkeyed = iter([message for message in created if not message.idempotency_key])
     ordered = [by_key[m.idempotency_key] if m.idempotency_key else next(unkeyed) for m in messages]
@@ -163,6 +151,52 @@ def _messages_store(
         if session_formation_due_by_interval(session=session):
             formation_request(session=session, trigger="interval")
     return AppendResult(session=session, messages=ordered, created_count=len(created))
+
+
+def _messages_insert(*, session: Session, inputs: list[tuple[MessageInput, int]], now: datetime) -> list[Message]:
+    """One INSERT of the messages with their token counts; what appends and imports store alike."""
+    return Message.objects.bulk_create(
+        [
+            Message(
+                session=session,
+                role=message.role,
+                content=message.content,
+                token_count=tokens,
+                created_at=message.created_at or now,
+                idempotency_key=message.idempotency_key or None,
+                metadata=message.metadata or {},
+            )
+            for message, tokens in inputs
+        ]
+    )
+
+
+def session_messages_import(
+    *, session: Session, messages: list[MessageInput], new_session: bool, count_as_formed: bool
+) -> list[Message]:
+    """Store messages said before (an import) as appends store them (token counts, counters, idempotency keys), with
+    two differences: the activity clock follows when they were said (old history does not make a session recent),
+    and no formation is queued; with `count_as_formed`, a session formed up to its last message stays so. The caller
+    holds the session's row lock and has left out messages it already stored."""
+    if not messages:
+        return []
+    last_before = Message.objects.filter(session=session).aggregate(last=Max("pk"))["last"]
+    token_counts = count_tokens_batch([message.content for message in messages])
+    created = _messages_insert(
+        session=session, inputs=list(zip(messages, token_counts, strict=True)), now=timezone.now()
+    )
+    said_at = [message.created_at for message in created]
+    session.message_count += len(created)
+    session.token_count += sum(token_counts)
+    session.last_activity_at = max(said_at) if new_session else max(session.last_activity_at, *said_at)
+    if new_session:
+        session.started_at = min(said_at)
+    if count_as_formed and (session.formed_through_message_id or 0) >= (last_before or 0):
+        session.formed_through_message_id = created[-1].pk
+    session.save(
+        update_fields=["message_count", "token_count", "last_activity_at", "started_at", "formed_through_message_id"]
+    )
+    return created
 
 
 def _idempotent_retry_check(*, earlier: Message | MessageInput, retry: MessageInput, index: int) -> None:

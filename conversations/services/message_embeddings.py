@@ -8,16 +8,23 @@ from datetime import timedelta
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
+from conversations import task_names as conversations_tasks
 from conversations.models import Message, MessageEmbedding
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.models import EmbeddingSpace
 from core.queueing import task_enqueue_safely
+from core.time_expressions import referred_date
+
+
+def speaker_name(*, role: str, metadata: dict | None) -> str:
+    """Who said a message: the speaker's name when the client gave one (metadata `speaker` or `name`), else the
+    role."""
+    metadata = metadata or {}
+    return str(metadata.get("speaker") or metadata.get("name") or role)
 
 
 def message_speaker(*, message: Message) -> str:
-    """Who said it: the speaker's name when the client gave one (metadata `speaker` or `name`), else the role."""
-    metadata = message.metadata or {}
-    return str(metadata.get("speaker") or metadata.get("name") or message.role)
+    return speaker_name(role=message.role, metadata=message.metadata)
 
 
 def message_search_text(*, message: Message, previous: Message | None) -> str:
@@ -50,7 +57,8 @@ def messages_with_previous(*, messages: list[Message]) -> list[tuple[Message, Me
 
 
 def messages_embed_missing(*, message_ids: Iterable[int], space: EmbeddingSpace | None = None) -> int:
-    """Embed those of the given messages that have no vector in the space yet; idempotent. Returns how many."""
+    """Embed those of the given messages that have no vector in the space yet, with the day each one's text names
+    (core.time_expressions: "yesterday" said on 8 May is 7 May), for time-aware search; idempotent. Returns how many."""
     space = space or embedding_space_active()
     messages = list(
         Message.objects.filter(pk__in=list(message_ids))
@@ -72,6 +80,7 @@ def messages_embed_missing(*, message_ids: Iterable[int], space: EmbeddingSpace 
                 session_id=message.session_id,
                 embedding=vector,
                 search_text=text,
+                refers_to=referred_date(text=message.content, said_at=message.created_at),
             )
             for message, vector, text in zip(messages, vectors, texts, strict=True)
         ],
@@ -86,8 +95,6 @@ def messages_embedding_sweep(
     """Queue embedding of recent messages that have no vector in the active space: their task was lost (broker
     down at ingestion). Messages younger than `grace` are left to the task still queued for them.
     Returns how many were queued."""
-    from conversations.tasks import messages_embed_task
-
     space = embedding_space_active()
     missing = list(
         Message.objects.filter(stored_at__gte=timezone.now() - within, stored_at__lt=timezone.now() - grace)
@@ -96,5 +103,5 @@ def messages_embedding_sweep(
         .values_list("id", flat=True)[:limit]
     )
     for start in range(0, len(missing), 500):
-        task_enqueue_safely(messages_embed_task, missing[start : start + 500])
+        task_enqueue_safely(conversations_tasks.EMBED_MESSAGES, missing[start : start + 500])
     return len(missing)

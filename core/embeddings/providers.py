@@ -124,7 +124,7 @@ class OpenAICompatibleEmbeddings(EmbeddingProvider):
     max_batch = 256
 
     def __init__(self, *, model: str, dimensions: int, base_url: str, api_key: str, timeout: float) -> None:
-        import openai
+        import openai  # ~0.5 s to import: loaded only where an embeddings API is configured
 
         self.model = model
         self.dimensions = dimensions
@@ -134,7 +134,7 @@ class OpenAICompatibleEmbeddings(EmbeddingProvider):
         """A remote model has no local threads to set."""
 
     def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
-        import openai
+        import openai  # ~0.5 s to import: loaded only where an embeddings API is configured
 
         vectors: list[np.ndarray] = []
         for start in range(0, len(texts), self.max_batch):

@@ -62,7 +62,27 @@ def embedding_provider_for_space(*, space: EmbeddingSpace) -> EmbeddingProvider:
 
 
 def embedding_expression(*, space: EmbeddingSpace) -> Func:
-    """`embedding::vector(<dims>)`: the expression per-agent HNSW indexes are built on (facts/vector_indexes.py), so
-    that ORDER BY this <=> query can use one where a query's conditions match its predicate; elsewhere an exact
-    scan."""
+    """`embedding::vector(<dims>)`: the expression per-agent HNSW indexes are built on
+    (facts/services/vector_indexes.py), so that ORDER BY this <=> query can use one where a query's conditions match
+    its predicate; elsewhere an exact scan."""
     return Cast("embedding", VectorField(dimensions=space.dimensions))
+
+
+@transaction.atomic
+def embedding_space_activate(*, space: EmbeddingSpace) -> EmbeddingSpace | None:
+    """Make the space the one reads and writes use, in one transaction; returns the space it replaced."""
+    previous = EmbeddingSpace.objects.select_for_update().filter(status=EmbeddingSpace.Status.ACTIVE).first()
+    space = EmbeddingSpace.objects.select_for_update().get(pk=space.pk)
+    if previous is not None and previous.pk != space.pk:
+        previous.status = EmbeddingSpace.Status.RETIRED
+        previous.save(update_fields=["status"])
+    space.status = EmbeddingSpace.Status.ACTIVE
+    space.activated_at = timezone.now()
+    space.save(update_fields=["status", "activated_at"])
+    return previous
+
+
+def embedding_space_rebuild_start(*, space: EmbeddingSpace) -> None:
+    """A retired space filled again (a re-embed back to an earlier model): building until activated."""
+    EmbeddingSpace.objects.filter(pk=space.pk).update(status=EmbeddingSpace.Status.BUILDING)
+    space.status = EmbeddingSpace.Status.BUILDING

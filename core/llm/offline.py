@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from core.llm.providers import LLMProvider, LLMReply, LLMRequest
+from core.llm.base import LLMProvider, LLMReply, LLMRequest
 
 # A clause runs to punctuation, to a conjunction that starts a new first-person clause ("... and I live in"), or to
 # a trailing time expression ("... last week").

@@ -8,50 +8,17 @@ from __future__ import annotations
 
 import logging
 import time
-from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
+import openai
 from django.conf import settings
 
 from core.exceptions import ProviderError, ProviderRateLimited
+from core.llm.base import LLMProvider, LLMReply, LLMRequest
+from core.llm.offline import OfflineLLM
 
 logger = logging.getLogger(__name__)
-
-Speed = Literal["fast", "slow"]
-
-
-@dataclass(frozen=True)
-class LLMRequest:
-    purpose: str
-    messages: list[dict[str, str]]
-    inputs: dict[str, Any] = field(default_factory=dict)
-    speed: Speed = "fast"
-    json_reply: bool = True
-    # The JSON schema of the reply, sent as the request's response_format where the endpoint takes one
-    # (LLM_STRUCTURED_OUTPUT); the reply is validated by the step all the same.
-    schema: dict[str, Any] | None = None
-    timeout: float | None = None  # seconds; None: LLM_TIMEOUT_SECONDS
-
-
-@dataclass(frozen=True)
-class LLMReply:
-    text: str
-    model: str
-    prompt_tokens: int
-    completion_tokens: int
-    latency_ms: int
-
-
-class LLMProvider(ABC):
-    name: str
-    # A provider across the network: its calls go through the shared rate limiter and circuit breaker.
-    remote: bool = False
-
-    @abstractmethod
-    def complete(self, request: LLMRequest) -> LLMReply:
-        """Raise ProviderError on network errors, timeouts and 5xx; return whatever text the model produced."""
 
 
 def retry_after_seconds(headers: Any) -> float | None:
@@ -106,8 +73,6 @@ class OpenAICompatibleLLM(LLMProvider):
         structured_output: StructuredOutput = "json_schema",
         max_completion_tokens: int = 0,
     ) -> None:
-        import openai
-
         # Retries are ours (Celery with backoff and jitter), so the SDK's own are off: one attempt, one record.
         self._client = openai.OpenAI(
             base_url=base_url or None, api_key=api_key or "not-needed", timeout=timeout, max_retries=0
@@ -117,8 +82,6 @@ class OpenAICompatibleLLM(LLMProvider):
         self.max_completion_tokens = max_completion_tokens
 
     def complete(self, request: LLMRequest) -> LLMReply:
-        import openai
-
         response_format = response_format_for(request=request, mode=self.structured_output)
         try:
             return self._complete(request=request, response_format=response_format)
@@ -132,8 +95,6 @@ class OpenAICompatibleLLM(LLMProvider):
             return self._complete(request=request, response_format={"type": "json_object"})
 
     def _complete(self, *, request: LLMRequest, response_format: dict[str, Any] | None) -> LLMReply:
-        import openai
-
         model = self.models[request.speed]
         started = time.monotonic()
         extra: dict[str, Any] = {"response_format": response_format} if response_format else {}
@@ -188,8 +149,6 @@ def build_llm_provider(name: str) -> LLMProvider:
             "the openai provider at it; elsewhere run a llama.cpp server and set LLM_PROVIDER=openai, LLM_BASE_URL"
         )
     if name == "offline":
-        from core.llm.offline import OfflineLLM
-
         return OfflineLLM()
     raise ValueError(f"unknown LLM_PROVIDER {name!r}: use 'openai' or 'offline'")
 

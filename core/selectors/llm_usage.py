@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-from django.db.models import Avg, Count, Q, Sum
+from django.db.models import Avg, Count, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
@@ -27,10 +28,6 @@ class AgentLLMUsage:
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
-
-    @property
-    def failure_rate(self) -> float:
-        return self.failures / self.calls if self.calls else 0.0
 
 
 @dataclass(frozen=True)
@@ -145,6 +142,26 @@ def llm_usage_windows(*, now: datetime | None = None, agent_id: int | None = Non
 
 
 @dataclass(frozen=True)
+class UsageAgent:
+    pk: int
+    label: str
+
+    def __str__(self) -> str:
+        return self.label
+
+
+def llm_usage_agents() -> list[UsageAgent]:
+    """The agents that made LLM calls, for the usage page's filter (read through the calls, which name their agent)."""
+    rows = (
+        LLMCall.objects.filter(agent__isnull=False)
+        .values_list("agent_id", "agent__name", "agent__external_id")
+        .distinct()
+        .order_by("agent__external_id")
+    )
+    return [UsageAgent(pk=pk, label=name or external_id) for pk, name, external_id in rows]
+
+
+@dataclass(frozen=True)
 class StepValidity:
     """How one formation step's replies fared: valid (parsed and passed validation, perhaps on the retry), malformed
     (each malformed reply counts, the retry's too), and valid replies that broke a rule of the prompt."""
@@ -171,26 +188,33 @@ class StepValidity:
 
 # Consolidation of a session's buffer is its summary: a step of its own for the figures.
 SUMMARY_STEP = "summarize_session"
+# job kind -> a function telling, of that kind's job ids, which run a step other than their calls' purpose (core knows
+# no app's jobs: reflections registers that a session's consolidation is its summary).
+_JOB_STEPS: dict[str, Callable[[QuerySet], dict[int, str]]] = {}
+
+
+def llm_job_steps_register(job_kind: str, steps_of: Callable[[QuerySet], dict[int, str]]) -> None:
+    """`steps_of(job_ids)` (a queryset of job ids of `job_kind`) returns {job id: step} for the jobs whose calls count
+    as another step than their purpose."""
+    _JOB_STEPS[job_kind] = steps_of
 
 
 def llm_reply_validity(*, since: datetime, agent_id: int | None = None) -> list[StepValidity]:
     """Per step (LLM call purpose; session consolidations apart, as summaries), the replies the model gave since
     `since`: calls without a reply (provider errors, 429s) do not count."""
-    from reflections.models import ConsolidationJob
-
     calls = LLMCall.objects.filter(created_at__gte=since, outcome__in=[LLMCall.Outcome.OK, LLMCall.Outcome.MALFORMED])
     if agent_id is not None:
         calls = calls.filter(agent_id=agent_id)
-    summary_jobs = set(
-        ConsolidationJob.objects.filter(
-            pk__in=calls.filter(job_kind="consolidation").values("job_id"), scope="session"
-        ).values_list("pk", flat=True)
-    )
+    job_steps = {
+        (job_kind, job_id): step
+        for job_kind, steps_of in _JOB_STEPS.items()
+        for job_id, step in steps_of(calls.filter(job_kind=job_kind).values("job_id")).items()
+    }
     tallies: dict[str, dict] = {}
     for purpose, job_kind, job_id, outcome, violations in calls.values_list(
         "purpose", "job_kind", "job_id", "outcome", "rule_violations"
     ).iterator():
-        step = SUMMARY_STEP if job_kind == "consolidation" and job_id in summary_jobs else purpose
+        step = job_steps.get((job_kind, job_id), purpose)
         tally = tallies.setdefault(step, {"replies": 0, "valid": 0, "with_violations": 0, "violations": {}})
         tally["replies"] += 1
         if outcome == LLMCall.Outcome.OK:

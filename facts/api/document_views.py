@@ -1,6 +1,6 @@
 """Reference documents an agent always has available: facts that only restate them are not stored as memory."""
 
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
@@ -11,8 +11,9 @@ from conversations.api.authentication import request_agent
 from core.api.fields import MetadataField, StrictCharField
 from core.api.pagination import StrictCursorPagination
 from core.exceptions import NotFoundError
+from facts.api import examples
 from facts.models import ReferenceDocument
-from facts.reference_documents import reference_document_create, reference_document_delete
+from facts.services.reference_documents import reference_document_create, reference_document_delete
 
 MAX_DOCUMENT_CHARS = 1_000_000
 
@@ -51,12 +52,7 @@ class DocumentListView(ListAPIView):
         request=DocumentCreateInputSerializer,
         responses={201: DocumentOutputSerializer, 200: DocumentOutputSerializer},
         summary="Register a reference document (the same text twice is stored once: 200)",
-        examples=[
-            OpenApiExample(
-                "returns policy",
-                value={"title": "Returns policy", "content": "Returns are accepted within 30 days of purchase."},
-            )
-        ],
+        examples=[examples.DOCUMENT_LIST_RETURNS_POLICY],
     )
     def post(self, request: Request) -> Response:
         data = DocumentCreateInputSerializer(data=request.data)

@@ -5,7 +5,14 @@ from operator import attrgetter
 from django.conf import settings
 from rest_framework import serializers
 
-from core.api.fields import MetadataField, StrictCharField, StrictFloatField, StrictIntegerField, StrictRegexField
+from core.api.fields import (
+    MetadataField,
+    StrictCharField,
+    StrictFloatField,
+    StrictIntegerField,
+    StrictRegexField,
+    TimeRangeInputSerializer,
+)
 from facts.models import Fact, FactScope
 from facts.selectors.search import TOP_K_MAX, SearchMode
 
@@ -153,7 +160,7 @@ class FactDeleteFilterSerializer(serializers.Serializer):
     reason = serializers.CharField(max_length=300, required=False, default="deleted through the API")
 
 
-class MemorySearchInputSerializer(serializers.Serializer):
+class MemorySearchInputSerializer(TimeRangeInputSerializer):
     query = StrictCharField(max_length=2000)
     user = StrictCharField(
         max_length=200,
@@ -192,6 +199,9 @@ class FactHitOutputSerializer(serializers.Serializer):
     vector_rank = serializers.IntegerField(allow_null=True)
     text_rank = serializers.IntegerField(allow_null=True)
     text_score = serializers.FloatField(allow_null=True, help_text="ts_rank_cd of the full-text match.")
+    time_rank = serializers.IntegerField(
+        allow_null=True, help_text="Rank in the time signal: the query asks when, or is about a period."
+    )
 
 
 class MemorySearchOutputSerializer(serializers.Serializer):

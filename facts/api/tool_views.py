@@ -1,4 +1,4 @@
-from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -9,7 +9,8 @@ from conversations.api.serializers import EXTERNAL_ID_MAX_LENGTH
 from conversations.selectors.memory_scope import memory_scope_resolve
 from core.api.fields import StrictCharField
 from core.json_limits import JSONProblem, json_decode, json_unstorable_fields
-from facts.tools import ToolContext, tool_call_execute, tool_definitions
+from facts.api import examples
+from facts.services.tools import ToolContext, tool_call_execute, tool_definitions
 
 
 @extend_schema_field(
@@ -88,19 +89,8 @@ class ToolCallView(APIView):
         "200 with ok=false and an error saying what to fix: send it back as the tool message. A malformed "
         "request (no name, arguments neither object nor string, a session of another user) is a 400.",
         examples=[
-            OpenApiExample(
-                "as the model sent it",
-                value={
-                    "name": "search_memory",
-                    "arguments": '{"query": "When is Gene\'s birthday?"}',
-                    "user": "gene",
-                    "session": "s-42",
-                },
-            ),
-            OpenApiExample(
-                "saving a fact",
-                value={"name": "save_memory", "arguments": {"content": "Gene is vegetarian"}, "user": "gene"},
-            ),
+            examples.TOOL_CALL_AS_THE_MODEL_SENT_IT,
+            examples.TOOL_CALL_SAVING_A_FACT,
         ],
     )
     def post(self, request: Request) -> Response:

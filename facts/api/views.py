@@ -1,5 +1,5 @@
 from django.db import transaction
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
@@ -13,6 +13,7 @@ from conversations.services.ingestion import end_user_get_or_create
 from core.api.hot_path import input_validate, output_represent
 from core.api.pagination import StrictCursorPagination
 from core.timing import stage_timed
+from facts.api import examples
 from facts.api.serializers import (
     FactCreateInputSerializer,
     FactDeleteFilterSerializer,
@@ -24,12 +25,12 @@ from facts.api.serializers import (
     MemorySearchInputSerializer,
     MemorySearchOutputSerializer,
 )
-from facts.curation import fact_delete, fact_get_or_create, fact_revise
-from facts.models import Fact, FactScope
+from facts.models import Fact, FactScope, FactWriter
 from facts.selectors.facts import fact_get, facts_list
 from facts.selectors.search import FactSearchDisabled, facts_search
 from facts.selectors.versions import fact_versions
-from facts.services import facts_erase
+from facts.services.curation import fact_delete, fact_get_or_create, fact_revise
+from facts.services.facts import facts_erase
 
 
 def _user_for_write(agent: Agent, external_id: str | None) -> EndUser | None:
@@ -76,12 +77,7 @@ class FactListView(ListAPIView):
         summary="Store a fact (embedded now); an existing identical fact is returned instead",
         description="Deduplicated by normalised content within the owner (the user for a user-scoped fact, the "
         "agent otherwise): when a current fact already says the same, it is returned unchanged with 200.",
-        examples=[
-            OpenApiExample(
-                "a user fact",
-                value={"user": "gene", "content": "Gene's birthday is March 15th", "tags": ["personal"]},
-            )
-        ],
+        examples=[examples.FACT_LIST_A_USER_FACT],
     )
     def post(self, request: Request) -> Response:
         data = FactCreateInputSerializer(data=request.data)
@@ -99,6 +95,7 @@ class FactListView(ListAPIView):
                 tags=data.validated_data.get("tags", ()),
                 metadata=data.validated_data.get("metadata"),
                 key=data.validated_data.get("key", ""),
+                written_by=FactWriter.API,
             )
         return Response(
             FactOutputSerializer(fact).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
@@ -116,7 +113,7 @@ class FactDetailView(APIView):
         summary="Change a fact: writes a new version (new id, re-embedded); the old one stays as history",
         description="Only the current version can be changed (409 names the current one otherwise). What is "
         "not given carries over.",
-        examples=[OpenApiExample("new content", value={"content": "Gene's birthday is March 16th", "reason": "typo"})],
+        examples=[examples.FACT_DETAIL_NEW_CONTENT],
     )
     def patch(self, request: Request, fact_id: int) -> Response:
         data = FactUpdateInputSerializer(data=request.data)
@@ -132,6 +129,7 @@ class FactDetailView(APIView):
                 tags=data.validated_data.get("tags"),
                 metadata=data.validated_data.get("metadata"),
                 reason=data.validated_data["reason"],
+                written_by=FactWriter.API,
             )
         return Response(FactOutputSerializer(successor).data)
 
@@ -169,21 +167,12 @@ class MemorySearchView(APIView):
         summary="Hybrid fact search (vector + full-text, reciprocal rank fusion)",
         description="Searches the agent's facts visible agent-wide plus the user's own. A user id the agent has "
         "never used has no facts of its own, so only agent-wide facts can match: 200, never 404. Full text matches "
-        "any query word, ranked by BM25. 403 when the agent's RAG is off.",
+        'any query word, ranked by BM25. A query that asks when ("When did ...") or names a period ("in May '
+        '2023") adds a time signal; `time_from`/`time_to` give the period explicitly, and `time_filter` `restrict` '
+        "searches only it. Each hit gives its rank in every signal. 403 when the agent's RAG is off.",
         examples=[
-            OpenApiExample(
-                "what the agent knows about a user's birthday",
-                value={"query": "When is Gene's birthday?", "user": "gene", "top_k": 5},
-            ),
-            OpenApiExample(
-                "as it was known on a date, diverse results",
-                value={
-                    "query": "where does Gene live",
-                    "user": "gene",
-                    "as_of": "2026-01-01T00:00:00Z",
-                    "mmr_lambda": 0.7,
-                },
-            ),
+            examples.MEMORY_SEARCH_WHAT_THE_AGENT_KNOWS_ABOUT_A_USER_S_BIRTHDAY,
+            examples.MEMORY_SEARCH_AS_IT_WAS_KNOWN_ON_A_DATE_DIVERSE_RESULTS,
         ],
     )
     def post(self, request: Request) -> Response:

@@ -1,6 +1,6 @@
 """Selected facts as JSON lines, for the admin's "export selected facts": one readable record per fact version, naming
 agents, users and sessions by their external ids as the API does. (Whole agents or users are exported losslessly, for
-re-import, by core.portability.native.)"""
+re-import, by portability.native.)"""
 
 from __future__ import annotations
 

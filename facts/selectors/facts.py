@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import uuid
+
 from django.db.models import QuerySet
 
 from conversations.models import Agent, EndUser
 from core.exceptions import NotFoundError
 from facts.models import Fact
+from facts.services.facts import fact_content_hash
 
 
 def fact_get(*, agent: Agent, fact_id: int) -> Fact:
@@ -37,3 +40,15 @@ def facts_list(
     if tag:
         queryset = queryset.filter(tags__contains=[tag])
     return queryset
+
+
+def fact_current_same_content(
+    *, agent: Agent, user: EndUser | None, content: str, other_than_lineage: uuid.UUID | None = None
+) -> Fact | None:
+    """The current fact of the scope that already says `content` (same normalised hash), if any: the one-current-fact
+    rule that writing another would break. A fact's own lineage (when editing it) does not count."""
+    return (
+        Fact.objects.filter(agent=agent, user=user, content_hash=fact_content_hash(content), valid_to__isnull=True)
+        .exclude(lineage=other_than_lineage)
+        .first()
+    )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 
 import numpy as np
 from django.conf import settings
@@ -24,14 +24,22 @@ from core.db_routers import search_reads
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
 from core.models import EmbeddingSpace
-from core.retrieval import query_embedding_start, reciprocal_rank_fusion
+from core.retrieval import (
+    TIME_WEIGHT,
+    TimeQuery,
+    query_embedding_start,
+    reciprocal_rank_fusion,
+    time_query_read,
+    time_query_validate,
+    time_ranking,
+)
 from core.timing import stage_record, stage_timed
-from facts.access import facts_access_record_later
 from facts.models import Fact, FactEmbedding, FactScope
 from facts.selectors.first_person import first_person_query
 from facts.selectors.fulltext import facts_text_ranking
 from facts.selectors.search_scope import FactSearchScope
 from facts.selectors.vectors import facts_vector_ranking
+from facts.services.access import facts_access_record_later
 
 TOP_K_MAX = 100
 SMALL_STORE_MAX_FACTS = 5
@@ -52,7 +60,7 @@ class FactHit:
     """One search result. `score` is the fused relevance (reciprocal rank fusion, scaled so that first place in
     every signal used scores 1.0), blended with recency when asked; a fallback-to-recent hit scores 0. `similarity`
     is the cosine similarity to the query whenever the query was embedded; the ranks are 1-based places in each
-    signal's list, None when the fact was not in it."""
+    signal's list (time: core.retrieval.time_ranking), None when the fact was not in it."""
 
     fact: Fact
     score: float
@@ -60,6 +68,7 @@ class FactHit:
     vector_rank: int | None
     text_rank: int | None
     text_score: float | None
+    time_rank: int | None = None
 
 
 @dataclass(frozen=True)
@@ -78,6 +87,7 @@ class _Candidate:
     vector_rank: int | None = None
     text_rank: int | None = None
     text_score: float | None = None
+    time_rank: int | None = None
     score: float = 0.0
 
 
@@ -92,8 +102,11 @@ def _options_validate(
     recency_weight: float,
     mmr_lambda: float | None,
     scopes: list[str] | None,
+    time_from: date | None,
+    time_to: date | None,
+    time_filter: str,
 ) -> None:
-    errors: dict[str, list[str]] = {}
+    errors = time_query_validate(time_from=time_from, time_to=time_to, time_filter=time_filter)
     if not query.strip():
         errors["query"] = ["must not be empty"]
     if not 1 <= top_k <= TOP_K_MAX:
@@ -132,13 +145,18 @@ def _scope_embeddings(scope: FactSearchScope) -> QuerySet[FactEmbedding]:
         queryset = queryset.filter(fact__scopes__overlap=list(scope.scopes))
     if scope.tags:
         queryset = queryset.filter(fact__tags__overlap=list(scope.tags))
+    if scope.period:
+        period = (scope.period.start, scope.period.end)
+        queryset = queryset.filter(Q(fact__refers_to__range=period) | Q(valid_from__date__range=period))
     return queryset
 
 
-def _fuse(*, signals: _Signals, use_vector: bool, use_text: bool) -> dict[int, _Candidate]:
+def _fuse(*, signals: _Signals, use_vector: bool, use_text: bool, time_query: TimeQuery) -> dict[int, _Candidate]:
     """Weighted reciprocal rank fusion (core.retrieval): score = Σ weight / (k + rank) over the signals used, the
     vector's weight 1 and full text's MEMORY_TEXT_WEIGHT times the strength of the fact's match, scaled so that
-    first place in every signal scores 1.0 and scores stay comparable across modes."""
+    first place in every signal scores 1.0 and scores stay comparable across modes. In hybrid mode, when the query asks
+    when or is about a period, the time signal (TIME_WEIGHT) ranks the candidates that hold that time, in their fused
+    order."""
     candidates: dict[int, _Candidate] = {}
     text_details = signals.text_details
     for rank, (fact_id, similarity, valid_from) in enumerate(signals.vector_rows, start=1):
@@ -154,13 +172,33 @@ def _fuse(*, signals: _Signals, use_vector: bool, use_text: bool) -> dict[int, _
         candidate.text_rank, candidate.text_score, strength[fact_id] = rank, text_score, share
         if candidate.similarity is None:
             candidate.similarity = similarity
-    weights = [1.0] * use_vector + [settings.MEMORY_TEXT_WEIGHT] * use_text
-    for candidate in candidates.values():
-        ranks = [candidate.vector_rank] * use_vector + [candidate.text_rank] * use_text
-        strengths = [1.0] * use_vector + [strength.get(candidate.fact_id, 1.0)] * use_text
-        candidate.score = reciprocal_rank_fusion(
-            ranks=ranks, weights=weights, strengths=strengths, k=settings.MEMORY_RRF_K
+
+    def score(candidate: _Candidate, *, with_time: bool) -> float:
+        ranks = (
+            [candidate.vector_rank] * use_vector + [candidate.text_rank] * use_text + [candidate.time_rank] * with_time
         )
+        return reciprocal_rank_fusion(
+            ranks=ranks,
+            weights=[1.0] * use_vector + [settings.MEMORY_TEXT_WEIGHT] * use_text + [TIME_WEIGHT] * with_time,
+            strengths=[1.0] * use_vector + [strength.get(candidate.fact_id, 1.0)] * use_text + [1.0] * with_time,
+            k=settings.MEMORY_RRF_K,
+        )
+
+    for candidate in candidates.values():
+        candidate.score = score(candidate, with_time=False)
+    if time_query.active and use_vector and use_text and candidates:  # a single-signal mode keeps to its signal
+        with stage_timed("time_sql"):
+            refers_to = dict(Fact.objects.filter(pk__in=list(candidates)).values_list("pk", "refers_to"))
+        order = sorted(candidates.values(), key=lambda c: (-c.score, -c.valid_from.timestamp(), -c.fact_id))
+        timed = time_ranking(
+            order=[c.fact_id for c in order],
+            dates={c.fact_id: (c.valid_from, refers_to.get(c.fact_id)) for c in order},
+            time_query=time_query,
+        )
+        for rank, fact_id in enumerate(timed, start=1):
+            candidates[fact_id].time_rank = rank
+        for candidate in candidates.values():
+            candidate.score = score(candidate, with_time=True)
     return candidates
 
 
@@ -224,6 +262,9 @@ def facts_search(
     include_history: bool = False,
     fallback_to_recent: bool = False,
     record_access: bool = True,
+    time_from: date | None = None,
+    time_to: date | None = None,
+    time_filter: str = "boost",
 ) -> list[FactHit]:
     """The facts the agent may show in a conversation with `user` (its agent-wide facts plus the user's own; only
     agent-wide ones without a user) that best answer `query`.
@@ -231,10 +272,13 @@ def facts_search(
     - `min_similarity` drops vector candidates below it; full-text matches stay (a rare name matches by text).
     - `scopes` and `tags` keep facts with any of the given values.
     - `as_of` reads the versions valid at that time; otherwise `include_history` adds closed versions to the current.
+    - Time: in hybrid mode, a query asking when, or naming a period ("in May 2023"), or `time_from`/`time_to`, adds
+      the time signal (facts valid from, or naming a day, within the period rank higher); in every mode `time_filter`
+      "restrict" keeps only those.
     - Small stores: when at most SMALL_STORE_MAX_FACTS facts are in scope, all of them are returned, scored, whatever
       their similarity. `fallback_to_recent`: when nothing matches, the most recent facts are returned instead.
     The one write of this selector: unless `record_access` is False, the returned facts are logged for their access
-    counts (facts/access.py: a Redis list, folded into the facts by beat)."""
+    counts (facts/services/access.py: a Redis list, folded into the facts by beat)."""
     _options_validate(
         agent=agent,
         user=user,
@@ -245,7 +289,14 @@ def facts_search(
         recency_weight=recency_weight,
         mmr_lambda=mmr_lambda,
         scopes=scopes,
+        time_from=time_from,
+        time_to=time_to,
+        time_filter=time_filter,
     )
+    with stage_timed("time_query"):
+        time_query = time_query_read(
+            query=query, time_from=time_from, time_to=time_to, time_filter=time_filter, fused=mode == SearchMode.HYBRID
+        )
     space = embedding_space_active()
     scope = FactSearchScope(
         space_id=space.pk,
@@ -256,6 +307,7 @@ def facts_search(
         tags=tuple(tags or ()),
         as_of=as_of,
         include_history=include_history,
+        period=time_query.period if time_query.restrict else None,
     )
     first_person = first_person_query(query) if user is not None else None
     signals = _signals_rank(
@@ -268,23 +320,54 @@ def facts_search(
         min_similarity=min_similarity,
     )
     fusion_started = time.perf_counter()
-    candidates = _fuse(signals=signals, use_vector=mode != SearchMode.TEXT, use_text=mode != SearchMode.SEMANTIC)
+    candidates = _fuse(
+        signals=signals,
+        use_vector=mode != SearchMode.TEXT,
+        use_text=mode != SearchMode.SEMANTIC,
+        time_query=time_query,
+    )
     if signals.small_store or (fallback_to_recent and not candidates):
-        # Facts neither signal ranked: all of a small store, or the most recent ones as a fallback. Score 0.
-        rest = _scope_embeddings(scope).exclude(fact_id__in=list(candidates)).order_by("-valid_from", "-fact_id")
-        for fact_id, valid_from in rest.values_list("fact_id", "valid_from")[:top_k]:
-            candidates[fact_id] = _Candidate(fact_id=fact_id, valid_from=valid_from)
-    ranked = list(candidates.values())
-    if first_person is not None:
-        _own_facts_boost(candidates=ranked, user=user, boost=settings.FIRST_PERSON_USER_BOOST)
-    if recency_weight:
-        _recency_blend(candidates=ranked, weight=recency_weight, now=as_of or timezone.now())
-    ranked.sort(key=lambda candidate: (-candidate.score, -candidate.valid_from.timestamp(), -candidate.fact_id))
-    if mmr_lambda is not None and len(ranked) > 1:
-        ranked = _mmr_select(candidates=ranked, space=space, mmr_lambda=mmr_lambda, top_k=top_k)
-    ranked = ranked[:top_k]
+        _unranked_add(candidates=candidates, scope=scope, limit=top_k)
+    ranked = _candidates_order(
+        candidates=list(candidates.values()),
+        own_facts_of=user if first_person is not None else None,
+        recency_weight=recency_weight,
+        now=as_of or timezone.now(),
+        mmr_lambda=mmr_lambda,
+        space=space,
+        top_k=top_k,
+    )
     stage_record("fuse", time.perf_counter() - fusion_started)
     return _hits(ranked=ranked, record_access=record_access)
+
+
+def _unranked_add(*, candidates: dict[int, _Candidate], scope: FactSearchScope, limit: int) -> None:
+    """Facts neither signal ranked: all of a small store, or the most recent ones as a fallback. Score 0."""
+    rest = _scope_embeddings(scope).exclude(fact_id__in=list(candidates)).order_by("-valid_from", "-fact_id")
+    for fact_id, valid_from in rest.values_list("fact_id", "valid_from")[:limit]:
+        candidates[fact_id] = _Candidate(fact_id=fact_id, valid_from=valid_from)
+
+
+def _candidates_order(
+    *,
+    candidates: list[_Candidate],
+    own_facts_of: EndUser | None,
+    recency_weight: float,
+    now: datetime,
+    mmr_lambda: float | None,
+    space: EmbeddingSpace,
+    top_k: int,
+) -> list[_Candidate]:
+    """Best first, after the boosts the query asked for: the user's own facts for a first-person question, recency,
+    and MMR diversity."""
+    if own_facts_of is not None:
+        _own_facts_boost(candidates=candidates, user=own_facts_of, boost=settings.FIRST_PERSON_USER_BOOST)
+    if recency_weight:
+        _recency_blend(candidates=candidates, weight=recency_weight, now=now)
+    candidates.sort(key=lambda candidate: (-candidate.score, -candidate.valid_from.timestamp(), -candidate.fact_id))
+    if mmr_lambda is not None and len(candidates) > 1:
+        candidates = _mmr_select(candidates=candidates, space=space, mmr_lambda=mmr_lambda, top_k=top_k)
+    return candidates[:top_k]
 
 
 def _signals_rank(
@@ -340,6 +423,7 @@ def _hits(*, ranked: list[_Candidate], record_access: bool) -> list[FactHit]:
             vector_rank=candidate.vector_rank,
             text_rank=candidate.text_rank,
             text_score=candidate.text_score,
+            time_rank=candidate.time_rank,
         )
         for candidate in ranked
     ]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from core.retrieval import CorpusKey
+from core.time_expressions import Period
 
 # The predicate of the partial indexes on facts_fact (facts.models.Fact.Meta.indexes), as PostgreSQL renders it.
 SHARED_SQL = "scopes @> ARRAY['agent'::varchar(10)]"
@@ -28,6 +29,7 @@ class FactSearchScope:
     tags: tuple[str, ...] = ()
     as_of: datetime | None = None
     include_history: bool = False
+    period: Period | None = None  # only facts valid from, or naming a day, within it (time_filter "restrict")
 
     @property
     def current_only(self) -> bool:
@@ -54,8 +56,13 @@ class FactSearchScope:
             return "true", []
         return f"{alias}.valid_to IS NULL", []
 
+    @property
+    def filtered(self) -> bool:
+        """The caller filters on columns of facts_fact (fact_filters_sql)."""
+        return bool(self.scopes or self.tags or self.period)
+
     def fact_filters_sql(self, *, alias: str) -> tuple[str, list]:
-        """The caller's scopes and tags filters (any of the given values), on facts_fact."""
+        """The caller's scopes and tags filters (any of the given values) and period, on facts_fact."""
         conditions, params = [], []
         if self.scopes:
             conditions.append(f"{alias}.scopes && %s::varchar(10)[]")
@@ -63,4 +70,10 @@ class FactSearchScope:
         if self.tags:
             conditions.append(f"{alias}.tags && %s::varchar(100)[]")
             params.append(list(self.tags))
+        if self.period:
+            conditions.append(
+                f"({alias}.refers_to BETWEEN %s AND %s "
+                f"OR ({alias}.valid_from AT TIME ZONE 'UTC')::date BETWEEN %s AND %s)"
+            )
+            params += [self.period.start, self.period.end, self.period.start, self.period.end]
         return " AND ".join(conditions) or "true", params

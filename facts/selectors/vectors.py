@@ -5,7 +5,7 @@ The access path follows the size of each part of the scope:
 - the user's own vectors: an exact scan of their rows through the (space, agent, restricted_to_user) btree;
 - the agent-wide vectors: an exact scan while the agent has fewer than MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS current
   ones, counted by the kept corpus statistics, not guessed; above that, the agent's own partial HNSW index
-  (facts.vector_indexes builds it). Both branches are in the statement and a one-time filter on the count runs
+  (facts.services.vector_indexes builds it). Both branches are in the statement and a one-time filter on the count runs
   exactly one of them. Measured at 1M facts (docs/benchmarks.md): an exact scan costs ~1.2 µs a row, so ~12 ms for an
   agent with 10k agent-wide facts, where its HNSW index answers in ~3 ms at recall@10 ≥ 0.95; one HNSW index over all
   agents' vectors, filtered by agent, missed a fifth of the results at 1M (iterative scans ran out of tuples)."""
@@ -20,14 +20,14 @@ from django.conf import settings
 from core.db_routers import search_connection
 from core.retrieval import CorpusKey, corpus_statistics_sql, vector_literal
 from facts.selectors.search_scope import CORPUS_SHARED, FactSearchScope
-from facts.vector_indexes import fact_vector_index_expression
+from facts.services.vector_indexes import fact_vector_index_expression
 
 _COLUMNS = "fact_id, {distance} AS distance, valid_from, {text_match} AS text_match"
 
 
 def _filters_sql(scope: FactSearchScope) -> tuple[str, list]:
-    """The caller's scopes and tags filters live on facts_fact: checked per candidate, only when asked for."""
-    if not (scope.scopes or scope.tags):
+    """The caller's scopes, tags and period filters live on facts_fact: checked per candidate, only when asked for."""
+    if not scope.filtered:
         return "true", []
     filters, params = scope.fact_filters_sql(alias="fact")
     return f"EXISTS (SELECT 1 FROM facts_fact AS fact WHERE fact.id = embedding.fact_id AND {filters})", params

@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "conversations",
     "facts",
     "reflections",
+    "portability",
 ]
 
 MIDDLEWARE = [
@@ -140,7 +141,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["conversations.api.authentication.IsAgentOrStaff"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["core.api.parsers.StorableJSONParser"],
-    "DEFAULT_THROTTLE_CLASSES": ["core.api.throttling.AgentKeyRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["conversations.api.throttling.AgentKeyRateThrottle"],
 }
 # Requests per API key (per user for a staff login), counted in Redis: "1200/minute", "20/second". Empty: no limit.
 API_THROTTLE_RATE = env("API_THROTTLE_RATE", default="1200/minute")
@@ -242,6 +243,9 @@ LLM_CIRCUIT_MAX_OPEN_SECONDS = env.float("LLM_CIRCUIT_MAX_OPEN_SECONDS", default
 # Cost guard: LLM tokens per UTC day that memory work (formation, consolidation) may spend, per agent (the agent's own
 # budget in the admin wins) and for the whole deployment. 0: no budget.
 LLM_AGENT_DAILY_TOKEN_BUDGET = env.int("LLM_AGENT_DAILY_TOKEN_BUDGET", default=0)
+# /health/ reports memory_review "degraded" while agent-wide memory from users has waited longer than this for an
+# operator's decision (docs/security.md "Memory poisoning").
+MEMORY_REVIEW_MAX_AGE_HOURS = env.int("MEMORY_REVIEW_MAX_AGE_HOURS", default=48)
 LLM_DAILY_TOKEN_BUDGET = env.int("LLM_DAILY_TOKEN_BUDGET", default=0)
 
 # --- Fact search ------------------------------------------------------------------------------------------------------
@@ -253,8 +257,8 @@ MEMORY_TEXT_WEIGHT = env.float("MEMORY_TEXT_WEIGHT", default=2.0)
 # Agent-wide vector search scans an agent's current agent-wide facts exactly below this many, and uses the agent's own
 # HNSW index (built by the facts.vector_indexes_maintain job) from this many on (docs/benchmarks.md: where each wins).
 MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS = env.int("MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS", default=2000)
-# Searches log the facts they return (facts/access.py) for the facts-access-fold beat job; the log is capped (oldest
-# entries dropped) while nothing folds it.
+# Searches log the facts they return (facts/services/access.py) for the facts-access-fold beat job; the log is capped
+# (oldest entries dropped) while nothing folds it.
 FACTS_ACCESS_LOG_MAX_ENTRIES = env.int("FACTS_ACCESS_LOG_MAX_ENTRIES", default=1_000_000)
 # HNSW candidate list size (recall against latency; raised to the candidates a search needs).
 MEMORY_SEARCH_HNSW_EF_SEARCH = env.int("MEMORY_SEARCH_HNSW_EF_SEARCH", default=100)

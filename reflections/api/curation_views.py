@@ -1,5 +1,5 @@
 from django.db import transaction
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
@@ -12,6 +12,7 @@ from conversations.selectors.memory_scope import MemoryScopeTarget, memory_scope
 from conversations.services.ingestion import end_user_get_or_create
 from core.api.pagination import StrictCursorPagination
 from core.exceptions import ApplicationError
+from reflections.api import examples
 from reflections.api.curation_serializers import (
     ConsolidatedMemoryDetailOutputSerializer,
     ConsolidatedMemoryEditInputSerializer,
@@ -71,11 +72,7 @@ class ReflectionListView(ListAPIView):
         responses={201: ReflectionOutputSerializer},
         summary="Add a reflection by hand (source manual)",
         description="It joins the scope's buffer: in the always-in-context block at once, consolidated later.",
-        examples=[
-            OpenApiExample(
-                "a user preference", value={"scope": "user", "user": "gene", "content": "Prefers short answers."}
-            )
-        ],
+        examples=[examples.REFLECTION_LIST_A_USER_PREFERENCE],
     )
     def post(self, request: Request) -> Response:
         data = ReflectionCreateInputSerializer(data=request.data)
@@ -143,12 +140,7 @@ class ConsolidatedMemoryDetailView(APIView):
         request=ConsolidatedMemoryEditInputSerializer,
         responses=ConsolidatedMemoryDetailOutputSerializer,
         summary="Edit a blob's text: a new version; the old text is kept as a past version",
-        examples=[
-            OpenApiExample(
-                "fix a blob",
-                value={"content": "Gene lives in Lisbon and prefers Spanish.", "expected_version": 3},
-            )
-        ],
+        examples=[examples.CONSOLIDATED_MEMORY_DETAIL_FIX_A_BLOB],
     )
     def patch(self, request: Request, memory_id: int) -> Response:
         data = ConsolidatedMemoryEditInputSerializer(data=request.data)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from drf_spectacular.utils import (
-    OpenApiExample,
     OpenApiParameter,
     OpenApiResponse,
     extend_schema,
@@ -22,6 +21,7 @@ from conversations.api.authentication import request_agent
 from conversations.selectors.memory_scope import memory_scope_resolve
 from core.api.fields import StrictCharField, StrictFloatField, StrictIntegerField
 from facts.selectors.search import TOP_K_MAX
+from reflections.api import examples
 from reflections.selectors.bundle import BUNDLE_PART_NAMES, DEFAULT_PART_TOKEN_LIMITS, BundleLimits, memory_bundle_build
 from reflections.selectors.context import MemoryContextDisabled, memory_context_get
 
@@ -37,12 +37,6 @@ ERROR_RESPONSE = inline_serializer(
             },
         )
     },
-)
-
-CONTEXT_TEXT_EXAMPLE = (
-    "<MemoryContext>\n<AgentMemory>\nAnswers are short and cite sources.\n</AgentMemory>\n"
-    "<UserMemory>\nGene is a nurse in Lyon who prefers answers in French.\nRecent:\n"
-    "- Gene is preparing for a night-shift rotation.\n</UserMemory>\n</MemoryContext>"
 )
 
 
@@ -96,32 +90,7 @@ class MemoryContextView(APIView):
             400: ERROR_RESPONSE,
             403: ERROR_RESPONSE,
         },
-        examples=[
-            OpenApiExample(
-                "Block for a user's session",
-                response_only=True,
-                value={
-                    "text": CONTEXT_TEXT_EXAMPLE,
-                    "parts": {
-                        "agent": {
-                            "blob": "Answers are short and cite sources.",
-                            "blob_version": 3,
-                            "recent_reflections": [],
-                        },
-                        "user": {
-                            "blob": "Gene is a nurse in Lyon who prefers answers in French.",
-                            "blob_version": 2,
-                            "recent_reflections": [
-                                {"id": 41, "content": "Gene is preparing for a night-shift rotation."}
-                            ],
-                        },
-                        "session": {"blob": "", "blob_version": None, "recent_reflections": []},
-                    },
-                    "token_count": 52,
-                    "etag": '"5d41402abc4b2a76b9719d911017c592"',
-                },
-            )
-        ],
+        examples=[examples.MEMORY_CONTEXT_BLOCK_FOR_A_USER_S_SESSION],
         tags=["memory"],
     )
     def get(self, request: Request) -> Response:
@@ -151,62 +120,6 @@ def _etags_of(if_none_match: str) -> set[str]:
 def _etag_matches(*, etag: str, if_none_match: str) -> bool:
     tags = _etags_of(if_none_match)
     return etag in tags or "*" in tags
-
-
-BUNDLE_EXAMPLE_RESPONSE = {
-    "query": "Any tips for my night shifts?",
-    "token_budget": 400,
-    "tokens_used": 131,
-    "text": CONTEXT_TEXT_EXAMPLE
-    + "\n\n<RecentTurns>\nuser: Any tips for my night shifts?\n</RecentTurns>"
-    + "\n\n<RelevantFacts>\n- Gene works night shifts at Lyon hospital.\n</RelevantFacts>",
-    "parts": {
-        "context": {
-            "status": "included",
-            "tokens": 52,
-            "token_limit": 2500,
-            "text": CONTEXT_TEXT_EXAMPLE,
-            "items": [],
-            "omitted": 0,
-        },
-        "session_summary": {"status": "empty", "tokens": 0, "token_limit": 600, "text": "", "items": [], "omitted": 0},
-        "recent_turns": {
-            "status": "included",
-            "tokens": 17,
-            "token_limit": 1500,
-            "text": "<RecentTurns>\nuser: Any tips for my night shifts?\n</RecentTurns>",
-            "items": [
-                {
-                    "id": 812,
-                    "role": "user",
-                    "content": "Any tips for my night shifts?",
-                    "created_at": "2026-11-20T21:04:11+00:00",
-                    "truncated": False,
-                }
-            ],
-            "omitted": 0,
-        },
-        "facts": {
-            "status": "included",
-            "tokens": 23,
-            "token_limit": 800,
-            "text": "<RelevantFacts>\n- Gene works night shifts at Lyon hospital.\n</RelevantFacts>",
-            "items": [
-                {
-                    "id": 97,
-                    "content": "Gene works night shifts at Lyon hospital.",
-                    "scopes": ["user"],
-                    "score": 1.0,
-                    "similarity": 0.71,
-                    "vector_rank": 1,
-                    "text_rank": 1,
-                }
-            ],
-            "omitted": 0,
-        },
-        "similar_messages": {"status": "empty", "tokens": 0, "token_limit": 600, "text": "", "items": [], "omitted": 0},
-    },
-}
 
 
 class BundlePartSerializer(serializers.Serializer):
@@ -276,17 +189,8 @@ class MemoryBundleView(APIView):
         request=InputSerializer,
         responses={200: OutputSerializer, 400: ERROR_RESPONSE},
         examples=[
-            OpenApiExample(
-                "Bundle for a prompt",
-                request_only=True,
-                value={
-                    "query": "Any tips for my night shifts?",
-                    "user": "gene",
-                    "session": "s-42",
-                    "token_budget": 400,
-                },
-            ),
-            OpenApiExample("Bundle", response_only=True, value=BUNDLE_EXAMPLE_RESPONSE),
+            examples.MEMORY_BUNDLE_BUNDLE_FOR_A_PROMPT,
+            examples.MEMORY_BUNDLE_BUNDLE,
         ],
         tags=["memory"],
     )

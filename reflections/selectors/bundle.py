@@ -1,6 +1,9 @@
 """The memory bundle: everything memory offers for one prompt, cut to the caller's token budget.
 
 Parts, in the order they are given budget (the first ones are what an agent can least do without):
+0. `notice`: the standing notice that memory is quoted data, not instructions (core.fencing), first in the text
+   whenever other memory is given and the context block (which carries it) is not; a caller may turn it off with a
+   part limit of 0;
 1. `context`: the always-in-context block (atomic: an XML-like block cut in the middle would mislead the model);
 2. `session_summary`: the session's consolidated blob, only when the context block is not in the bundle (it holds
    the same text as <SessionMemory>);
@@ -16,19 +19,22 @@ nothing, so the rendered `text` costs the sum of the parts."""
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from conversations.models import Agent, EndUser, Message, Session
-from conversations.selectors.message_search import messages_search_similar
+from conversations.selectors.message_search import MessageHit, messages_search_similar
+from core.fencing import MEMORY_NOTICE_BLOCK, memory_text_quote
 from core.tokens import count_tokens
-from facts.selectors import facts_search
+from facts.selectors import FactHit, facts_search
 from reflections.models import ConsolidatedMemory, MemoryScope
-from reflections.selectors.context import memory_context_get
+from reflections.selectors.context import MemoryContext, memory_context_get
 
-BUNDLE_PART_NAMES = ("context", "session_summary", "recent_turns", "facts", "similar_messages")
+BUNDLE_PART_NAMES = ("notice", "context", "session_summary", "recent_turns", "facts", "similar_messages")
 DEFAULT_PART_TOKEN_LIMITS = {
+    "notice": 60,
     "context": 2500,
     "session_summary": 600,
     "recent_turns": 1500,
@@ -181,13 +187,115 @@ def _part_fill(
 
 def _turn_line(message: Message) -> _Line:
     return _Line(
-        f"{message.role}: {message.content}",
+        f"{message.role}: {memory_text_quote(message.content)}",
         {
             "id": message.pk,
             "role": message.role,
             "content": message.content,
             "created_at": message.created_at.isoformat(),
             "truncated": False,
+        },
+    )
+
+
+@dataclass
+class _Budget:
+    """What is left of the caller's budget, and what one part may take of it."""
+
+    remaining: int
+    parts: dict[str, BundlePart]
+
+    def allowance(self, name: str) -> int:
+        return min(self.parts[name].token_limit, self.remaining)
+
+    def spend(self, part: BundlePart) -> None:
+        self.remaining -= part.tokens
+
+
+def _context_part_fill(*, part: BundlePart, context: MemoryContext, budget: _Budget) -> None:
+    if not context.enabled:
+        part.status = PartStatus.DISABLED
+    elif context.text and context.token_count <= budget.allowance("context"):
+        part.status, part.text, part.tokens = PartStatus.INCLUDED, context.text, context.token_count
+    elif context.text:
+        part.status = PartStatus.OVER_BUDGET
+
+
+def _notice_part_fill(*, part: BundlePart, context_included: bool, budget: _Budget) -> None:
+    """The notice goes first whenever memory follows without the context block, which carries it itself."""
+    if context_included:
+        part.status = PartStatus.IN_CONTEXT
+    elif budget.allowance("notice") >= count_tokens(MEMORY_NOTICE_BLOCK):
+        part.text, part.tokens = MEMORY_NOTICE_BLOCK, count_tokens(MEMORY_NOTICE_BLOCK)
+        part.status = PartStatus.INCLUDED  # given back at the end if no memory follows it
+    elif part.token_limit > 0:
+        budget.remaining = 0  # memory is never handed over without its notice: nothing else fits
+        part.status = PartStatus.OVER_BUDGET
+    else:
+        part.status = PartStatus.DISABLED  # the caller turned it off
+
+
+def _session_summary_part_fill(
+    *,
+    part: BundlePart,
+    agent: Agent,
+    session: Session | None,
+    context: MemoryContext,
+    context_included: bool,
+    budget: _Budget,
+) -> None:
+    if session is None:
+        return
+    if context_included and context.blob_of(MemoryScope.SESSION):
+        part.status = PartStatus.IN_CONTEXT
+        return
+    session_blob = memory_text_quote(
+        (
+            ConsolidatedMemory.objects.filter(agent=agent, scope=MemoryScope.SESSION, session=session)
+            .values_list("content", flat=True)
+            .first()
+            or ""
+        ).strip()
+    )
+    if not session_blob:
+        return
+    room = budget.allowance("session_summary") - _wrapper_tokens("SessionSummary")
+    summary = text_shorten_to_tokens(text=session_blob, max_tokens=room) if room >= MIN_SHORTENED_ITEM_TOKENS else ""
+    wrapped = _wrap("SessionSummary", [summary])
+    if summary and count_tokens(wrapped) <= budget.allowance("session_summary"):
+        part.text, part.tokens = wrapped, count_tokens(wrapped)
+        part.status = PartStatus.INCLUDED if summary == session_blob else PartStatus.PARTIAL
+    else:
+        part.status = PartStatus.OVER_BUDGET
+
+
+def _fact_line(hit: FactHit) -> _Line:
+    return _Line(
+        f"- {memory_text_quote(hit.fact.content)}",
+        {
+            "id": hit.fact.pk,
+            "content": hit.fact.content,
+            "scopes": list(hit.fact.scopes),
+            "score": hit.score,
+            "similarity": hit.similarity,
+            "vector_rank": hit.vector_rank,
+            "text_rank": hit.text_rank,
+        },
+    )
+
+
+def _similar_message_line(hit: MessageHit) -> _Line:
+    content = text_shorten_to_tokens(text=hit.message.content, max_tokens=SIMILAR_MESSAGE_MAX_TOKENS)
+    return _Line(
+        f"- [{hit.message.created_at:%Y-%m-%d}] {hit.message.role}: {memory_text_quote(content)}",
+        {
+            "id": hit.message.pk,
+            "role": hit.message.role,
+            "content": content,
+            "session": hit.session_external_id,
+            "similarity": hit.similarity,
+            "created_at": hit.message.created_at.isoformat(),
+            "truncated": content != hit.message.content,
         },
     )
 
@@ -204,55 +312,29 @@ def memory_bundle_build(
     recency_weight: float = 0.0,
     record_access: bool = True,
 ) -> MemoryBundle:
+    """The parts in the order they get budget (the module docstring), each step taking what it fits."""
     limits = limits or BundleLimits()
     parts = {
         name: BundlePart(name=name, status=PartStatus.EMPTY, token_limit=limits.token_limit(name))
         for name in BUNDLE_PART_NAMES
     }
-    remaining = token_budget
-
-    def allowance(name: str) -> int:
-        return min(parts[name].token_limit, remaining)
+    budget = _Budget(remaining=token_budget, parts=parts)
 
     context = memory_context_get(agent=agent, user=user, session=session)
-    context_part = parts["context"]
-    if not context.enabled:
-        context_part.status = PartStatus.DISABLED
-    elif context.text and context.token_count <= allowance("context"):
-        context_part.status, context_part.text, context_part.tokens = (
-            PartStatus.INCLUDED,
-            context.text,
-            context.token_count,
-        )
-    elif context.text:
-        context_part.status = PartStatus.OVER_BUDGET
-    remaining -= context_part.tokens
-
-    summary_part = parts["session_summary"]
-    session_blob = ""
-    if session is not None:
-        if context_part.status == PartStatus.INCLUDED and context.blob_of(MemoryScope.SESSION):
-            summary_part.status = PartStatus.IN_CONTEXT
-        else:
-            session_blob = (
-                ConsolidatedMemory.objects.filter(agent=agent, scope=MemoryScope.SESSION, session=session)
-                .values_list("content", flat=True)
-                .first()
-                or ""
-            ).strip()
-    if session_blob:
-        room = allowance("session_summary") - _wrapper_tokens("SessionSummary")
-        summary = (
-            text_shorten_to_tokens(text=session_blob, max_tokens=room) if room >= MIN_SHORTENED_ITEM_TOKENS else ""
-        )
-        wrapped = _wrap("SessionSummary", [summary])
-        if summary and count_tokens(wrapped) <= allowance("session_summary"):
-            summary_part.text = wrapped
-            summary_part.tokens = count_tokens(summary_part.text)
-            summary_part.status = PartStatus.INCLUDED if summary == session_blob else PartStatus.PARTIAL
-        else:
-            summary_part.status = PartStatus.OVER_BUDGET
-    remaining -= summary_part.tokens
+    _context_part_fill(part=parts["context"], context=context, budget=budget)
+    budget.spend(parts["context"])
+    context_included = parts["context"].status == PartStatus.INCLUDED
+    _notice_part_fill(part=parts["notice"], context_included=context_included, budget=budget)
+    budget.spend(parts["notice"])
+    _session_summary_part_fill(
+        part=parts["session_summary"],
+        agent=agent,
+        session=session,
+        context=context,
+        context_included=context_included,
+        budget=budget,
+    )
+    budget.spend(parts["session_summary"])
 
     recent: list[Message] = []
     if session is not None and limits.recent_turns > 0:
@@ -261,11 +343,11 @@ def memory_bundle_build(
         part=parts["recent_turns"],
         tag="RecentTurns",
         lines=[_turn_line(message) for message in recent],
-        allowance=allowance("recent_turns"),
+        allowance=budget.allowance("recent_turns"),
         contiguous=True,
-        item_content=lambda line: line.split(": ", 1)[1],
+        item_content=lambda line: html.unescape(line.split(": ", 1)[1]),
     )
-    remaining -= parts["recent_turns"].tokens
+    budget.spend(parts["recent_turns"])
 
     if not agent.rag_enabled:
         parts["facts"].status = PartStatus.DISABLED
@@ -286,25 +368,11 @@ def memory_bundle_build(
         _part_fill(
             part=parts["facts"],
             tag="RelevantFacts",
-            lines=[
-                _Line(
-                    f"- {hit.fact.content}",
-                    {
-                        "id": hit.fact.pk,
-                        "content": hit.fact.content,
-                        "scopes": list(hit.fact.scopes),
-                        "score": hit.score,
-                        "similarity": hit.similarity,
-                        "vector_rank": hit.vector_rank,
-                        "text_rank": hit.text_rank,
-                    },
-                )
-                for hit in hits
-            ],
-            allowance=allowance("facts"),
+            lines=[_fact_line(hit) for hit in hits],
+            allowance=budget.allowance("facts"),
             contiguous=False,
         )
-    remaining -= parts["facts"].tokens
+    budget.spend(parts["facts"])
 
     similar = messages_search_similar(
         agent=agent,
@@ -315,36 +383,21 @@ def memory_bundle_build(
         min_similarity=limits.similar_messages_min_similarity,
         exclude_message_ids=[message.pk for message in recent],
     )
-    similar_lines = []
-    for hit in similar:
-        content = text_shorten_to_tokens(text=hit.message.content, max_tokens=SIMILAR_MESSAGE_MAX_TOKENS)
-        similar_lines.append(
-            _Line(
-                f"- [{hit.message.created_at:%Y-%m-%d}] {hit.message.role}: {content}",
-                {
-                    "id": hit.message.pk,
-                    "role": hit.message.role,
-                    "content": content,
-                    "session": hit.session_external_id,
-                    "similarity": hit.similarity,
-                    "created_at": hit.message.created_at.isoformat(),
-                    "truncated": content != hit.message.content,
-                },
-            )
-        )
     _part_fill(
         part=parts["similar_messages"],
         tag="SimilarPastMessages",
-        lines=similar_lines,
-        allowance=allowance("similar_messages"),
+        lines=[_similar_message_line(hit) for hit in similar],
+        allowance=budget.allowance("similar_messages"),
         contiguous=False,
     )
 
-    text = "\n\n".join(part.text for part in parts.values() if part.text)
+    notice = parts["notice"]
+    if notice.text and not any(part.text for name, part in parts.items() if name != "notice"):
+        notice.text, notice.tokens, notice.status = "", 0, PartStatus.EMPTY
     return MemoryBundle(
         query=query,
         token_budget=token_budget,
         tokens_used=sum(part.tokens for part in parts.values()),
-        text=text,
+        text="\n\n".join(part.text for part in parts.values() if part.text),
         parts=parts,
     )

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from django.db.models import Count, F, OuterRef, Subquery
+from django.db.models import Count, F, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from conversations.models import Agent, Session
 from conversations.selectors.agent_settings import agent_thresholds
-from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
+from core.selectors.llm_usage import SUMMARY_STEP
+from reflections.models import ConsolidatedMemory, ConsolidationJob, MemoryScope, Reflection
 from reflections.services.consolidation import ScopeKey
 from reflections.services.session_summary import session_summary_due
 
@@ -43,3 +44,12 @@ def scopes_due_for_consolidation(*, agent: Agent | None = None) -> list[ScopeKey
         if key not in due and session_summary_due(session=session):
             due.append(key)
     return due
+
+
+def session_summary_jobs(job_ids: QuerySet) -> dict[int, str]:
+    """Of these consolidation jobs, the session ones: a session's consolidation is its summary, a step of its own in
+    the LLM usage figures (core.selectors.llm_usage)."""
+    return dict.fromkeys(
+        ConsolidationJob.objects.filter(pk__in=job_ids, scope=MemoryScope.SESSION).values_list("pk", flat=True),
+        SUMMARY_STEP,
+    )

@@ -11,7 +11,6 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
-from xml.sax.saxutils import escape
 
 from django.conf import settings
 from django.core.cache import cache
@@ -20,6 +19,7 @@ from django.db.models.functions import RowNumber
 
 from conversations.models import Agent, EndUser, Session
 from core.exceptions import ApplicationError
+from core.fencing import MEMORY_NOTICE_BLOCK, memory_text_quote
 from core.tokens import count_tokens
 from facts.selectors.profile import user_profile
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
@@ -65,20 +65,22 @@ def _scopes_filter(*, user: EndUser | None, session: Session | None) -> Q:
 def _scope_part_render(*, tag: str, part: dict[str, Any]) -> str:
     lines = [f"<{tag}>"]
     if part["blob"]:
-        lines.append(escape(part["blob"]))
+        lines.append(memory_text_quote(part["blob"]))
     if part.get("profile"):
         lines.append("Profile:")
-        lines.extend(f"- {escape(key)}: {escape(value)}" for key, value in part["profile"].items())
+        lines.extend(
+            f"- {memory_text_quote(key)}: {memory_text_quote(value)}" for key, value in part["profile"].items()
+        )
     if part["recent_reflections"]:
         lines.append("Recent:")
-        lines.extend(f"- {escape(reflection['content'])}" for reflection in part["recent_reflections"])
+        lines.extend(f"- {memory_text_quote(reflection['content'])}" for reflection in part["recent_reflections"])
     lines.append(f"</{tag}>")
     return "\n".join(lines)
 
 
 def memory_context_render(*, parts: dict[str, Any]) -> str:
     """Empty scopes are left out, and a block with nothing in it is the empty string, so that callers can inject it
-    unconditionally."""
+    unconditionally. The block opens with the standing notice that memory is data, not instructions (core.fencing)."""
     sections = [
         _scope_part_render(tag=tag, part=parts[scope])
         for scope, tag in SCOPE_TAGS.items()
@@ -87,7 +89,7 @@ def memory_context_render(*, parts: dict[str, Any]) -> str:
     ]
     if not sections:
         return ""
-    return "\n".join(["<MemoryContext>", *sections, "</MemoryContext>"])
+    return "\n".join(["<MemoryContext>", MEMORY_NOTICE_BLOCK, *sections, "</MemoryContext>"])
 
 
 def memory_context_build(*, agent: Agent, user: EndUser | None, session: Session | None) -> MemoryContext:

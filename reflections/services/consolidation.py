@@ -17,7 +17,8 @@ from django.utils import timezone
 from conversations.models import Agent, EndUser, Session
 from conversations.selectors.agent_settings import agent_thresholds
 from core.exceptions import ApplicationError
-from core.limits import text_cap
+from core.injection import injection_lines_drop
+from core.limits import text_cap, words_cap
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
 from core.llm.output_rules import copies, has_words, holds_a_placeholder
 from core.models import JobStatus
@@ -30,6 +31,11 @@ from reflections.models import (
     Reflection,
 )
 from reflections.services.reflections import LEVELS, scope_key, scopes_filter
+from reflections.services.session_summary import (
+    session_summary_due,
+    session_summary_rule_based,
+    session_summary_window,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -48,21 +54,6 @@ class ScopeKey:
         return [self.agent_id, self.scope, self.user_id, self.session_id]
 
 
-def words_cap(*, text: str, limit: int) -> str:
-    """Cut to at most `limit` words, keeping line breaks (blobs are bullet lists)."""
-    kept: list[str] = []
-    remaining = limit
-    for line in text.strip().splitlines():
-        words = line.split()
-        if remaining <= 0:
-            break
-        if len(words) > remaining:
-            line = " ".join(words[:remaining])
-        kept.append(line)
-        remaining -= len(words)
-    return "\n".join(kept)
-
-
 @transaction.atomic
 def consolidated_memory_replace(
     *,
@@ -76,10 +67,15 @@ def consolidated_memory_replace(
     expected_version: int | None = None,
     summarized_through_message_id: int | None = None,
     is_rule_based: bool = False,
+    curated: bool = False,
 ) -> ConsolidatedMemory:
     """Make `content` the scope's blob (capped to its word limit and to BLOB_MAX_CHARS); the previous content becomes
     a past version. With expected_version, refuse if someone changed the blob since it was read (optimistic
-    concurrency)."""
+    concurrency).
+
+    `curated`: an operator wrote `content` (the admin, the API key): all of it becomes the blob's curated part. A
+    write that is not curated (consolidation, an import) gives only the part after the curated one, which stays word
+    for word at the top: formation never rewrites what an operator wrote."""
     if scope not in MemoryScope.values:
         raise ApplicationError("scope must be agent, user or session.", fields={"scope": ["invalid"]})
     key = scope_key(scope=scope, user=user, session=session)
@@ -93,8 +89,13 @@ def consolidated_memory_replace(
             code="conflict",
             fields={"version": ["stale"]},
         )
-    content = text_cap(text=words_cap(text=content, limit=word_limit), chars=settings.BLOB_MAX_CHARS)
-    summary_fields: dict = {"is_rule_based": is_rule_based}
+    curated_content = memory.curated_content if memory else ""
+    if curated:
+        content = text_cap(text=words_cap(text=content, limit=word_limit), chars=settings.BLOB_MAX_CHARS)
+        curated_content = content
+    else:
+        content = blob_with_curated_part(curated_content=curated_content, formed=content, word_limit=word_limit)
+    summary_fields: dict = {"is_rule_based": is_rule_based, "curated_content": curated_content}
     if summarized_through_message_id is not None:
         summary_fields["summarized_through_message_id"] = summarized_through_message_id
     if memory is None:
@@ -114,6 +115,7 @@ def consolidated_memory_replace(
             memory=memory,
             version=memory.version,
             content=memory.content,
+            curated_content=memory.curated_content,
             word_limit=memory.word_limit,
             change_reason=memory.change_reason,
             created_at=memory.last_consolidated_at or memory.updated_at,
@@ -139,6 +141,25 @@ def consolidated_memory_replace(
             absorbed=True, absorbed_at=now, consolidated_into=memory, consolidated_into_version=memory.version
         )
     return memory
+
+
+def blob_with_curated_part(*, curated_content: str, formed: str, word_limit: int) -> str:
+    """The blob's text: the curated part word for word, then the formed part within the words left of the limit."""
+    curated_words = len(curated_content.split())
+    formed = words_cap(text=formed, limit=max(word_limit - curated_words, 0)) if formed.strip() else ""
+    text = "\n".join(part for part in (curated_content.strip(), formed) if part)
+    return text_cap(text=text, chars=settings.BLOB_MAX_CHARS)
+
+
+def blob_formed_part(memory: ConsolidatedMemory | None) -> str:
+    """What formation wrote of a blob: its text after the curated part."""
+    if memory is None:
+        return ""
+    curated = memory.curated_content.strip()
+    content = memory.content.strip()
+    if curated and content.startswith(curated):
+        return content[len(curated) :].strip()
+    return "" if curated else content
 
 
 def consolidation_due_scopes(*, session: Session) -> list[ScopeKey]:
@@ -181,17 +202,38 @@ def _validate(data: object, *, instructions: str) -> str:
     return data["content"].strip()
 
 
-def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) -> ConsolidationJob | None:
-    """Consolidate one scope if its buffer is due (or `force`; for a session, also when its summary is due by the
-    message cadence). The LLM runs outside any transaction; the result is stored only if the blob is unchanged
-    since it was read, else the job fails and the reflections stay buffered for the next run. A session summary
-    whose LLM call fails is replaced by a rule-based one (reflections stay buffered) before the error is raised."""
-    from reflections.services.session_summary import (
-        session_summary_due,
-        session_summary_rule_based,
-        session_summary_window,
-    )
+@dataclass
+class _ScopeToConsolidate:
+    """One scope as consolidation reads it, before any LLM call."""
 
+    key: ScopeKey
+    agent: Agent
+    user: EndUser | None
+    session: Session | None
+    memory: ConsolidatedMemory | None
+    buffered: list[Reflection]
+    window: list  # the session's messages its summary has not covered (sessions only)
+    due: bool
+
+    @property
+    def is_session(self) -> bool:
+        return self.key.scope == MemoryScope.SESSION
+
+    @property
+    def through(self) -> int | None:
+        return self.window[-1].message.pk if self.window else None
+
+    @property
+    def curated(self) -> str:
+        return self.memory.curated_content.strip() if self.memory else ""
+
+    def formed_word_limit(self) -> int:
+        """The words the curated part leaves of the scope's limit for the formed part."""
+        limit = agent_thresholds(agent=self.agent).blob_word_limit(self.key.scope)
+        return max(limit - len(self.curated.split()), 0)
+
+
+def _scope_read(key: ScopeKey) -> _ScopeToConsolidate:
     agent = Agent.objects.get(pk=key.agent_id)
     user = EndUser.objects.get(pk=key.user_id) if key.user_id else None
     session = Session.objects.get(pk=key.session_id) if key.session_id else None
@@ -201,88 +243,121 @@ def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) 
             "created_at", "id"
         )[:MAX_REFLECTIONS_PER_RUN]
     )
-    thresholds = agent_thresholds(agent=agent)
     memory = ConsolidatedMemory.objects.filter(agent=agent, scope=key.scope, **scope_filter).first()
     is_session = key.scope == MemoryScope.SESSION
-    window = session_summary_window(session=session, memory=memory) if is_session else []
-    due = len(buffered) >= thresholds.consolidation_threshold(key.scope) or (
+    due = len(buffered) >= agent_thresholds(agent=agent).consolidation_threshold(key.scope) or (
         is_session and session_summary_due(session=session)
     )
-    if not (buffered or window) or not (due or force):
-        return None
-    read_version = memory.version if memory else 0
-    word_limit = thresholds.blob_word_limit(key.scope)
-    through = window[-1].message.pk if window else None
-    job = ConsolidationJob.objects.create(
+    return _ScopeToConsolidate(
+        key=key,
         agent=agent,
         user=user,
         session=session,
+        memory=memory,
+        buffered=buffered,
+        window=session_summary_window(session=session, memory=memory) if is_session else [],
+        due=due,
+    )
+
+
+def _consolidated_text_ask(*, scope: _ScopeToConsolidate, job: ConsolidationJob) -> str:
+    """The LLM's new formed part of the blob (the curated part is shown as fixed, never asked for)."""
+    current, curated, word_limit = blob_formed_part(scope.memory), scope.curated, scope.formed_word_limit()
+    conversation = "\n".join(item.as_line() for item in scope.window if item.text)
+    messages = prompt_render(
+        path=PROMPT,
+        values={
+            "scope": scope.key.scope,
+            "word_limit": str(word_limit),
+            "current": current or "(empty)",
+            "curated": curated or "(none)",
+            "reflections": "\n".join(f"- {r.content}" for r in scope.buffered) or "(none)",
+            "conversation": conversation or "(none)",
+        },
+    )
+    return llm_complete_json(
+        purpose="consolidate",
+        messages=messages,
+        inputs={
+            "scope": scope.key.scope,
+            "word_limit": word_limit,
+            "current": current,
+            "curated": curated,
+            "reflections": [r.content for r in scope.buffered],
+            "messages": [item.as_input() for item in scope.window if item.text],
+        },
+        validate=lambda data: _validate(data, instructions=messages[0]["content"]),
+        schema=SCHEMA,
+        rules=lambda data: {"over_word_limit": int(len(data["content"].split()) > word_limit)},
+        speed="slow",
+        agent_id=scope.agent.pk,
+        job_kind="consolidation",
+        job_id=job.pk,
+    )
+
+
+def _rule_based_summary_store(*, scope: _ScopeToConsolidate, read_version: int) -> None:
+    """The LLM failed on a session's summary: a rule-based one is stored now (no job waits for it), the reflections
+    stay buffered for the next run."""
+    rule_based = session_summary_rule_based(
+        current=blob_formed_part(scope.memory),
+        reflections=scope.buffered,
+        window=scope.window,
+        word_limit=scope.formed_word_limit(),
+    )
+    consolidated_memory_replace(
+        agent=scope.agent,
+        scope=scope.key.scope,
+        user=scope.user,
+        session=scope.session,
+        content=injection_lines_drop(long_text_screen(agent=scope.agent, text=rule_based)),
+        reason="rule-based summary: the LLM failed",
+        expected_version=read_version,
+        summarized_through_message_id=scope.through,
+        is_rule_based=True,
+    )
+
+
+def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) -> ConsolidationJob | None:
+    """Consolidate one scope if its buffer is due (or `force`; for a session, also when its summary is due by the
+    message cadence). The LLM runs outside any transaction; the result is stored only if the blob is unchanged
+    since it was read, else the job fails and the reflections stay buffered for the next run. A session summary
+    whose LLM call fails is replaced by a rule-based one (reflections stay buffered) before the error is raised."""
+    scope = _scope_read(key)
+    if not (scope.buffered or scope.window) or not (scope.due or force):
+        return None
+    read_version = scope.memory.version if scope.memory else 0
+    job = ConsolidationJob.objects.create(
+        agent=scope.agent,
+        user=scope.user,
+        session=scope.session,
         scope=key.scope,
         task_id=task_id,
-        reflections_count=len(buffered),
-        memory=memory,
+        reflections_count=len(scope.buffered),
+        memory=scope.memory,
     )
-    current = memory.content if memory else ""
-    conversation = "\n".join(item.as_line() for item in window if item.text)
     try:
         try:
-            messages = prompt_render(
-                path=PROMPT,
-                values={
-                    "scope": key.scope,
-                    "word_limit": str(word_limit),
-                    "current": current or "(empty)",
-                    "reflections": "\n".join(f"- {r.content}" for r in buffered) or "(none)",
-                    "conversation": conversation or "(none)",
-                },
-            )
-            content = llm_complete_json(
-                purpose="consolidate",
-                messages=messages,
-                inputs={
-                    "scope": key.scope,
-                    "word_limit": word_limit,
-                    "current": current,
-                    "reflections": [r.content for r in buffered],
-                    "messages": [item.as_input() for item in window if item.text],
-                },
-                validate=lambda data: _validate(data, instructions=messages[0]["content"]),
-                schema=SCHEMA,
-                rules=lambda data: {"over_word_limit": int(len(data["content"].split()) > word_limit)},
-                speed="slow",
-                agent_id=agent.pk,
-                job_kind="consolidation",
-                job_id=job.pk,
-            )
+            content = _consolidated_text_ask(scope=scope, job=job)
         except Exception:
-            if is_session:
-                rule_based = session_summary_rule_based(
-                    current=current, reflections=buffered, window=window, word_limit=word_limit
-                )
-                consolidated_memory_replace(
-                    agent=agent,
-                    scope=key.scope,
-                    user=user,
-                    session=session,
-                    content=long_text_screen(agent=agent, text=rule_based),  # stored now: no job to wait for
-                    reason="rule-based summary: the LLM failed",
-                    expected_version=read_version,
-                    summarized_through_message_id=through,
-                    is_rule_based=True,
-                )
+            if scope.is_session:
+                _rule_based_summary_store(scope=scope, read_version=read_version)
             raise
-        content = long_text_screen(agent=agent, text=content, job_kind="consolidation", job_id=job.pk)
+        content = long_text_screen(agent=scope.agent, text=content, job_kind="consolidation", job_id=job.pk)
+        content = injection_lines_drop(content)
+        window = scope.window
         with transaction.atomic():
             memory = consolidated_memory_replace(
-                agent=agent,
+                agent=scope.agent,
                 scope=key.scope,
-                user=user,
-                session=session,
+                user=scope.user,
+                session=scope.session,
                 content=content,
-                reason=f"consolidated {len(buffered)} reflections" + (f", {len(window)} messages" if window else ""),
-                absorbed=buffered,
+                reason=f"consolidated {len(scope.buffered)} reflections"
+                + (f", {len(window)} messages" if window else ""),
+                absorbed=scope.buffered,
                 expected_version=read_version,
-                summarized_through_message_id=through,
+                summarized_through_message_id=scope.through,
             )
             job.status, job.memory, job.produced_version = JobStatus.SUCCEEDED, memory, memory.version
             job.finished_at = timezone.now()

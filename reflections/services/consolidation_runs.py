@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from core.queueing import task_enqueue_safely
+from reflections import task_names as reflections_tasks
 from reflections.services.consolidation import ScopeKey, scope_consolidate
 
 
@@ -20,13 +22,13 @@ class ScopeConsolidationResult:
 def scopes_consolidate(*, keys: Iterable[ScopeKey], force: bool, queue: bool) -> list[ScopeConsolidationResult]:
     """Consolidate each scope now or queue it. `force` consolidates a buffer below its threshold (an explicit
     request); without it only due scopes change."""
-    from conversations.tasks import scope_consolidate_task
-
     results = []
     for key in keys:
         if queue:
-            scope_consolidate_task.delay(*key.as_task_args(), force)
-            results.append(ScopeConsolidationResult(key=key, outcome="queued"))
+            if task_enqueue_safely(reflections_tasks.CONSOLIDATE_SCOPE, *key.as_task_args(), force):
+                results.append(ScopeConsolidationResult(key=key, outcome="queued"))
+            else:
+                results.append(ScopeConsolidationResult(key=key, outcome="failed", error="the broker is unreachable"))
             continue
         try:
             job = scope_consolidate(key=key, force=force)

@@ -7,6 +7,7 @@ from django.db import transaction
 
 from core.exceptions import NotFoundError
 from core.queueing import task_enqueue_safely
+from reflections import task_names as reflections_tasks
 from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion
 from reflections.services.consolidation import ScopeKey, consolidated_memory_replace
 
@@ -14,9 +15,7 @@ from reflections.services.consolidation import ScopeKey, consolidated_memory_rep
 def scope_consolidation_request(*, key: ScopeKey) -> None:
     """Queue consolidation of the scope after commit, forced: the operator asked, whatever the buffer's size. The
     LLM call runs in the worker, never in the request."""
-    from conversations.tasks import scope_consolidate_task
-
-    transaction.on_commit(lambda: task_enqueue_safely(scope_consolidate_task, *key.as_task_args(), True))
+    transaction.on_commit(lambda: task_enqueue_safely(reflections_tasks.CONSOLIDATE_SCOPE, *key.as_task_args(), True))
 
 
 def consolidated_memory_scope_key(*, memory: ConsolidatedMemory) -> ScopeKey:
@@ -37,4 +36,5 @@ def consolidated_memory_restore(*, memory: ConsolidatedMemory, version: int, req
         content=past.content,
         reason=f"restored version {version} ({requested_by})",
         expected_version=memory.version,
+        curated=True,
     )

@@ -73,4 +73,5 @@ def consolidated_memory_edit(
         content=content,
         reason=reason,
         expected_version=expected_version,
+        curated=True,
     )

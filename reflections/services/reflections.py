@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from django.conf import settings
@@ -189,7 +190,9 @@ def reflection_create(
     session: Session | None = None,
     source: str = Reflection.Source.FORMATION,
     source_session: Session | None = None,
+    created_at: datetime | None = None,
 ) -> Reflection:
+    """A reflection in its scope's buffer. `created_at`: when an imported reflection was written (now otherwise)."""
     content = " ".join(content.split())
     if not content:
         raise ApplicationError("content must not be empty.", fields={"content": ["empty"]})
@@ -203,6 +206,9 @@ def reflection_create(
     reflection = Reflection.objects.create(
         agent=agent, scope=scope, content=content, source=source, source_session=source_session, **key
     )
+    if created_at is not None:  # auto_now_add ignores a value given to create()
+        reflection.created_at = created_at
+        reflection.save(update_fields=["created_at"])
     return reflection
 
 

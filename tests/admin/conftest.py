@@ -1,36 +1,14 @@
-"""Fixtures of the admin tests: a small memory for one user, and a record of the Celery tasks queued."""
+"""Fixtures of the admin tests: a small memory for one user."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
-from celery.app.task import Task
 
 from conversations.models import Agent, EndUser, Message, Session
 from facts.models import Fact
-from facts.services import fact_create
+from facts.services.facts import fact_create
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.services.consolidation import consolidated_memory_replace
-
-
-@dataclass
-class QueuedTask:
-    name: str
-    args: tuple
-
-
-@pytest.fixture
-def queued_tasks(monkeypatch) -> list[QueuedTask]:
-    """Tasks sent to the broker during the test, recorded instead of sent (the tests that run them use a real
-    worker instead)."""
-    queued: list[QueuedTask] = []
-
-    def record(task, args=None, kwargs=None, **options):
-        queued.append(QueuedTask(name=task.name, args=tuple(args or ())))
-
-    monkeypatch.setattr(Task, "apply_async", record)
-    return queued
 
 
 @pytest.fixture

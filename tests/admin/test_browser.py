@@ -21,7 +21,7 @@ from django.utils import timezone
 from conversations.models import Agent, EndUser, Message, Session
 from core.models import ErasureRecord, LLMCall
 from facts.models import Fact
-from facts.services import fact_create
+from facts.services.facts import fact_create
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.services.consolidation import consolidated_memory_replace
 
@@ -210,7 +210,7 @@ def test_the_inspector_shows_what_the_agent_would_receive(page, memory):
     assert "Gene lives in Paris." in hits.first.inner_text()
     assert "Alex lives in Berlin." not in page.inner_text("#inspector-hits")
     parts = {row.get_attribute("data-part"): row.inner_text() for row in page.locator("tr.bundle-part").all()}
-    assert set(parts) == {"context", "session_summary", "recent_turns", "facts", "similar_messages"}
+    assert set(parts) == {"notice", "context", "session_summary", "recent_turns", "facts", "similar_messages"}
     assert "included" in parts["context"] and "included" in parts["recent_turns"]
     screenshot(page, "inspector")
 

@@ -10,7 +10,8 @@ from django.urls import reverse
 
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from facts.models import Fact, FactEmbedding
-from facts.services import fact_create, facts_reembed
+from facts.services.facts import fact_create
+from tests.formation_support import wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -140,19 +141,20 @@ def test_export_selected_facts_as_json_lines(admin_client, paris_fact):
     assert records[0]["source_message_ids"] == [paris_fact.source_messages.get().pk]
 
 
-def test_reembed_action_queues_the_task_and_the_task_replaces_the_vector(
-    admin_client, paris_fact, queued_tasks, django_capture_on_commit_callbacks
-):
+@pytest.mark.django_db(transaction=True)
+def test_reembed_action_replaces_the_vector_on_the_worker(admin_client, paris_fact, celery_worker_process):
     space = embedding_space_active()
     FactEmbedding.objects.filter(fact=paris_fact).update(embedding=np.ones(space.dimensions) / space.dimensions**0.5)
+    expected = embedding_provider_for_space(space=space).embed_one(paris_fact.content)
 
-    with django_capture_on_commit_callbacks(execute=True):
-        admin_client.post(CHANGELIST, {"action": "reembed_selected", "_selected_action": [paris_fact.pk]})
-    assert [(task.name, task.args) for task in queued_tasks] == [("facts.reembed", ([paris_fact.pk],))]
+    admin_client.post(CHANGELIST, {"action": "reembed_selected", "_selected_action": [paris_fact.pk]})
 
-    assert facts_reembed(fact_ids=[paris_fact.pk]) == 1
-    vector = FactEmbedding.objects.get(fact=paris_fact, space=space).embedding
-    assert np.allclose(vector, embedding_provider_for_space(space=space).embed_one(paris_fact.content), atol=1e-5)
+    wait_until(
+        lambda: np.allclose(FactEmbedding.objects.get(fact=paris_fact, space=space).embedding, expected, atol=1e-5),
+        timeout=60,
+        what="the fact re-embedded by the worker",
+        process=celery_worker_process,
+    )
 
 
 def test_semantic_search_shows_what_the_agent_would_retrieve_with_ranks(admin_client, paris_fact, agent, end_user):

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from conversations.models import Agent, Session
+from conversations.models import Agent, FormationJob, Session
 from core.models import LLMCall
+from tests.formation_support import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -31,8 +32,8 @@ def test_the_formation_page_shows_the_backlog_and_each_agent_s_spend_against_its
     assert "offline" in page  # the test settings' LLM: no breaker to show
 
 
-def test_the_agent_list_shows_spend_and_raising_the_budget_queues_its_waiting_sessions(
-    admin_client, agent, session, queued_tasks
+def test_the_agent_list_shows_spend_and_raising_the_budget_forms_its_waiting_sessions(
+    admin_client, agent, session, celery_worker_process
 ):
     agent.llm_daily_token_budget = 1000
     agent.save()
@@ -48,11 +49,13 @@ def test_the_agent_list_shows_spend_and_raising_the_budget_queues_its_waiting_se
     response = admin_client.post(change_url, data)
 
     assert response.status_code == 302, response.content.decode()[:2000]
-    assert [task.name for task in queued_tasks] == ["conversations.resume_formation"]
-    from conversations.services.formation_holds import sessions_formation_resume
-
-    queued_tasks.clear()
-    assert sessions_formation_resume()["budget"] == 1  # what that task does
+    # The worker resumes the agent's waiting sessions and forms them (the session has no messages: a job of none).
+    job = wait_until(
+        lambda: FormationJob.objects.filter(session=session, status="succeeded").first(),
+        timeout=60,
+        what="the waiting session formed once the budget was raised",
+        process=celery_worker_process,
+    )
+    assert job.trigger == "resumed"
     session.refresh_from_db()
-    assert session.formation_status == "queued" and session.formation_waiting_reason == ""
-    assert [task.name for task in queued_tasks] == ["conversations.form_session_memories"]
+    assert session.formation_waiting_reason == ""

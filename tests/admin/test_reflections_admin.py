@@ -8,6 +8,7 @@ from django.urls import reverse
 
 from reflections.models import ConsolidatedMemory, ConsolidationJob, MemoryScope, Reflection
 from reflections.selectors.context import memory_context_get
+from tests.formation_support import wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -81,33 +82,37 @@ def test_the_blob_page_lists_versions_and_the_buffer_unabsorbed_first(
     assert "Restore this version" in page and 'data-version="1"' in page
 
 
-def test_consolidate_now_and_retry_queue_a_forced_consolidation(
-    admin_client,
-    agent,
-    end_user,
-    user_blob,
-    buffered_reflection,
-    queued_tasks,
-    django_capture_on_commit_callbacks,
-    scripted_llm,
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("how", ["consolidate now", "retry the failed job", "consolidate the reflection's scope"])
+def test_consolidate_now_and_retry_consolidate_the_scope_on_the_worker(
+    admin_client, agent, end_user, user_blob, buffered_reflection, scripted_llm, celery_worker_process, how
 ):
     failed = ConsolidationJob.objects.create(
         agent=agent, user=end_user, scope=MemoryScope.USER, status="failed", error="ProviderError: timeout"
     )
-    with django_capture_on_commit_callbacks(execute=True):
-        admin_client.post(reverse("admin:reflections_consolidatedmemory_consolidate", args=[user_blob.pk]))
-        admin_client.post(
+    url, body = {
+        "consolidate now": (reverse("admin:reflections_consolidatedmemory_consolidate", args=[user_blob.pk]), {}),
+        "retry the failed job": (
             reverse("admin:reflections_consolidationjob_changelist"),
             {"action": "retry_jobs", "_selected_action": [failed.pk]},
-        )
-        admin_client.post(
+        ),
+        "consolidate the reflection's scope": (
             reverse("admin:reflections_reflection_changelist"),
             {"action": "consolidate_scopes_now", "_selected_action": [buffered_reflection.pk]},
-        )
+        ),
+    }[how]
 
-    expected = ("conversations.consolidate_scope", (agent.pk, "user", end_user.pk, None, True))
-    assert [(task.name, task.args) for task in queued_tasks] == [expected] * 3
-    assert scripted_llm.requests == []  # queued for the worker, not run in the request
+    admin_client.post(url, body)
+
+    # Forced: one buffered reflection is below the threshold, and the worker consolidates it anyway.
+    blob = wait_until(
+        lambda: ConsolidatedMemory.objects.filter(pk=user_blob.pk, version__gt=user_blob.version).first(),
+        timeout=60,
+        what="the blob consolidated by the worker",
+        process=celery_worker_process,
+    )
+    assert Reflection.objects.get(pk=buffered_reflection.pk).consolidated_into == blob
+    assert scripted_llm.requests == []  # run by the worker, not in the request
 
 
 def test_an_operator_adds_a_reflection_through_the_service(admin_client, agent, end_user, session):

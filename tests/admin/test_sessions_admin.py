@@ -6,6 +6,7 @@ import pytest
 from django.urls import reverse
 
 from conversations.models import FormationJob, Message, Session
+from tests.formation_support import wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -29,37 +30,39 @@ def test_the_session_page_pages_its_messages_and_shows_cursor_and_jobs(admin_cli
     assert "Form memories now" in first and "Close session" in first
 
 
-def test_form_memories_now_and_close_queue_formation(
-    admin_client, session, queued_tasks, django_capture_on_commit_callbacks
-):
-    with django_capture_on_commit_callbacks(execute=True):
-        admin_client.post(reverse("admin:conversations_session_form_memories", args=[session.pk]))
-    session.refresh_from_db()
-    assert session.formation_status == Session.FormationStatus.QUEUED
-    assert [(task.name, task.args) for task in queued_tasks] == [
-        ("conversations.form_session_memories", (session.pk, "explicit"))
-    ]
+def _formed(session: Session, trigger: str, worker) -> FormationJob:
+    return wait_until(
+        lambda: FormationJob.objects.filter(session=session, trigger=trigger, status="succeeded").first(),
+        timeout=60,
+        what=f"formation of the session ({trigger})",
+        process=worker,
+    )
 
-    Session.objects.filter(pk=session.pk).update(formation_status=Session.FormationStatus.IDLE)
-    with django_capture_on_commit_callbacks(execute=True):
-        admin_client.post(reverse("admin:conversations_session_close", args=[session.pk]))
+
+@pytest.mark.django_db(transaction=True)
+def test_form_memories_now_and_close_form_the_session_on_the_worker(admin_client, session, celery_worker_process):
+    Message.objects.create(session=session, role="user", content="I live in Lisbon.", token_count=4)
+
+    admin_client.post(reverse("admin:conversations_session_form_memories", args=[session.pk]))
+    assert _formed(session, "explicit", celery_worker_process).message_count == 1
+
+    Message.objects.create(session=session, role="user", content="I work as a nurse.", token_count=5)
+    admin_client.post(reverse("admin:conversations_session_close", args=[session.pk]))
     session.refresh_from_db()
     assert session.closed_at is not None
-    assert queued_tasks[-1].args == (session.pk, "closed")
+    assert _formed(session, "closed", celery_worker_process).message_count == 1
 
 
-def test_retrying_a_failed_formation_job_queues_its_session(
-    admin_client, session, queued_tasks, django_capture_on_commit_callbacks
-):
+@pytest.mark.django_db(transaction=True)
+def test_retrying_a_failed_formation_job_forms_its_session(admin_client, session, celery_worker_process):
     Session.objects.filter(pk=session.pk).update(formation_status=Session.FormationStatus.FAILED)
     job = FormationJob.objects.create(session=session, trigger="cold", status="failed", error="boom")
 
-    with django_capture_on_commit_callbacks(execute=True):
-        admin_client.post(
-            reverse("admin:conversations_formationjob_changelist"),
-            {"action": "retry_jobs", "_selected_action": [job.pk]},
-        )
+    admin_client.post(
+        reverse("admin:conversations_formationjob_changelist"),
+        {"action": "retry_jobs", "_selected_action": [job.pk]},
+    )
 
+    assert _formed(session, "explicit", celery_worker_process)
     session.refresh_from_db()
-    assert session.formation_status == Session.FormationStatus.QUEUED
-    assert [task.name for task in queued_tasks] == ["conversations.form_session_memories"]
+    assert session.formation_status == Session.FormationStatus.IDLE

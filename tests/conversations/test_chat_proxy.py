@@ -13,7 +13,7 @@ import pytest
 
 from conversations.models import Agent, EndUser, Message, Session
 from conversations.services.api_keys import api_key_create
-from facts.services import fact_create
+from facts.services.facts import fact_create
 from reflections.models import MemoryScope
 from reflections.services.reflections import reflection_create
 

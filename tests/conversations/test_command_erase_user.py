@@ -10,7 +10,7 @@ from conversations.services.erasure import user_external_id_hash
 from conversations.services.message_embeddings import messages_embed_missing
 from core.models import ErasureRecord
 from facts.models import Fact, FactEmbedding
-from facts.services import fact_create, fact_supersede
+from facts.services.facts import fact_create, fact_supersede
 from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion, MemoryScope, Reflection
 from reflections.services.context_cache import context_cache_key
 

@@ -61,8 +61,8 @@ def test_a_formation_run_embeds_each_new_fact_once_and_stores_that_vector(agent,
 @pytest.mark.django_db
 def test_vectors_planned_in_a_space_retired_meanwhile_are_recomputed_in_the_active_one(agent, monkeypatch):
     from core.models import EmbeddingSpace
-    from facts import reconciliation
-    from facts.extraction import ExtractedFact
+    from facts.services import reconciliation
+    from facts.services.extraction import ExtractedFact
 
     active = embedding_space_active()
     retired = EmbeddingSpace.objects.create(

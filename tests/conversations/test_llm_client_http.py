@@ -22,9 +22,9 @@ from core.exceptions import ProviderError
 from core.llm.client import MalformedLLMOutput
 from core.llm.providers import _cached_llm_provider, set_llm_provider_override
 from core.models import JobStatus, LLMCall
-from facts.extraction import PROMPT as EXTRACT_PROMPT
-from facts.extraction import SCHEMA as EXTRACT_SCHEMA
 from facts.models import Fact, FactEmbedding
+from facts.services.extraction import PROMPT as EXTRACT_PROMPT
+from facts.services.extraction import SCHEMA as EXTRACT_SCHEMA
 from reflections.models import Reflection
 from reflections.services.reflections import SCHEMA as REFLECT_SCHEMA
 from tests.llm_stub_server import StubLLMServer, StubReply

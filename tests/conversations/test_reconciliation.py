@@ -10,7 +10,7 @@ from conversations.services.formation import session_form_memories
 from conversations.services.ingestion import MessageInput, session_append_messages
 from core.models import LLMCall
 from facts.models import Fact
-from facts.services import fact_create
+from facts.services.facts import fact_create
 from tests.fakes import facts_reply
 
 

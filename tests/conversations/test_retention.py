@@ -8,7 +8,7 @@ from conversations.services.ingestion import MessageInput, session_append_messag
 from conversations.services.message_embeddings import messages_embed_missing
 from conversations.services.retention import retention_enforce, retention_enforce_all
 from facts.models import Fact
-from facts.services import fact_create
+from facts.services.facts import fact_create
 
 
 def _facts(agent, user, contents):

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from conversations.models import Agent, Session
+from conversations.selectors.sensitive_data import sensitive_data_counts
 from conversations.services.formation import session_form_memories
 from conversations.services.ingestion import MessageInput, session_append_messages
 from core.llm.client import MalformedLLMOutput
 from core.models import SensitiveDataFinding
-from core.selectors.sensitive_data import sensitive_data_counts
 from core.sensitive import SensitiveDataPolicy, SensitiveKind
 from facts.models import Fact
 from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion, MemoryScope, Reflection

@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 from conversations.models import Agent, EndUser, Message, MessageEmbedding, Session
 from conversations.services.message_embeddings import messages_embed_missing
 from facts.models import Fact, FactEmbedding
-from facts.services import fact_close, fact_create, fact_supersede
+from facts.services.facts import fact_close, fact_create, fact_supersede
 from reflections.models import Reflection
 from reflections.services.consolidation import consolidated_memory_replace
 from reflections.services.reflections import reflection_create

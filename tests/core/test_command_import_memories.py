@@ -11,9 +11,9 @@ from django.core.management import CommandError, call_command
 
 from conversations.models import Agent, EndUser, Message, MessageEmbedding, Session
 from core.embeddings.spaces import embedding_space_active
-from core.portability.formats.locomo import read_locomo
 from core.tokens import count_tokens
 from facts.models import Fact, FactEmbedding
+from portability.formats.locomo import read_locomo
 from reflections.models import ConsolidatedMemory, Reflection
 from tests.formation_support import wait_until
 

@@ -27,8 +27,8 @@ from core.exceptions import ProviderError
 from core.models import EmbeddingSpace
 from facts.models import Fact, FactEmbedding
 from facts.selectors import fact_embeddings_nearest
-from facts.services import fact_create
-from facts.vector_indexes import fact_vector_index_name, fact_vector_indexes_maintain
+from facts.services.facts import fact_create
+from facts.services.vector_indexes import fact_vector_index_name, fact_vector_indexes_maintain
 from tests.statistics_support import corpus_statistics_kept, corpus_statistics_recount
 
 STUB_MODEL = "bag-of-words"

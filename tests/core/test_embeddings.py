@@ -36,7 +36,7 @@ def test_first_use_creates_one_active_space_without_indexes_over_every_agent(dja
     assert embedding_space_active() == space
     from django.db import connection
 
-    # Vector search scans a scope exactly or through its agent's own index (facts/vector_indexes.py): no HNSW
+    # Vector search scans a scope exactly or through its agent's own index (facts/services/vector_indexes.py): no HNSW
     # index over a whole embedding table, which every write would pay for and a filtered search would miss rows of.
     with connection.cursor() as cursor:
         cursor.execute("SELECT indexname FROM pg_indexes WHERE indexdef LIKE %s", ["%USING hnsw%"])

@@ -12,7 +12,15 @@ def test_health_is_200_with_every_component_up(client, celery_worker_process):
     body = response.json()
     assert response.status_code == 200, body
     assert body["status"] == "up" and body["down"] == [] and body["degraded"] == []
-    assert set(body["components"]) == {"database", "pgvector", "redis", "worker", "embeddings", "formation"}
+    assert set(body["components"]) == {
+        "database",
+        "pgvector",
+        "redis",
+        "worker",
+        "embeddings",
+        "formation",
+        "memory_review",
+    }
     assert set(body["components"]["worker"]["queues"]) == {"celery", "formation"}
     assert body["components"]["pgvector"]["version"].startswith("0.8")
     assert body["components"]["embeddings"]["space"] == "local:all-MiniLM-L6-v2:384"

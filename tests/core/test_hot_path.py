@@ -20,7 +20,7 @@ from core.api.hot_path import input_validate, output_represent
 from facts.api.serializers import FactHitOutputSerializer, MemorySearchInputSerializer, MemorySearchOutputSerializer
 from facts.models import Fact
 from facts.selectors.search import facts_search
-from facts.services import fact_close, fact_create
+from facts.services.facts import fact_close, fact_create
 
 INPUTS = [
     {"query": "where does Gene live"},

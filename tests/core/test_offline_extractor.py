@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from benchmarks.offline_extractor import extractor_measure
+from core.llm.base import LLMRequest
 from core.llm.offline import OfflineLLM
-from core.llm.providers import LLMRequest
 
 
 def _ask(purpose: str, *texts: str) -> dict:

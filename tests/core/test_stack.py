@@ -65,7 +65,15 @@ def test_make_run_stack_comes_up_healthy_and_stops_cleanly(tmp_path):
             time.sleep(1)
         assert status == 200, body
         assert all(component["status"] == "up" for component in body["components"].values())
-        assert set(body["components"]) == {"database", "pgvector", "redis", "worker", "embeddings", "formation"}
+        assert set(body["components"]) == {
+            "database",
+            "pgvector",
+            "redis",
+            "worker",
+            "embeddings",
+            "formation",
+            "memory_review",
+        }
         assert (tmp_path / "postgres" / "PG_VERSION").exists()
     finally:
         stack.send_signal(signal.SIGINT)

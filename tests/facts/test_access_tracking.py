@@ -7,11 +7,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-import facts.access
-from facts.access import ACCESS_LOG_KEY, facts_access_record, facts_access_record_later, facts_accesses_fold
+import facts.services.access
 from facts.models import Fact
 from facts.selectors import facts_search
-from facts.services import fact_create
+from facts.services.access import ACCESS_LOG_KEY, facts_access_record, facts_access_record_later, facts_accesses_fold
+from facts.services.facts import fact_create
 from facts.tasks import facts_accesses_fold_task
 
 
@@ -30,7 +30,7 @@ def test_one_update_counts_each_access_and_never_moves_the_time_back(agent):
 @pytest.fixture
 def access_log():
     """The access log, emptied first: other tests' searches log their hits too."""
-    log = facts.access._access_log()
+    log = facts.services.access._access_log()
     log.delete(ACCESS_LOG_KEY)
     return log
 
@@ -93,7 +93,7 @@ def test_the_log_is_capped_while_nothing_folds_it(agent, access_log, settings, d
         for _ in range(5):
             facts_access_record_later(fact_ids=[fact.pk])
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and facts.access._access_log().llen(ACCESS_LOG_KEY) != 3:
+    while time.monotonic() < deadline and facts.services.access._access_log().llen(ACCESS_LOG_KEY) != 3:
         time.sleep(0.05)
     time.sleep(0.2)  # the background thread's last appends
 

@@ -6,9 +6,9 @@ import pytest
 from django.core.management import call_command
 
 from conversations.models import Agent, EndUser
-from core.tasks import cleanup_duplicate_facts_nightly
-from facts.models import Fact
-from facts.services import fact_create
+from facts.models import Fact, FactWriter
+from facts.services.facts import fact_create
+from facts.tasks import cleanup_duplicate_facts_nightly
 
 DIMENSIONS = 384
 
@@ -112,3 +112,22 @@ def test_nightly_job_runs_only_for_opted_in_agents(settings, agent, duplicates):
     settings.CLEANUP_DUPLICATE_FACTS_AGENTS = [agent.external_id]
     assert cleanup_duplicate_facts_nightly() == {agent.external_id: 1}
     assert "b" not in _current(duplicates)
+
+
+@pytest.mark.django_db
+def test_an_operators_fact_is_kept_and_its_older_formed_duplicate_closed(agent, end_user):
+    formed = _fact(agent, end_user, "Gene's birthday is March 15th", _at_angle(1.0), 2023)
+    curated = fact_create(
+        agent=agent,
+        user=end_user,
+        scopes=["user"],
+        content="Gene was born on March 15th",
+        embedding=_at_angle(0.96),
+        valid_from=datetime(2025, 1, 1, tzinfo=UTC),
+        written_by=FactWriter.OPERATOR,
+    )
+
+    call_command("cleanup_duplicate_facts", "--agent", agent.external_id, stdout=StringIO())
+
+    assert Fact.objects.get(pk=curated.pk).valid_to is None
+    assert Fact.objects.get(pk=formed.pk).superseded_by_id == curated.pk

@@ -9,7 +9,7 @@ from conversations.models import Agent, EndUser, Message
 from conversations.services.api_keys import api_key_create
 from facts.api.serializers import FactOutputSerializer
 from facts.models import Fact, FactEmbedding
-from facts.services import fact_close, fact_create, fact_profile_set, fact_supersede
+from facts.services.facts import fact_close, fact_create, fact_profile_set, fact_supersede
 
 
 def _client_for(agent: Agent) -> Client:

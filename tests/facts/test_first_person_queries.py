@@ -4,7 +4,7 @@ import pytest
 
 from facts.selectors.first_person import first_person_query
 from facts.selectors.search import facts_search
-from facts.services import fact_create
+from facts.services.facts import fact_create
 
 USER_FACTS = {
     "job": "The user works as a nurse at Lisbon General Hospital.",

@@ -7,7 +7,7 @@ from drf_spectacular.generators import SchemaGenerator
 from conversations.models import Agent, EndUser
 from conversations.services.api_keys import api_key_create
 from facts.models import Fact
-from facts.services import fact_create, fact_supersede
+from facts.services.facts import fact_create, fact_supersede
 
 
 @pytest.fixture
@@ -42,7 +42,8 @@ def test_search_returns_ranked_hits_with_per_signal_ranks(api, facts):
     results = response.json()["results"]
     assert results[0]["fact"]["id"] == facts["birthday"].pk
     assert results[0]["vector_rank"] == 1 and results[0]["similarity"] > 0.4
-    assert {"score", "text_rank", "text_score"} <= set(results[0])
+    assert {"score", "text_rank", "text_score", "time_rank"} <= set(results[0])
+    assert results[0]["time_rank"] == 1  # asked when: the only fact naming a day (March 15th)
     assert results[0]["fact"]["user"] == "user-1" and results[0]["fact"]["version"] == 1
     assert facts["other"].pk not in [hit["fact"]["id"] for hit in results]
 
@@ -118,6 +119,11 @@ def test_search_is_refused_when_rag_is_off(api, agent, facts):
         ({"query": "x", "mmr_lambda": -1}, "mmr_lambda"),
         ({"query": "x", "scopes": ["session"]}, "scopes.0"),
         ({"query": "x", "as_of": "yesterday"}, "as_of"),
+        ({"query": "x", "time_from": "May 2023"}, "time_from"),
+        ({"query": "x", "time_from": 20230501}, "time_from"),
+        ({"query": "x", "time_from": "2023-05-02", "time_to": "2023-05-01"}, "time_to"),
+        ({"query": "x", "time_filter": "restrict"}, "time_filter"),
+        ({"query": "x", "time_to": "2023-05-01", "time_filter": "nearby"}, "time_filter"),
     ],
 )
 def test_bad_search_input_names_the_field_and_changes_nothing(api, facts, body, field):

@@ -7,7 +7,7 @@ from conversations.services.ingestion import MessageInput, session_append_messag
 from core.exceptions import ApplicationError
 from facts.models import Fact
 from facts.selectors.profile import user_profile
-from facts.services import fact_create, fact_profile_set
+from facts.services.facts import fact_create, fact_profile_set
 from reflections.selectors.context import memory_context_get
 from tests.fakes import facts_reply
 

@@ -6,7 +6,11 @@ from conversations.services.api_keys import api_key_create
 from conversations.services.formation import session_form_memories
 from conversations.services.ingestion import MessageInput, session_append_messages
 from facts.models import Fact, ReferenceChunkEmbedding, ReferenceDocument
-from facts.reference_documents import reference_chunks_embed_missing, reference_document_create, reference_text_chunks
+from facts.services.reference_documents import (
+    reference_chunks_embed_missing,
+    reference_document_create,
+    reference_text_chunks,
+)
 from tests.fakes import facts_reply
 
 POLICY = (

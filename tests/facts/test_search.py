@@ -11,7 +11,7 @@ from conversations.models import Agent, EndUser
 from core.exceptions import ApplicationError
 from facts.models import Fact
 from facts.selectors import facts_search
-from facts.services import fact_close, fact_create, fact_supersede
+from facts.services.facts import fact_close, fact_create, fact_supersede
 
 FILLER = [
     "The user drinks black coffee every morning",

@@ -16,8 +16,8 @@ from conversations.models import Agent, EndUser
 from core.embeddings.spaces import embedding_space_active
 from facts.models import Fact
 from facts.selectors import facts_search
-from facts.services import fact_create, fact_embeddings_write
-from facts.vector_indexes import fact_vector_index_name, fact_vector_indexes, fact_vector_indexes_maintain
+from facts.services.facts import fact_create, fact_embeddings_write
+from facts.services.vector_indexes import fact_vector_index_name, fact_vector_indexes, fact_vector_indexes_maintain
 
 USERS = 300
 USER_ONLY_FACTS_PER_USER = 30

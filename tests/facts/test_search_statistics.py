@@ -18,7 +18,7 @@ from core.retrieval import BM25_B, BM25_K1, FULL_STRENGTH_COVERAGE, reciprocal_r
 from core.services import corpus_statistics_fold
 from facts.models import Fact, FactEmbedding
 from facts.selectors import facts_search
-from facts.services import fact_close, fact_create, fact_supersede, facts_erase
+from facts.services.facts import fact_close, fact_create, fact_supersede, facts_erase
 from tests.statistics_support import corpus_statistics_kept, corpus_statistics_recount
 
 

@@ -7,8 +7,8 @@ from conversations.models import EndUser
 from core.embeddings.spaces import embedding_space_active
 from facts.models import Fact, FactEmbedding
 from facts.selectors import fact_embeddings_nearest
-from facts.services import fact_create, fact_embeddings_write
-from facts.vector_indexes import fact_vector_index_name, fact_vector_indexes_maintain
+from facts.services.facts import fact_create, fact_embeddings_write
+from facts.services.vector_indexes import fact_vector_index_name, fact_vector_indexes_maintain
 
 
 @pytest.mark.django_db

@@ -14,9 +14,9 @@ from django.test import Client
 from conversations.models import Agent, EndUser, Session
 from conversations.services.api_keys import api_key_create
 from conversations.services.ingestion import MessageInput, session_append_messages
-from facts.curation import fact_get_or_create
-from facts.models import Fact, FactScope, ReferenceDocument
-from facts.reference_documents import reference_document_create
+from facts.models import Fact, FactScope, FactWriter, ReferenceDocument
+from facts.services.curation import fact_get_or_create
+from facts.services.reference_documents import reference_document_create
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.services.consolidation import consolidated_memory_replace
 from reflections.services.manual import reflection_create_manual
@@ -68,10 +68,18 @@ def _memory_of_every_kind(*, agent: Agent, user_id: str, session_id: str, marker
     user = session.user
     facts = [
         fact_get_or_create(
-            agent=agent, user=user, scopes=[FactScope.USER], content=f"The locker code is 4471 {marker}"
+            agent=agent,
+            user=user,
+            scopes=[FactScope.USER],
+            content=f"The locker code is 4471 {marker}",
+            written_by=FactWriter.API,
         ),
         fact_get_or_create(
-            agent=agent, user=None, scopes=[FactScope.AGENT], content=f"The office wifi is {marker} five"
+            agent=agent,
+            user=None,
+            scopes=[FactScope.AGENT],
+            content=f"The office wifi is {marker} five",
+            written_by=FactWriter.API,
         ),
     ]
     reflections = [

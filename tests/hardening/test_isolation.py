@@ -15,7 +15,7 @@ import pytest
 from django.db import transaction
 from drf_spectacular.generators import SchemaGenerator
 
-from conversations.models import EndUser, Session
+from conversations.models import Agent, AgentMemoryFromUsers, EndUser, Session
 from conversations.services.formation import session_form_memories
 from conversations.services.ingestion import MessageInput, session_append_messages
 from facts.models import Fact
@@ -280,6 +280,8 @@ def test_scopes_are_decided_by_code_whatever_the_extractor_answers(tenants, scri
             **{key: value for key, value in hostile_targets.items() if key not in ("agent", "user", "session")},
         },
     )
+    # Agent-wide memory from this user is stored (not held for review): this test is about where it may go.
+    Agent.objects.filter(pk=a.agent.pk).update(agent_memory_from_users=AgentMemoryFromUsers.OPEN)
     b_before = stored_rows_digest(agent=b.agent)
     carol_before = (Fact.objects.filter(user=other_user).count(), Reflection.objects.filter(user=other_user).count())
 

@@ -35,7 +35,7 @@ from schemathesis.specs.openapi.checks import negative_data_rejection, response_
 from conversations.models import Agent
 from conversations.services.api_keys import api_key_create
 from conversations.services.ingestion import MessageInput, session_append_messages
-from facts.tools import TOOLS
+from facts.services.tools import TOOLS
 from tests.fuzzing import FUZZING, SERVER_ERRORS, examples, tally_add
 
 pytestmark = pytest.mark.fuzz

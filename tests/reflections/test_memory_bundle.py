@@ -9,8 +9,9 @@ from django.utils import timezone
 
 from conversations.models import Agent, EndUser, Message, Session
 from conversations.services.message_embeddings import messages_embed_missing
+from core.fencing import MEMORY_NOTICE_BLOCK
 from core.tokens import count_tokens
-from facts.services import fact_create
+from facts.services.facts import fact_create
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.selectors.bundle import BUNDLE_PART_NAMES, BundleLimits, memory_bundle_build, text_shorten_to_tokens
 from tests.memory_client_support import MemoryAPIError, memory_client_for
@@ -94,8 +95,9 @@ def test_small_budget_drops_the_context_block_and_keeps_the_session_summary_and_
     agent, end_user, session, memory
 ):
     limits = BundleLimits(part_token_limits={"context": 20, "recent_turns": 25})
+    budget = 70 + count_tokens(MEMORY_NOTICE_BLOCK)  # the notice comes first when the context block is left out
     bundle = memory_bundle_build(
-        agent=agent, user=end_user, session=session, query=QUERY, token_budget=70, limits=limits
+        agent=agent, user=end_user, session=session, query=QUERY, token_budget=budget, limits=limits
     )
 
     assert bundle.parts["context"].status == "over_budget" and bundle.parts["context"].tokens == 0
@@ -103,7 +105,8 @@ def test_small_budget_drops_the_context_block_and_keeps_the_session_summary_and_
     assert "moving to Lyon" in bundle.parts["session_summary"].text
     turns = bundle.parts["recent_turns"]
     assert turns.items[-1]["id"] == memory["last"].pk and turns.status == "partial" and turns.omitted >= 1
-    assert bundle.tokens_used <= 70
+    assert bundle.parts["notice"].status == "included" and bundle.text.startswith(MEMORY_NOTICE_BLOCK)
+    assert bundle.tokens_used <= budget
 
 
 def test_switches_off_per_agent_leave_their_parts_out(agent, end_user, session, memory):

@@ -10,6 +10,7 @@ from django.test.utils import CaptureQueriesContext
 import reflections.signals  # noqa: F401  (connected by ReflectionsConfig.ready() once wired; see the module)
 from conversations.models import Agent, EndUser, Session
 from conversations.services.api_keys import api_key_create
+from core.fencing import MEMORY_NOTICE_BLOCK
 from memory_project.celery import app as celery_app
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.selectors.context import memory_context_build, memory_context_get
@@ -40,6 +41,7 @@ def test_block_has_blob_and_recent_reflections_per_scope_in_a_stable_layout(agen
 
     assert context.text == (
         "<MemoryContext>\n"
+        f"{MEMORY_NOTICE_BLOCK}\n"
         "<AgentMemory>\nAnswer briefly.\nRecent:\n- Users like bullet lists.\n</AgentMemory>\n"
         "<UserMemory>\nGene is a nurse in Lyon.\nRecent:\n- Gene works &lt;nights&gt; &amp; days.\n</UserMemory>\n"
         "<SessionMemory>\nRecent:\n- Planning a trip to Porto.\n</SessionMemory>\n"

@@ -80,7 +80,7 @@ class MemoryClient:
 
     def search(self, *, query: str, user: str | None = None, top_k: int = 10, **options: Any) -> SearchResults:
         """Hybrid fact search. `options`: mode, min_similarity, recency_weight, mmr_lambda, scopes, tags, as_of (ISO
-        8601), include_history, fallback_to_recent (see docs/api.md)."""
+        8601), include_history, fallback_to_recent, time_from, time_to (ISO dates), time_filter (see docs/api.md)."""
         payload = {"query": query, "user": user, "top_k": top_k, **options}
         return cast(SearchResults, self._post("/api/v1/memory/search", payload))
 
@@ -88,7 +88,7 @@ class MemoryClient:
         self, *, query: str, user: str | None = None, session: str | None = None, top_k: int = 10, **options: Any
     ) -> MessageSearchResults:
         """The user's past messages (one session's when given) that best answer `query`. `options`: mode,
-        min_similarity (see docs/api.md)."""
+        min_similarity, time_from, time_to (ISO dates), time_filter (see docs/api.md)."""
         payload = {"query": query, "user": user, "session": session, "top_k": top_k, **options}
         return cast(MessageSearchResults, self._post("/api/v1/messages/search", payload))
 

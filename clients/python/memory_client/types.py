@@ -67,6 +67,7 @@ class FactHit(TypedDict):
     vector_rank: int | None
     text_rank: int | None
     text_score: float | None
+    time_rank: int | None
 
 
 class SearchResults(TypedDict):
@@ -150,6 +151,9 @@ class MessageHit(TypedDict):
     similarity: float | None
     vector_rank: int | None
     text_rank: int | None
+    time_rank: int | None
+    neighbour_rank: int | None
+    speaker_rank: int | None
 
 
 class MessageSearchResults(TypedDict):

@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from conversations.models import Agent
 from core.exceptions import ApplicationError
-from facts.reference_documents import reference_document_create
+from facts.services.reference_documents import reference_document_create
 
 SUFFIXES = {".md", ".markdown", ".txt", ".rst"}
 

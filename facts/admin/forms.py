@@ -1,0 +1,97 @@
+"""Forms of the fact admin: the change form, the scope change and the semantic search."""
+
+from __future__ import annotations
+
+from django import forms
+
+from conversations.models import Agent
+from core.exceptions import ApplicationError
+from facts.models import Fact, FactScope
+from facts.selectors import SearchMode
+from facts.selectors.facts import fact_current_same_content
+from facts.services.facts import (
+    fact_content_normalize,
+    fact_scopes_validate,
+)
+
+
+def _tags_parse(text: str) -> list[str]:
+    return [tag.strip() for tag in text.split(",") if tag.strip()]
+
+
+class FactForm(forms.ModelForm):
+    """The fields an operator may change. Saving writes a new version through fact_supersede (or fact_create when
+    adding); the model's own constraints (one current fact per content and scope) are checked here first."""
+
+    scopes = forms.MultipleChoiceField(
+        choices=FactScope.choices,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="agent: visible in every conversation of the agent; user: only with the user.",
+    )
+    tags = forms.CharField(required=False, help_text="Comma-separated.")
+    reason = forms.CharField(
+        max_length=300,
+        initial="corrected by an operator",
+        help_text="Recorded as why the old version was closed and the new one written.",
+    )
+
+    class Meta:
+        model = Fact
+        fields = ["agent", "user", "scopes", "content", "tags"]
+        widgets = {"content": forms.Textarea(attrs={"rows": 3, "cols": 80})}
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            self.initial["tags"] = ", ".join(self.instance.tags)
+
+    def clean_tags(self) -> list[str]:
+        return _tags_parse(self.cleaned_data.get("tags") or "")
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        scopes, user = cleaned.get("scopes") or [], cleaned.get("user")
+        agent = cleaned.get("agent") or (self.instance.agent if self.instance.pk else None)
+        try:
+            fact_scopes_validate(scopes=scopes, user=user)
+        except ApplicationError as error:
+            raise forms.ValidationError(error.message) from error
+        if user is not None and agent is not None and user.agent_id != agent.pk:
+            self.add_error("user", "This user belongs to another agent.")
+        # The user column is set exactly when the fact is user-scoped (a check constraint); the services decide it.
+        if FactScope.USER not in scopes:
+            cleaned["user"] = None
+        content = fact_content_normalize(cleaned.get("content") or "")
+        cleaned["content"] = content
+        if agent is not None and content:
+            duplicate = fact_current_same_content(
+                agent=agent,
+                user=cleaned.get("user"),
+                content=content,
+                other_than_lineage=self.instance.lineage if self.instance.pk else None,
+            )
+            if duplicate is not None:
+                self.add_error("content", f"Fact #{duplicate.pk} already says this in the same scope.")
+        return cleaned
+
+    def has_real_change(self) -> bool:
+        return bool({"user", "scopes", "content", "tags"} & set(self.changed_data))
+
+
+class FactScopeChangeForm(forms.Form):
+    scopes = forms.MultipleChoiceField(choices=FactScope.choices, widget=forms.CheckboxSelectMultiple)
+
+
+class FactSearchForm(forms.Form):
+    agent = forms.ModelChoiceField(queryset=Agent.objects.order_by("external_id"))
+    user = forms.CharField(
+        required=False,
+        label="user (external id)",
+        help_text="Empty: only the facts visible in every conversation of the agent.",
+    )
+    query = forms.CharField(
+        label="question", widget=forms.TextInput(attrs={"size": 80, "placeholder": "Where does the user live?"})
+    )
+    mode = forms.ChoiceField(choices=SearchMode.choices, initial=SearchMode.HYBRID)
+    top_k = forms.IntegerField(min_value=1, max_value=100, initial=10, label="results")
+    include_history = forms.BooleanField(required=False, help_text="Also closed versions.")

@@ -1,0 +1,4 @@
+"""Writes of facts: facts.py (create, supersede, close, erase, embed: every fact write goes through it), curation.py
+(the API's and the tools' rules for hand-written facts), extraction.py and reconciliation.py (formation's steps),
+deduplication.py, reference_documents.py, vector_indexes.py (per-agent HNSW indexes), access.py (access counts),
+tools.py (the memory tools)."""

@@ -1,0 +1,206 @@
+"""Formation step 2: the LLM lists candidate facts from the conversation window."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+
+from conversations.models import Agent, Message
+from conversations.services.conversation_text import NumberedMessage, conversation_render, injected_memory_text
+from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
+from core.llm.output_rules import (
+    ABOUT_THE_USER,
+    content_words,
+    copies,
+    grounded,
+    is_greeting,
+    is_question,
+    restates,
+    word_count,
+)
+from core.models import SensitiveDataFinding
+from core.sensitive import sensitive_findings
+from core.sensitive_screening import statement_screen
+from facts.models import FactScope
+
+PROMPT = Path(__file__).resolve().parent.parent / "prompts" / "extract_facts.txt"
+PROFILE_KEY = re.compile(r"^[a-z][a-z0-9_]{0,99}$")
+MIN_FACT_WORDS = 4
+# The reply's shape, sent as the response_format where the endpoint takes a schema (the validation below still runs).
+# The bounds keep a constrained small model from looping (a source list counting up until the context is full).
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "facts": {
+            "type": "array",
+            "maxItems": 50,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "content": {"type": "string"},
+                    "scope": {"type": "array", "items": {"type": "string", "enum": ["user", "agent"]}},
+                    "key": {"type": "string"},
+                    "source": {"type": "array", "items": {"type": "integer"}, "maxItems": 10},
+                },
+                "required": ["content", "scope", "source"],
+            },
+        }
+    },
+    "required": ["facts"],
+}
+
+
+@dataclass(frozen=True)
+class ExtractedFact:
+    content: str
+    scopes: list[str]
+    source_messages: list[Message]
+    key: str = ""
+
+
+def _validate(data: object) -> list[dict]:
+    if not isinstance(data, dict) or not isinstance(data.get("facts"), list):
+        raise OutputInvalid('expected an object {"facts": [...]}')
+    for index, item in enumerate(data["facts"]):
+        if not isinstance(item, dict) or not isinstance(item.get("content"), str):
+            raise OutputInvalid(f"facts[{index}] needs a string 'content'")
+        scope = item.get("scope", ["user"])
+        scope = [scope] if isinstance(scope, str) else scope
+        if not isinstance(scope, list) or not scope or not set(scope) <= set(FactScope.values):
+            raise OutputInvalid(f"facts[{index}].scope must be a list of 'user' and 'agent'")
+        item["scope"] = scope
+        key = item.get("key")
+        # A proposed profile key is kept only when well-formed and about the user; a bad one is not worth a retry.
+        item["key"] = key if isinstance(key, str) and PROFILE_KEY.match(key) and scope == ["user"] else ""
+        source = item.get("source", [])
+        item["source"] = [
+            number for number in (source if isinstance(source, list) else [source]) if isinstance(number, int)
+        ]
+    return data["facts"]
+
+
+def is_plausible_fact(content: str) -> bool:
+    """Drops what is obviously not a fact: questions (asked or reported), greetings and acknowledgements, fragments,
+    over-long statements."""
+    return (
+        MIN_FACT_WORDS <= word_count(content) <= settings.FACT_MAX_WORDS
+        and len(content) <= settings.FACT_MAX_CHARS
+        and not is_question(content)
+        and not is_greeting(content)
+    )
+
+
+@dataclass(frozen=True)
+class _WindowWords:
+    """What the facts of a window are checked against: the conversation the model saw, the memory that had been
+    injected into it (removed from what the model saw, so a fact that says only that came from elsewhere), and the
+    prompt's own instructions and example (which a small model copies)."""
+
+    said: set[str]
+    injected: set[str]
+    instructions: str
+    numbers: set[int]
+
+    def _not_from_the_conversation(self, content: str) -> bool:
+        return not grounded(statement=content, source_words=self.said)
+
+    def repeats_injected_memory(self, content: str) -> bool:
+        return restates(statement=content, source_words=self.injected) and self._not_from_the_conversation(content)
+
+    def copies_the_prompt(self, content: str) -> bool:
+        copied = copies(statement=content, text=self.instructions) or restates(
+            statement=content, source_words=content_words(self.instructions)
+        )
+        return copied and self._not_from_the_conversation(content)
+
+
+def _is_wrongly_agent_wide(*, content: str, scopes: list[str]) -> bool:
+    return FactScope.AGENT in scopes and ABOUT_THE_USER.search(content) is not None
+
+
+def _scopes_kept_private(*, content: str, scopes: list[str]) -> list[str]:
+    """A statement about this user is never shared with the agent's other users, whatever scope the model gave."""
+    return [FactScope.USER] if _is_wrongly_agent_wide(content=content, scopes=scopes) else scopes
+
+
+def _rule_violations(data: dict, *, window: _WindowWords) -> dict[str, int]:
+    """The prompt's rules each fact of a valid reply broke (several rules can count for one fact)."""
+    counts: dict[str, int] = {}
+
+    def count(rule: str, broken: bool) -> None:
+        counts[rule] = counts.get(rule, 0) + int(broken)
+
+    for item in data["facts"]:
+        content = " ".join(item["content"].split())
+        count("over_word_limit", word_count(content) > settings.FACT_MAX_WORDS)
+        count("question", is_question(content))
+        count("greeting_or_fragment", is_greeting(content) or word_count(content) < MIN_FACT_WORDS)
+        count("wrong_scope", _is_wrongly_agent_wide(content=content, scopes=item["scope"]))
+        count("injected_memory", window.repeats_injected_memory(content))
+        count("copied_from_prompt", window.copies_the_prompt(content))
+        count("ungrounded", not grounded(statement=content, source_words=window.said))
+        count("unknown_source", not set(item["source"]) <= window.numbers)
+    return counts
+
+
+def facts_extract(*, window: list[NumberedMessage], agent_id: int, job_id: int | None) -> list[ExtractedFact]:
+    by_number = {item.number: item.message for item in window}
+    user_messages = [item.message for item in window if item.message.role == Message.Role.USER and item.text]
+    conversation = conversation_render(window=window)
+    if not conversation:
+        return []
+    messages = prompt_render(
+        path=PROMPT, values={"conversation": conversation, "max_words": str(settings.FACT_MAX_WORDS)}
+    )
+    window_words = _WindowWords(
+        said=content_words(conversation),
+        injected=content_words(injected_memory_text(window=window)),
+        instructions=messages[0]["content"],
+        numbers={item.number for item in window},
+    )
+    items = llm_complete_json(
+        purpose="extract_facts",
+        messages=messages,
+        inputs={"messages": [item.as_input() for item in window if item.text], "max_words": settings.FACT_MAX_WORDS},
+        validate=_validate,
+        schema=SCHEMA,
+        rules=lambda data: _rule_violations(data, window=window_words),
+        speed="fast",
+        agent_id=agent_id,
+        job_kind="formation",
+        job_id=job_id,
+    )
+    extracted: list[ExtractedFact] = []
+    agent: Agent | None = None  # read only when a fact holds a secret: its policy decides
+    for item in items:
+        content = " ".join(item["content"].split())
+        if (
+            not is_plausible_fact(content)
+            or window_words.repeats_injected_memory(content)
+            or window_words.copies_the_prompt(content)
+        ):
+            continue
+        if sensitive_findings(content):
+            agent = agent or Agent.objects.get(pk=agent_id)
+            content = statement_screen(
+                agent=agent,
+                text=content,
+                target=SensitiveDataFinding.Target.FACT,
+                job_kind="formation",
+                job_id=job_id,
+            )
+            if content is None:
+                continue
+        sources = [by_number[number] for number in item["source"] if number in by_number]
+        extracted.append(
+            ExtractedFact(
+                content=content,
+                scopes=_scopes_kept_private(content=content, scopes=item["scope"]),
+                source_messages=sources or user_messages,
+                key=item["key"],
+            )
+        )
+    return extracted

@@ -1,0 +1,442 @@
+"""Writes to facts. Every fact version is embedded in the active embedding space when it is written."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from conversations.models import Agent, EndUser, Message, Session
+from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
+from core.exceptions import ApplicationError
+from core.models import EmbeddingSpace
+from core.queueing import task_enqueue_safely
+from core.time_expressions import referred_date
+from facts import task_names as facts_tasks
+from facts.models import PROFILE_KEY_VALIDATOR, Fact, FactEmbedding, FactScope, FactWriter
+from facts.signals import user_profile_changed
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def fact_content_normalize(content: str) -> str:
+    return _WHITESPACE.sub(" ", content).strip()
+
+
+def fact_content_hash(content: str) -> str:
+    """Equal for contents that differ only in case, spacing or a trailing full stop."""
+    key = fact_content_normalize(content).lower().rstrip(".!")
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def fact_scopes_validate(*, scopes: Sequence[str], user: EndUser | None) -> list[str]:
+    valid = [scope for scope in FactScope.values if scope in set(scopes)]
+    if not valid or len(valid) != len(set(scopes)):
+        raise ApplicationError("scopes must be a non-empty list of 'user' and 'agent'.", fields={"scopes": ["invalid"]})
+    if FactScope.USER in valid and user is None:
+        raise ApplicationError("a user-scoped fact needs a user.", fields={"user": ["required for scope 'user'"]})
+    return valid
+
+
+def fact_embeddings_write(*, facts: Sequence[Fact], space: EmbeddingSpace, vectors: Sequence[np.ndarray]) -> None:
+    FactEmbedding.objects.bulk_create(
+        [
+            FactEmbedding(
+                fact=fact,
+                space=space,
+                agent_id=fact.agent_id,
+                restricted_to_user_id=fact.restricted_to_user_id,
+                embedding=vector,
+            )
+            for fact, vector in zip(facts, vectors, strict=True)
+        ],
+        ignore_conflicts=True,
+    )
+
+
+def fact_said_at(*, source_messages: Sequence[Message], formed_at: datetime) -> datetime:
+    """What a fact's relative dates ("last Saturday") are resolved against: when the last of the messages it was formed
+    from was said (an imported conversation formed today speaks of its own dates), else when it was formed."""
+    return max((message.created_at for message in source_messages), default=formed_at)
+
+
+@dataclass(frozen=True)
+class NewFact:
+    """One fact for facts_create_bulk: its owner (None for agent-wide), scopes, content, the messages it comes from
+    (or their ids) and its vector in the space given (None: embedded later, facts_embed_missing). An import also
+    gives when it became true, its session, tags and metadata."""
+
+    user: EndUser | None
+    scopes: Sequence[str]
+    content: str
+    source_messages: Sequence[Message] = ()
+    embedding: np.ndarray | None = None
+    source_message_ids: Sequence[int] = ()
+    valid_from: datetime | None = None
+    source_session: Session | None = None
+    tags: Sequence[str] = ()
+    metadata: dict | None = None
+
+
+def facts_create_bulk(
+    *,
+    agent: Agent,
+    new_facts: Sequence[NewFact],
+    change_reason: str,
+    source_session: Session | None,
+    space: EmbeddingSpace,
+    written_by: str,
+) -> list[Fact]:
+    """fact_create for many facts without a profile key, inside the caller's transaction: one INSERT of the facts,
+    one of their source-message links and one of their vectors, where fact_create takes a savepoint and three
+    statements per fact. Duplicates are the caller's to rule out, as for fact_create. `source_session` applies to
+    the facts that do not name their own."""
+    now = timezone.now()
+    rows = []
+    for item in new_facts:
+        scopes = fact_scopes_validate(scopes=item.scopes, user=item.user)
+        content = fact_content_normalize(item.content)
+        if not content:
+            raise ApplicationError("content must not be empty.", fields={"content": ["empty"]})
+        rows.append(
+            Fact(
+                agent=agent,
+                user=item.user if FactScope.USER in scopes else None,
+                scopes=scopes,
+                content=content,
+                content_hash=fact_content_hash(content),
+                formed_at=now,
+                valid_from=item.valid_from or now,
+                refers_to=referred_date(
+                    text=content,
+                    said_at=item.valid_from or fact_said_at(source_messages=item.source_messages, formed_at=now),
+                ),
+                change_reason=change_reason,
+                source_session=item.source_session or source_session,
+                written_by=written_by,
+                tags=list(item.tags),
+                metadata=item.metadata or {},
+            )
+        )
+    if not rows:
+        return []
+    created = Fact.objects.bulk_create(rows)
+    links = Fact.source_messages.through
+    links.objects.bulk_create(
+        [
+            links(fact_id=fact.pk, message_id=message_id)
+            for fact, item in zip(created, new_facts, strict=True)
+            for message_id in dict.fromkeys([*(m.pk for m in item.source_messages), *item.source_message_ids])
+        ]
+    )
+    embedded = [
+        (fact, item.embedding) for fact, item in zip(created, new_facts, strict=True) if item.embedding is not None
+    ]
+    if embedded:
+        fact_embeddings_write(
+            facts=[fact for fact, _ in embedded], space=space, vectors=[vector for _, vector in embedded]
+        )
+    return created
+
+
+def facts_embed_missing(*, fact_ids: Iterable[int], space: EmbeddingSpace | None = None) -> int:
+    """Embed those of the given facts that have no vector in the space yet; idempotent. Returns how many."""
+    space = space or embedding_space_active()
+    facts = list(Fact.objects.filter(pk__in=list(fact_ids)).exclude(embeddings__space=space).order_by("pk"))
+    if not facts:
+        return 0
+    vectors = embedding_provider_for_space(space=space).embed([fact.content for fact in facts])
+    fact_embeddings_write(facts=facts, space=space, vectors=vectors)
+    return len(facts)
+
+
+def profile_key_validate(*, key: str, user: EndUser | None) -> str:
+    key = (key or "").strip()
+    if not key:
+        return ""
+    try:
+        PROFILE_KEY_VALIDATOR(key)
+    except DjangoValidationError as error:
+        raise ApplicationError(f"invalid profile key {key!r}.", fields={"key": list(error.messages)}) from error
+    if user is None:
+        raise ApplicationError("a profile key belongs to a user-scoped fact.", fields={"key": ["needs scope 'user'"]})
+    return key
+
+
+def _profile_changed_on_commit(fact: Fact) -> None:
+    """The always-in-context block shows the user's profile: a keyed fact's change invalidates it."""
+    if fact.key and fact.user_id:
+        agent_id, user_id = fact.agent_id, fact.user_id
+        transaction.on_commit(lambda: user_profile_changed.send(sender=Fact, agent_id=agent_id, user_id=user_id))
+
+
+@transaction.atomic
+def fact_profile_set(
+    *,
+    agent: Agent,
+    user: EndUser,
+    key: str,
+    content: str,
+    value: str | None = None,
+    source_session: Session | None = None,
+    source_messages: Sequence[Message] = (),
+    embedding: np.ndarray | None = None,
+    space: EmbeddingSpace | None = None,
+    change_reason: str = "created",
+    metadata: dict | None = None,
+    written_by: str = FactWriter.FORMATION,
+) -> tuple[Fact, str]:
+    """Set a user's profile attribute. A new value supersedes the current one as a new version (reason "new
+    value"); the same value changes nothing. Returns the current fact and what happened: created, updated or
+    unchanged."""
+    key = profile_key_validate(key=key, user=user)
+    metadata = {**(metadata or {}), **({"value": value} if value is not None else {})}
+    current = Fact.objects.select_for_update().filter(agent=agent, user=user, key=key, valid_to__isnull=True).first()
+    content_hash = fact_content_hash(content)
+    if current is not None:
+        if current.content_hash == content_hash:
+            return current, "unchanged"
+        successor = fact_supersede(
+            fact=current,
+            content=content,
+            reason="new value",
+            source_session=source_session,
+            source_messages=source_messages,
+            embedding=embedding,
+            space=space,
+            metadata={**current.metadata, **metadata},
+            written_by=written_by,
+        )
+        return successor, "updated"
+    same_statement = Fact.objects.filter(
+        agent=agent, user=user, content_hash=content_hash, valid_to__isnull=True
+    ).first()
+    if same_statement is not None:  # already known without a key: it becomes the attribute's value
+        same_statement.key = key
+        same_statement.metadata = {**same_statement.metadata, **metadata}
+        same_statement.save(update_fields=["key", "metadata"])
+        _profile_changed_on_commit(same_statement)
+        return same_statement, "updated"
+    fact = fact_create(
+        agent=agent,
+        user=user,
+        scopes=[FactScope.USER],
+        content=content,
+        change_reason=change_reason,
+        source_session=source_session,
+        source_messages=source_messages,
+        metadata=metadata,
+        embedding=embedding,
+        space=space,
+        key=key,
+        written_by=written_by,
+    )
+    return fact, "created"
+
+
+@transaction.atomic
+def fact_create(
+    *,
+    agent: Agent,
+    user: EndUser | None,
+    scopes: Sequence[str],
+    content: str,
+    change_reason: str = "created",
+    source_session: Session | None = None,
+    source_messages: Sequence[Message] = (),
+    tags: Sequence[str] = (),
+    metadata: dict | None = None,
+    valid_from: datetime | None = None,
+    embedding: np.ndarray | None = None,
+    space: EmbeddingSpace | None = None,
+    key: str = "",
+    pinned: bool = False,
+    written_by: str = FactWriter.FORMATION,
+) -> Fact:
+    """Store and embed a new current fact. The caller handles duplicates (the unique constraints reject a second
+    current fact with the same content, or the same profile key, in the same scope). A given embedding belongs to
+    `space` (the active space when not given)."""
+    scopes = fact_scopes_validate(scopes=scopes, user=user)
+    key = profile_key_validate(key=key, user=user if FactScope.USER in scopes else None)
+    content = fact_content_normalize(content)
+    if not content:
+        raise ApplicationError("content must not be empty.", fields={"content": ["empty"]})
+    owner = user if FactScope.USER in scopes else None
+    now = timezone.now()
+    fact = Fact.objects.create(
+        agent=agent,
+        user=owner,
+        scopes=scopes,
+        content=content,
+        content_hash=fact_content_hash(content),
+        formed_at=now,
+        valid_from=valid_from or now,
+        refers_to=referred_date(
+            text=content, said_at=valid_from or fact_said_at(source_messages=source_messages, formed_at=now)
+        ),
+        change_reason=change_reason,
+        source_session=source_session,
+        tags=list(tags),
+        metadata=metadata or {},
+        key=key,
+        pinned=pinned,
+        written_by=written_by,
+    )
+    if source_messages:
+        fact.source_messages.add(*source_messages)  # a new fact has none: add() skips set()'s read of them
+    _profile_changed_on_commit(fact)
+    space = space or embedding_space_active()
+    vector = embedding if embedding is not None else embedding_provider_for_space(space=space).embed_one(content)
+    fact_embeddings_write(facts=[fact], space=space, vectors=[vector])
+    return fact
+
+
+def _current_for_update(fact: Fact) -> Fact:
+    current = Fact.objects.select_for_update().get(pk=fact.pk)
+    if current.valid_to is not None:
+        raise ApplicationError(
+            "this fact version is already closed; change its current version.", fields={"id": ["not current"]}
+        )
+    return current
+
+
+@transaction.atomic
+def fact_close(
+    *,
+    fact: Fact,
+    reason: str,
+    closed_by_messages: Sequence[Message] = (),
+    superseded_by: Fact | None = None,
+) -> Fact:
+    """Close the current version (a DELETE): it stays stored and visible in history and `as_of` reads."""
+    current = _current_for_update(fact)
+    current.valid_to = timezone.now()
+    current.closed_reason = reason
+    current.superseded_by = superseded_by
+    current.save(update_fields=["valid_to", "closed_reason", "superseded_by"])
+    if closed_by_messages:
+        current.closed_by_messages.add(*closed_by_messages)
+    _profile_changed_on_commit(current)
+    return current
+
+
+@transaction.atomic
+def fact_supersede(
+    *,
+    fact: Fact,
+    content: str,
+    reason: str,
+    scopes: Sequence[str] | None = None,
+    user: EndUser | None = None,
+    source_session: Session | None = None,
+    source_messages: Sequence[Message] = (),
+    tags: Sequence[str] | None = None,
+    metadata: dict | None = None,
+    embedding: np.ndarray | None = None,
+    space: EmbeddingSpace | None = None,
+    written_by: str = FactWriter.FORMATION,
+) -> Fact:
+    """An UPDATE: close the current version and write its successor (same lineage, version + 1, re-embedded).
+    Scopes, user, tags and metadata carry over unless given."""
+    current = _current_for_update(fact)
+    now = timezone.now()
+    current.valid_to = now
+    current.closed_reason = reason
+    current.save(update_fields=["valid_to", "closed_reason"])
+    if source_messages:
+        current.closed_by_messages.add(*source_messages)
+    scopes = list(scopes) if scopes is not None else current.scopes
+    successor = fact_create(
+        agent=current.agent,
+        user=user if user is not None else current.user,
+        scopes=scopes,
+        content=content,
+        change_reason=reason,
+        source_session=source_session or current.source_session,
+        source_messages=source_messages,
+        tags=tags if tags is not None else current.tags,
+        metadata=metadata if metadata is not None else current.metadata,
+        valid_from=now,
+        embedding=embedding,
+        space=space,
+        key=current.key,
+        pinned=current.pinned,
+        written_by=written_by,
+    )
+    Fact.objects.filter(pk=successor.pk).update(lineage=current.lineage, version=current.version + 1)
+    successor.lineage, successor.version = current.lineage, current.version + 1
+    current.superseded_by = successor
+    current.save(update_fields=["superseded_by"])
+    return successor
+
+
+def facts_reembed(*, fact_ids: Iterable[int], space: EmbeddingSpace | None = None) -> int:
+    """Recompute the vectors of the given fact versions in the space (an operator's repair after a model glitch or a
+    bad import). The old vectors are replaced in one transaction, so search never finds the facts missing."""
+    space = space or embedding_space_active()
+    facts = list(Fact.objects.filter(pk__in=list(fact_ids)).defer("search_vector").order_by("pk"))
+    if not facts:
+        return 0
+    vectors = embedding_provider_for_space(space=space).embed([fact.content for fact in facts])
+    with transaction.atomic():
+        FactEmbedding.objects.filter(space=space, fact__in=facts).delete()
+        fact_embeddings_write(facts=facts, space=space, vectors=vectors)
+    return len(facts)
+
+
+def facts_reembed_request(*, fact_ids: Iterable[int]) -> None:
+    """Queue facts_reembed after commit: embedding many facts is background work."""
+    ids = sorted(set(fact_ids))
+    transaction.on_commit(lambda: task_enqueue_safely(facts_tasks.REEMBED, ids))
+
+
+@transaction.atomic
+def facts_erase(*, fact_ids: Iterable[int]) -> int:
+    """Hard-delete the given facts with every version of their lineages and the versions' embeddings: the one
+    destructive operation on facts, for content that must not be kept even as history. Returns the versions deleted."""
+    lineages = Fact.objects.filter(pk__in=list(fact_ids)).values("lineage")
+    _, per_model = Fact.objects.filter(lineage__in=lineages).delete()
+    return per_model.get(Fact._meta.label, 0)
+
+
+def facts_pin(*, fact_ids: Iterable[int], pinned: bool) -> int:
+    """Pin (or unpin) current facts: retention never evicts a pinned fact. Pinning writes no new version: it is the
+    operator's decision about keeping the fact, not a change of what it says. Returns how many changed."""
+    return (
+        Fact.objects.filter(pk__in=list(fact_ids), valid_to__isnull=True).exclude(pinned=pinned).update(pinned=pinned)
+    )
+
+
+def facts_close(*, facts: Iterable[Fact], reason: str) -> int:
+    """Close the current ones among `facts` (each kept as history); closed versions are left as they are. Returns
+    how many were closed."""
+    closed = 0
+    for fact in facts:
+        if fact.valid_to is None:
+            fact_close(fact=fact, reason=reason)
+            closed += 1
+    return closed
+
+
+def facts_scope_change(
+    *, facts: Iterable[Fact], scopes: Sequence[str], reason: str, written_by: str
+) -> tuple[int, list[int]]:
+    """A new version with `scopes` for each current fact whose scopes differ. An agent-wide fact has no user to be
+    scoped to: such facts are skipped. Returns (how many changed, the ids skipped)."""
+    changed, skipped = 0, []
+    for fact in facts:
+        if fact.valid_to is not None or sorted(fact.scopes) == sorted(scopes):
+            continue
+        if FactScope.USER in scopes and fact.user_id is None:
+            skipped.append(fact.pk)
+            continue
+        fact_supersede(fact=fact, content=fact.content, reason=reason, scopes=scopes, written_by=written_by)
+        changed += 1
+    return changed, skipped
