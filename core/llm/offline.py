@@ -29,12 +29,12 @@ _CLAUSE_END = (
     r"|\s+(?:last|this|next)\s+(?:week|month|year|summer|winter|spring|autumn)\b"
     r"|\s+(?:yesterday|today|tomorrow|recently|now)\b|\s+[-–—]+\s+|[,.;!?]|$)"
 )
-# Past-tense verbs of things done, with what follows them making the event ("I ran a charity race").
+# Past-tense verbs of things done, with what follows them making the event ("I ran a half marathon").
 _PAST_EVENT_VERBS = (
     r"went|ran|painted|made|lost|started|joined|applied|adopted|bought|visited|finished|took|signed up|volunteered"
     r"|won|wrote|read|learned|learnt|tried|attended|gave|received|found|built|launched|opened|quit|graduated|traveled"
     r"|travelled|booked|created|organized|organised|hosted|completed|celebrated|played|saw|watched|became|met"
-    r"|got(?! (?:from|to|into|in|on|at|with|by|for)\b)"  # "I got a puppy", not "the support I've got from friends"
+    r"|got(?! (?:from|to|into|in|on|at|with|by|for)\b)"  # "I got a puppy", not "the help I've got from my team"
     r"|taught|studied|performed|competed|donated|raised|planted|baked|cooked|drew|designed|published"
 )
 # First-person statements: (pattern, statement template, profile key: "" for none, or "{0}" to take it from the

@@ -16,7 +16,7 @@ _FILLER = frozenset(
         assistant agent not no also very about into over after before than then there here who what when where which""",
     )
 )
-# A bare greeting or acknowledgement, at most followed by a name ("Hi Caroline!", "Thanks!", "ok").
+# A bare greeting or acknowledgement, at most followed by a name ("Hi Ana!", "Thanks!", "ok").
 _GREETING = re.compile(
     r"^(?:hi|hello|hey|thanks|thank you|good (?:morning|evening|night|afternoon)|bye|goodbye|see you|yes|no|ok|okay"
     r"|sure|maybe|great|cool|wow)\b[\s,!.]*(?:[A-Za-z][\w'-]*)?[\s!.]*$",
