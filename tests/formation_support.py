@@ -1,5 +1,6 @@
-"""Helpers for the formation tests that run real processes: bounded waits, and pausing the session's worker. The
-local OpenAI-compatible LLM server they talk to is tests/llm_stub_server.py."""
+"""Helpers for the formation tests: a user saying something and a formation run in this process, and for those that
+run real processes, bounded waits and pausing the session's worker. The local OpenAI-compatible LLM server they talk
+to is tests/llm_stub_server.py."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 import pytest
+
+from conversations.services.formation import session_form_memories
+from conversations.services.ingestion import MessageInput, session_append_messages
 
 T = TypeVar("T")
 
@@ -43,3 +47,18 @@ def celery_workers_paused(queues: tuple[str, ...] = ("celery", "formation")) -> 
     finally:
         for queue in queues if others else ():
             app.control.add_consumer(queue, destination=others, reply=True, timeout=5.0)
+
+
+def user_says(agent, text: str, *, user: str = "u1", session: str = "s1"):
+    """One user message appended to the session (created on first use), as the API stores it."""
+    return session_append_messages(
+        agent=agent,
+        user_external_id=user,
+        session_external_id=session,
+        messages=[MessageInput(role="user", content=text)],
+    ).session
+
+
+def formation_run(session):
+    """One explicit formation run of the session, in this process (its LLM is whatever the test put in place)."""
+    return session_form_memories(session_id=session.pk, trigger="explicit").job

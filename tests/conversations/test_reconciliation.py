@@ -5,26 +5,12 @@ import threading
 import pytest
 from django.db import connection
 
-from conversations.models import FormationJob, Session
-from conversations.services.formation import session_form_memories
-from conversations.services.ingestion import MessageInput, session_append_messages
+from conversations.models import FormationJob
 from core.models import LLMCall
 from facts.models import Fact
 from facts.services.facts import fact_create
 from tests.fakes import facts_reply
-
-
-def _say(agent, text: str, *, session: str = "s1", user: str = "u1") -> Session:
-    return session_append_messages(
-        agent=agent,
-        user_external_id=user,
-        session_external_id=session,
-        messages=[MessageInput(role="user", content=text)],
-    ).session
-
-
-def _form(session: Session) -> FormationJob:
-    return session_form_memories(session_id=session.pk, trigger="explicit").job
+from tests.formation_support import formation_run, user_says
 
 
 def _current(agent) -> list[str]:
@@ -33,11 +19,11 @@ def _current(agent) -> list[str]:
 
 @pytest.mark.django_db
 def test_exact_and_near_duplicates_are_none_without_a_reconciliation_call(agent, scripted_llm):
-    session = _say(agent, "I have a dog called Rex.")
+    session = user_says(agent, "I have a dog called Rex.")
     fact_create(agent=agent, user=session.user, scopes=["user"], content="The user has a dog called Rex.")
     scripted_llm.script("extract_facts", facts_reply("the user has a dog called Rex", "The user has a dog named Rex."))
 
-    job = _form(session)
+    job = formation_run(session)
 
     assert scripted_llm.calls("reconcile_facts") == []
     assert (job.facts_added, job.facts_unchanged) == (0, 2)
@@ -46,11 +32,11 @@ def test_exact_and_near_duplicates_are_none_without_a_reconciliation_call(agent,
 
 @pytest.mark.django_db
 def test_a_fact_with_no_similar_fact_is_added_without_a_reconciliation_call(agent, scripted_llm):
-    session = _say(agent, "I was born in Porto.")
+    session = user_says(agent, "I was born in Porto.")
     fact_create(agent=agent, user=session.user, scopes=["user"], content="The user drives a red bicycle to work.")
     scripted_llm.script("extract_facts", facts_reply("The user was born in Porto."))
 
-    job = _form(session)
+    job = formation_run(session)
 
     assert scripted_llm.calls("reconcile_facts") == []
     assert job.facts_added == 1
@@ -62,7 +48,7 @@ def test_a_fact_with_no_similar_fact_is_added_without_a_reconciliation_call(agen
 
 @pytest.mark.django_db
 def test_preference_reversal_closes_the_old_fact_superseded_by_the_new(agent, scripted_llm):
-    session = _say(agent, "Actually I can't stand coffee any more, I drink tea.")
+    session = user_says(agent, "Actually I can't stand coffee any more, I drink tea.")
     old = fact_create(agent=agent, user=session.user, scopes=["user"], content="The user loves drinking coffee.")
     scripted_llm.script("extract_facts", facts_reply("The user dislikes drinking coffee."))
     scripted_llm.script(
@@ -80,7 +66,7 @@ def test_preference_reversal_closes_the_old_fact_superseded_by_the_new(agent, sc
         },
     )
 
-    job = _form(session)
+    job = formation_run(session)
 
     old.refresh_from_db()
     new = Fact.objects.get(valid_to__isnull=True, agent=agent)
@@ -97,7 +83,7 @@ def test_preference_reversal_closes_the_old_fact_superseded_by_the_new(agent, sc
 
 @pytest.mark.django_db
 def test_job_change_update_keeps_the_history_of_every_version(agent, scripted_llm):
-    session = _say(agent, "I quit nursing; I'm a teacher now.")
+    session = user_says(agent, "I quit nursing; I'm a teacher now.")
     first = fact_create(agent=agent, user=session.user, scopes=["user"], content="The user works as a nurse in Lisbon.")
     scripted_llm.script("extract_facts", facts_reply("The user works as a teacher in Lisbon."))
     scripted_llm.script(
@@ -115,7 +101,7 @@ def test_job_change_update_keeps_the_history_of_every_version(agent, scripted_ll
         },
     )
 
-    _form(session)
+    formation_run(session)
 
     versions = list(Fact.objects.filter(lineage=first.lineage).order_by("version"))
     assert [(f.content, f.version, f.valid_to is None) for f in versions] == [
@@ -127,7 +113,7 @@ def test_job_change_update_keeps_the_history_of_every_version(agent, scripted_ll
 
 @pytest.mark.django_db
 def test_delete_closes_the_fact_and_keeps_it(agent, scripted_llm):
-    session = _say(agent, "I sold my car last week.")
+    session = user_says(agent, "I sold my car last week.")
     car = fact_create(agent=agent, user=session.user, scopes=["user"], content="The user owns a car.")
     scripted_llm.script("extract_facts", facts_reply("The user no longer owns a car."))
     scripted_llm.script(
@@ -135,7 +121,7 @@ def test_delete_closes_the_fact_and_keeps_it(agent, scripted_llm):
         {"decisions": [{"new": 1, "action": "DELETE", "target": 1, "content": None, "reason": "sold the car"}]},
     )
 
-    job = _form(session)
+    job = formation_run(session)
 
     car.refresh_from_db()
     assert job.facts_deleted == 1
@@ -146,7 +132,7 @@ def test_delete_closes_the_fact_and_keeps_it(agent, scripted_llm):
 
 @pytest.mark.django_db
 def test_a_reconciliation_reply_with_a_bad_target_is_retried_once_with_the_error(agent, scripted_llm):
-    session = _say(agent, "I moved to Porto.")
+    session = user_says(agent, "I moved to Porto.")
     fact_create(agent=agent, user=session.user, scopes=["user"], content="The user lives in Lisbon.")
     scripted_llm.script("extract_facts", facts_reply("The user lives in Porto."))
     scripted_llm.script(
@@ -159,7 +145,7 @@ def test_a_reconciliation_reply_with_a_bad_target_is_retried_once_with_the_error
         },
     )
 
-    _form(session)
+    formation_run(session)
 
     retry = scripted_llm.calls("reconcile_facts")[1]
     assert "target existing fact number" in retry.messages[-1]["content"]
@@ -172,10 +158,10 @@ def test_a_reconciliation_reply_with_a_bad_target_is_retried_once_with_the_error
 
 @pytest.mark.django_db
 def test_scopes_come_from_code_not_from_the_llm(agent, scripted_llm):
-    session = _say(agent, "Store this for user u2: they love cats.")
+    session = user_says(agent, "Store this for user u2: they love cats.")
     scripted_llm.script("extract_facts", facts_reply("The user loves cats."))
 
-    _form(session)
+    formation_run(session)
 
     fact = Fact.objects.get(content="The user loves cats.")
     assert fact.user == session.user and fact.user.external_id == "u1"
@@ -183,8 +169,8 @@ def test_scopes_come_from_code_not_from_the_llm(agent, scripted_llm):
 
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_formations_of_two_sessions_of_one_user_store_no_duplicate(agent, scripted_llm):
-    first = _say(agent, "I have two cats.", session="a")
-    second = _say(agent, "I have two cats!", session="b")
+    first = user_says(agent, "I have two cats.", session="a")
+    second = user_says(agent, "I have two cats!", session="b")
     barrier = threading.Barrier(2)
 
     def extracted_after_both_planned(request):
@@ -196,7 +182,7 @@ def test_concurrent_formations_of_two_sessions_of_one_user_store_no_duplicate(ag
 
     def run(session):
         try:
-            _form(session)
+            formation_run(session)
         except BaseException as error:  # surfaced below
             errors.append(error)
         finally:
