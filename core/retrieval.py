@@ -288,6 +288,30 @@ def time_query_read(
     return TimeQuery(asks_when=asks_for_time(query), period=period)
 
 
+SEARCH_TOP_K_MAX = 100
+
+
+def search_options_errors(
+    *,
+    query: str,
+    top_k: int,
+    mode: str,
+    modes: Sequence[str],
+    time_from: date | None,
+    time_to: date | None,
+    time_filter: str,
+) -> dict[str, list[str]]:
+    """The errors, by field, of the options fact search and message search share (empty when they are valid)."""
+    errors = time_query_validate(time_from=time_from, time_to=time_to, time_filter=time_filter)
+    if not query.strip():
+        errors["query"] = ["must not be empty"]
+    if not 1 <= top_k <= SEARCH_TOP_K_MAX:
+        errors["top_k"] = [f"must be between 1 and {SEARCH_TOP_K_MAX}"]
+    if mode not in modes:
+        errors["mode"] = [f"must be one of {', '.join(modes)}"]
+    return errors
+
+
 def time_query_validate(*, time_from: date | None, time_to: date | None, time_filter: str) -> dict[str, list[str]]:
     """The errors of a search's time options, by field (empty when they are valid)."""
     errors = {}

@@ -34,6 +34,7 @@ from core.exceptions import ApplicationError
 from core.retrieval import (
     NEIGHBOUR_SEEDS,
     NEIGHBOUR_WEIGHT,
+    SEARCH_TOP_K_MAX,
     SPEAKER_WEIGHT,
     TIME_WEIGHT,
     CorpusKey,
@@ -41,13 +42,13 @@ from core.retrieval import (
     bm25_ranking,
     query_embedding_start,
     reciprocal_rank_fusion,
+    search_options_errors,
     time_query_read,
-    time_query_validate,
     time_ranking,
 )
 from core.timing import stage_timed
 
-TOP_K_MAX = 100
+TOP_K_MAX = SEARCH_TOP_K_MAX
 SEARCH_MODES = ("hybrid", "semantic", "text")
 CORPUS_MESSAGES = "messages"
 # Each signal ranks this many candidates per requested result (at least MIN_CANDIDATES) before fusion.
@@ -225,13 +226,15 @@ def _speaker_ranking(*, order: list[int], details: dict[int, _CandidateDetails],
 def _search_options_validate(
     *, query: str, top_k: int, mode: str, time_from: date | None, time_to: date | None, time_filter: str
 ) -> None:
-    errors = time_query_validate(time_from=time_from, time_to=time_to, time_filter=time_filter)
-    if not query.strip():
-        errors["query"] = ["must not be empty"]
-    if not 1 <= top_k <= TOP_K_MAX:
-        errors["top_k"] = [f"must be between 1 and {TOP_K_MAX}"]
-    if mode not in SEARCH_MODES:
-        errors["mode"] = [f"must be one of {', '.join(SEARCH_MODES)}"]
+    errors = search_options_errors(
+        query=query,
+        top_k=top_k,
+        mode=mode,
+        modes=SEARCH_MODES,
+        time_from=time_from,
+        time_to=time_to,
+        time_filter=time_filter,
+    )
     if errors:
         raise ApplicationError(f"Invalid search: {', '.join(errors)}.", fields=errors)
 

@@ -25,12 +25,13 @@ from core.embeddings.spaces import embedding_provider_for_space, embedding_space
 from core.exceptions import ApplicationError
 from core.models import EmbeddingSpace
 from core.retrieval import (
+    SEARCH_TOP_K_MAX,
     TIME_WEIGHT,
     TimeQuery,
     query_embedding_start,
     reciprocal_rank_fusion,
+    search_options_errors,
     time_query_read,
-    time_query_validate,
     time_ranking,
 )
 from core.timing import stage_record, stage_timed
@@ -41,7 +42,7 @@ from facts.selectors.search_scope import FactSearchScope
 from facts.selectors.vectors import facts_vector_ranking
 from facts.services.access import facts_access_record_later
 
-TOP_K_MAX = 100
+TOP_K_MAX = SEARCH_TOP_K_MAX
 SMALL_STORE_MAX_FACTS = 5
 RECENCY_DECAY_DAYS = 30.0
 # Each signal ranks this many candidates per requested result (at least MIN_CANDIDATES) before fusion and MMR.
@@ -106,13 +107,15 @@ def _options_validate(
     time_to: date | None,
     time_filter: str,
 ) -> None:
-    errors = time_query_validate(time_from=time_from, time_to=time_to, time_filter=time_filter)
-    if not query.strip():
-        errors["query"] = ["must not be empty"]
-    if not 1 <= top_k <= TOP_K_MAX:
-        errors["top_k"] = [f"must be between 1 and {TOP_K_MAX}"]
-    if mode not in SearchMode.values:
-        errors["mode"] = [f"must be one of {', '.join(SearchMode.values)}"]
+    errors = search_options_errors(
+        query=query,
+        top_k=top_k,
+        mode=mode,
+        modes=SearchMode.values,
+        time_from=time_from,
+        time_to=time_to,
+        time_filter=time_filter,
+    )
     if min_similarity is not None and not -1.0 <= min_similarity <= 1.0:
         errors["min_similarity"] = ["must be between -1 and 1"]
     if min_similarity is not None and mode == SearchMode.TEXT:
