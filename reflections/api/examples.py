@@ -2,8 +2,10 @@
 
 from drf_spectacular.utils import OpenApiExample
 
+from core.fencing import MEMORY_NOTICE_BLOCK
+
 CONTEXT_TEXT_EXAMPLE = (
-    "<MemoryContext>\n<AgentMemory>\nAnswers are short and cite sources.\n</AgentMemory>\n"
+    f"<MemoryContext>\n{MEMORY_NOTICE_BLOCK}\n<AgentMemory>\nAnswers are short and cite sources.\n</AgentMemory>\n"
     "<UserMemory>\nGene is a nurse in Lyon who prefers answers in French.\nRecent:\n"
     "- Gene is preparing for a night-shift rotation.\n</UserMemory>\n</MemoryContext>"
 )
@@ -17,6 +19,7 @@ BUNDLE_EXAMPLE_RESPONSE = {
     + "\n\n<RecentTurns>\nuser: Any tips for my night shifts?\n</RecentTurns>"
     + "\n\n<RelevantFacts>\n- Gene works night shifts at Lyon hospital.\n</RelevantFacts>",
     "parts": {
+        "notice": {"status": "in_context", "tokens": 0, "token_limit": 60, "text": "", "items": [], "omitted": 0},
         "context": {
             "status": "included",
             "tokens": 52,
