@@ -13,6 +13,7 @@ from core.limits import words_cap
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 
 MAX_QUESTION_ANSWER_PAIRS = 5
+MAX_STATEMENTS = 5
 
 
 def session_summary_pending_messages(*, session: Session, memory: ConsolidatedMemory | None) -> list[Message]:
@@ -46,8 +47,8 @@ def session_summary_window(*, session: Session, memory: ConsolidatedMemory | Non
 def session_summary_rule_based(
     *, current: str, reflections: list[Reflection], window: list[NumberedMessage], word_limit: int
 ) -> str:
-    """Key points (buffered reflections) and the latest question/answer pairs, after what the summary said;
-    when over the word limit, the oldest lines go first."""
+    """Key points (buffered reflections) and the latest question/answer pairs, after what the summary said; with
+    none of these, the user's last statements. When over the word limit, the oldest lines go first."""
     lines = [line for line in current.splitlines() if line.strip()]
     if reflections:
         lines.append("Key points:")
@@ -60,6 +61,12 @@ def session_summary_rule_based(
     if pairs:
         lines.append("Questions and answers:")
         lines += pairs[-MAX_QUESTION_ANSWER_PAIRS:]
+    if not (lines or pairs):
+        # Nothing buffered and nothing asked (a session of statements): what the user said last, a sentence each.
+        said = [item.text.split(". ")[0].rstrip(".") for item in window if item.message.role == Message.Role.USER]
+        if said:
+            lines.append("The user said:")
+            lines += [f"- {text}." for text in said[-MAX_STATEMENTS:] if text.strip()]
     while len(lines) > 1 and sum(len(line.split()) for line in lines) > word_limit:
         lines.pop(0)
     return words_cap(text="\n".join(lines), limit=word_limit)

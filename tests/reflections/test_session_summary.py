@@ -106,3 +106,30 @@ def test_a_summary_that_copies_the_prompts_placeholder_is_asked_again_then_repla
     assert memory.is_rule_based and "<the updated note>" not in memory.content
     outcomes = list(LLMCall.objects.filter(purpose="consolidate").values_list("outcome", flat=True))
     assert outcomes == [LLMCall.Outcome.MALFORMED, LLMCall.Outcome.MALFORMED]
+
+
+@pytest.mark.django_db
+def test_a_rule_based_summary_of_statements_only_keeps_what_the_user_said(agent, settings, scripted_llm):
+    """A session of user statements, no reflection, no question: the rules still summarise something."""
+    settings.SESSION_SUMMARY_EVERY_N_PAIRS = 1
+    session = session_append_messages(
+        agent=agent,
+        user_external_id="u",
+        session_external_id="statements",
+        messages=[
+            MessageInput(role="user", content="I ran a half marathon in Porto. It was hot."),
+            MessageInput(role="user", content="My sister came to watch"),
+        ],
+    ).session
+    session_form_memories(session_id=session.pk, trigger="explicit")
+
+    def provider_down(request):
+        raise ProviderError("HTTP 503 from the LLM")
+
+    scripted_llm.script("consolidate", provider_down)
+    with pytest.raises(ProviderError):
+        scope_consolidate(key=_session_key(session), force=True)
+
+    memory = ConsolidatedMemory.objects.get(session=session)
+    assert memory.is_rule_based
+    assert memory.content == "The user said:\n- I ran a half marathon in Porto.\n- My sister came to watch."
