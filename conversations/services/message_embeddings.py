@@ -105,3 +105,22 @@ def messages_embedding_sweep(
     for start in range(0, len(missing), 500):
         task_enqueue_safely(conversations_tasks.EMBED_MESSAGES, missing[start : start + 500])
     return len(missing)
+
+
+def message_referred_dates_backfill(*, after_id: int, limit: int) -> tuple[int, int | None]:
+    """The day each message's text names (refers_to), for message vectors written before it was kept: one batch of
+    vectors with none, in id order after `after_id`. Returns how many got a day and the last id read (None when
+    there is nothing after it). Idempotent: a text that names no day stays without one."""
+    rows = list(
+        MessageEmbedding.objects.filter(pk__gt=after_id, refers_to__isnull=True)
+        .select_related("message")
+        .only("pk", "refers_to", "message__content", "message__created_at")
+        .order_by("pk")[:limit]
+    )
+    dated = []
+    for row in rows:
+        row.refers_to = referred_date(text=row.message.content, said_at=row.message.created_at)
+        if row.refers_to is not None:
+            dated.append(row)
+    MessageEmbedding.objects.bulk_update(dated, ["refers_to"])
+    return len(dated), rows[-1].pk if rows else None

@@ -440,3 +440,29 @@ def facts_scope_change(
         fact_supersede(fact=fact, content=fact.content, reason=reason, scopes=scopes, written_by=written_by)
         changed += 1
     return changed, skipped
+
+
+def fact_referred_dates_backfill(*, after_id: int, limit: int) -> tuple[int, int | None]:
+    """The day each fact version's text names (refers_to), for versions written before it was kept: one batch in id
+    order after `after_id`, resolved as fact_create resolves it (against an import's valid_from, else when its
+    source messages were said, else when it became valid). Returns how many got a day and the last id read (None
+    when there is nothing after it). Idempotent."""
+    facts = list(
+        Fact.objects.filter(pk__gt=after_id, refers_to__isnull=True)
+        .only("pk", "content", "valid_from", "formed_at", "written_by", "refers_to")
+        .prefetch_related("source_messages")
+        .order_by("pk")[:limit]
+    )
+    dated = []
+    for fact in facts:
+        sources = list(fact.source_messages.all())
+        said_at = (
+            fact.valid_from
+            if fact.written_by == FactWriter.IMPORT or not sources
+            else fact_said_at(source_messages=sources, formed_at=fact.formed_at)
+        )
+        fact.refers_to = referred_date(text=fact.content, said_at=said_at)
+        if fact.refers_to is not None:
+            dated.append(fact)
+    Fact.objects.bulk_update(dated, ["refers_to"])
+    return len(dated), facts[-1].pk if facts else None
