@@ -17,7 +17,7 @@ from core.sensitive import (
 )
 
 
-class Agent(Protocol):
+class ScreenedAgent(Protocol):
     """What screening needs of an agent (conversations.Agent): its id, for the findings, and its policy."""
 
     pk: int
@@ -29,7 +29,7 @@ Action = SensitiveDataFinding.Action
 
 def sensitive_findings_record(
     *,
-    agent: Agent,
+    agent: ScreenedAgent,
     findings: list[Finding],
     action: str,
     target: str,
@@ -46,7 +46,7 @@ def sensitive_findings_record(
 
 def _screened(
     *,
-    agent: Agent,
+    agent: ScreenedAgent,
     text: str,
     target: str,
     job_kind: str,
@@ -69,7 +69,7 @@ def _screened(
 
 
 def statement_screen(
-    *, agent: Agent, text: str, target: str, job_kind: str = "", job_id: int | None = None
+    *, agent: ScreenedAgent, text: str, target: str, job_kind: str = "", job_id: int | None = None
 ) -> str | None:
     """A fact or reflection as it may be stored: unchanged, redacted, or None when it must not be stored at all."""
     return _screened(
@@ -77,7 +77,7 @@ def statement_screen(
     )
 
 
-def long_text_screen(*, agent: Agent, text: str, job_kind: str = "", job_id: int | None = None) -> str:
+def long_text_screen(*, agent: ScreenedAgent, text: str, job_kind: str = "", job_id: int | None = None) -> str:
     """A blob as it may be stored. A long text keeps what holds no secret: withholding drops the sentences (or
     lines) that hold one."""
     return _screened(
