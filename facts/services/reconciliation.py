@@ -350,14 +350,25 @@ def _decisions_move_to_active_space(*, decisions: list[FactDecision]) -> None:
             decision.content_vector = next(vectors)
 
 
-def _curated_since_planning_protect(*, decisions: list[FactDecision], agent: Agent, user: EndUser) -> None:
+def _targets_current(*, decisions: list[FactDecision]) -> dict[int, Fact | None]:
+    """The current version of each UPDATE's and DELETE's target, read once under the scope locks (a concurrent
+    formation, or an operator, may have superseded the version planning saw), by decision index."""
+    return {
+        index: _current_version(decision.target)
+        for index, decision in enumerate(decisions)
+        if decision.action in ("UPDATE", "DELETE")
+    }
+
+
+def _curated_since_planning_protect(
+    *, decisions: list[FactDecision], targets: dict[int, Fact | None], agent: Agent, user: EndUser
+) -> None:
     """An operator may have edited a target, or set a profile attribute, after planning read the scope: such a
     decision becomes a fact of the user's own, as if planning had seen the curated version."""
-    for decision in decisions:
-        if decision.action in ("UPDATE", "DELETE"):
-            current = _current_version(decision.target)
-            if current is not None and current.is_curated:
-                _kept_beside_curated(decision=decision, curated=current, user=user)
+    for index, decision in enumerate(decisions):
+        current = targets.get(index)
+        if current is not None and current.is_curated:
+            _kept_beside_curated(decision=decision, curated=current, user=user)
         elif decision.action == "ADD" and decision.new.key and decision.owner is not None:
             keyed = Fact.objects.filter(
                 agent=agent, user=decision.owner, key=decision.new.key, valid_to__isnull=True
@@ -494,20 +505,23 @@ def facts_reconcile_apply(
     """Run inside the formation's transaction. Takes a transaction-scoped advisory lock per scope (in a fixed
     order, so concurrent formations cannot deadlock) and re-checks each decision against the current facts."""
     _decisions_move_to_active_space(decisions=decisions)
-    _curated_since_planning_protect(decisions=decisions, agent=agent, user=session.user)
     owners = {decision.owner.pk if decision.owner else 0: decision.owner for decision in decisions}
+    # Protection may move a decision to the user's own scope: that scope is locked too, before anything is read.
+    owners.setdefault(session.user.pk, session.user)
     for owner_pk in sorted(owners):
         _scope_lock(agent=agent, owner=owners[owner_pk])
+    targets = _targets_current(decisions=decisions)
+    _curated_since_planning_protect(decisions=decisions, targets=targets, agent=agent, user=session.user)
     applying = _Applying(
         agent=agent, session=session, recent=_facts_written_since_planning(decisions=decisions, agent=agent)
     )
     plain_adds: list[tuple[FactDecision, list[Message]]] = []
     # Facts without a profile key are added last, in one batch: by then every UPDATE's new content is in `recent`,
     # so an ADD saying the same is recognised as a duplicate rather than inserted beside it.
-    for decision in decisions:
+    for index, decision in enumerate(decisions):
         sources = decision.new.source_messages or source_messages_fallback
         action = decision.action
-        target = _current_version(decision.target) if action in ("UPDATE", "DELETE") else None
+        target = targets.get(index) if action in ("UPDATE", "DELETE") else None
         if action in ("UPDATE", "DELETE") and target is None:
             action = "ADD" if action == "UPDATE" else "NONE"  # the target is gone: its successor decides
         if action == "ADD" and decision.new.key and decision.owner is not None:
