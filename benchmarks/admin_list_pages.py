@@ -95,7 +95,8 @@ def unit_vectors(rng: np.random.Generator, count: int, dimensions: int) -> np.nd
 def fill(*, rows: int, rng: np.random.Generator) -> None:
     from django.utils import timezone
 
-    from conversations.models import Agent, EndUser, Message, MessageEmbedding, Session
+    from agents.models import Agent, EndUser
+    from conversations.models import Message, MessageEmbedding, Session
     from core.embeddings.spaces import embedding_space_active
     from facts.models import Fact, FactEmbedding
     from facts.services.facts import fact_content_hash

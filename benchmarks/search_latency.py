@@ -87,8 +87,8 @@ class Store:
         return vectors
 
     def _users(self) -> None:
-        from conversations.models import Agent, EndUser
-        from conversations.services.api_keys import api_key_create
+        from agents.models import Agent, EndUser
+        from agents.services.api_keys import api_key_create
 
         self.agent_ids = []
         self.keys = []

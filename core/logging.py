@@ -14,7 +14,7 @@ current_request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 
 REDACTED = "[redacted]"
 _SECRET_PATTERNS = [
-    # API keys of this service (conversations.services.api_keys.KEY_PREFIX) and OpenAI-style keys.
+    # API keys of this service (agents.services.api_keys.KEY_PREFIX) and OpenAI-style keys.
     re.compile(r"\bmem_[A-Za-z0-9_\-]{8,}"),
     re.compile(r"\bsk-[A-Za-z0-9_\-]{12,}"),
     # Credentials in headers, query strings, dicts and reprs: keep the name, hide the value.

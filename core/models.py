@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from pgvector.django import VectorField
@@ -66,7 +67,7 @@ class LLMCall(models.Model):
         PROVIDER_ERROR = "provider_error", "provider error"
         RATE_LIMITED = "rate_limited", "rate limited (429)"
 
-    agent = models.ForeignKey("conversations.Agent", on_delete=models.CASCADE, null=True, related_name="llm_calls")
+    agent = models.ForeignKey(settings.TENANT_MODEL, on_delete=models.CASCADE, null=True, related_name="llm_calls")
     purpose = models.CharField(max_length=50)
     provider = models.CharField(max_length=50)
     model = models.CharField(max_length=200, blank=True)
@@ -112,7 +113,7 @@ class SensitiveDataFinding(models.Model):
         BLOB = "blob", "blob"
         TOOL = "tool", "save tool"
 
-    agent = models.ForeignKey("conversations.Agent", on_delete=models.CASCADE, related_name="+")
+    agent = models.ForeignKey(settings.TENANT_MODEL, on_delete=models.CASCADE, related_name="+")
     kind = models.CharField(max_length=20, choices=SensitiveKind.choices)
     action = models.CharField(max_length=10, choices=Action.choices)
     target = models.CharField(max_length=10, choices=Target.choices)
@@ -135,25 +136,6 @@ class JobStatus(models.TextChoices):
     RUNNING = "running", "running"
     SUCCEEDED = "succeeded", "succeeded"
     FAILED = "failed", "failed"
-
-
-class ErasureRecord(models.Model):
-    """Audit trail of a user's erasure, without the user's content: which agent, a SHA-256 of the agent's and the
-    user's external ids (answers "was user X erased?" by hashing X again without keeping X), what was deleted and
-    who asked for it."""
-
-    agent = models.ForeignKey("conversations.Agent", on_delete=models.SET_NULL, null=True, related_name="+")
-    agent_external_id = models.CharField(max_length=200)
-    user_external_id_hash = models.CharField(max_length=64, db_index=True)
-    deleted_counts = models.JSONField(default=dict, help_text="Rows deleted, per kind.")
-    requested_by = models.CharField(max_length=200, help_text="Who asked: an admin user, an API key, a command.")
-    erased_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        indexes = [models.Index(fields=["agent_external_id", "-erased_at"], name="erasure_agent_recent")]
-
-    def __str__(self) -> str:
-        return f"erasure in {self.agent_external_id} at {self.erased_at:%Y-%m-%d %H:%M}"
 
 
 class CorpusStatistics(models.Model):

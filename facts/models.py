@@ -7,7 +7,8 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
 
-from conversations.models import Agent, EndUser, Message, Session
+from agents.models import Agent, EndUser
+from conversations.models import Message, Session
 from core.models import TEXT_SEARCH_CONFIG, EmbeddingRecord
 
 PROFILE_KEY_VALIDATOR = RegexValidator(

@@ -4,7 +4,7 @@ from celery import shared_task
 from django.conf import settings
 from django.db import OperationalError
 
-from conversations.models import Agent
+from agents.models import Agent
 from core.embeddings.spaces import embedding_space_active
 from facts import task_names
 from facts.services.access import facts_access_record, facts_accesses_fold

@@ -2,9 +2,12 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from core.admin_redirects import admin_moved_model_urls
 from core.views import health_view
 
 urlpatterns = [
+    # Before the admin: its catch-all would answer 404 for the admin URLs of models that moved to another app.
+    path("admin/", include(admin_moved_model_urls())),
     path("admin/", admin.site.urls),
     path("health/", health_view, name="health"),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -15,7 +15,8 @@ from datetime import date, datetime
 
 from django.db import models
 
-from conversations.models import EndUser, Message, Session
+from agents.models import EndUser
+from conversations.models import Message, Session
 from facts.models import Fact
 from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion, Reflection
 

@@ -2,7 +2,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from conversations.models import Agent, EndUser, Session
+from agents.models import Agent, EndUser
+from conversations.models import Session
 from core.models import JobStatus
 
 

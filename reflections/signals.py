@@ -10,7 +10,7 @@ from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
-from conversations.models import Agent
+from agents.models import Agent
 from facts.signals import user_profile_changed
 from reflections.models import ConsolidatedMemory, Reflection
 from reflections.services.context_cache import context_cache_invalidate

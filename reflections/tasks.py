@@ -9,7 +9,8 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.utils import timezone
 
-from conversations.models import Agent, Session
+from agents.models import Agent
+from conversations.models import Session
 from conversations.services.formation_holds import consolidation_defer, formation_hold
 from conversations.tasks import backoff_seconds
 from core.exceptions import ProviderError, ProviderPaused

@@ -16,7 +16,8 @@ import pytest
 from django.conf import settings
 from django.core.cache import cache
 
-from conversations.models import Agent, EndUser, Session
+from agents.models import Agent, EndUser
+from conversations.models import Session
 from tests import fuzzing
 
 REPO_DIR = Path(__file__).resolve().parent.parent

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from conversations.models import Agent
-from conversations.services.api_keys import api_key_create
+from agents.models import Agent
+from agents.services.api_keys import api_key_create
 from tests.conftest import REPO_DIR
 
 CLIENT_DIR = str(REPO_DIR / "clients" / "python")

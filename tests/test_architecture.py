@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-PRODUCT = ("core", "conversations", "facts", "reflections", "portability", "memory_project")
-DOMAIN = ("conversations", "facts", "reflections", "portability")
+PRODUCT = ("core", "agents", "conversations", "facts", "reflections", "portability", "memory_project")
+DOMAIN = ("agents", "conversations", "facts", "reflections", "portability")
 FORBIDDEN = {
     "core": DOMAIN + ("benchmarks",),
+    "agents": ("conversations", "facts", "reflections", "portability", "benchmarks"),
     "facts": ("reflections", "portability", "benchmarks"),
     "conversations": ("portability", "benchmarks"),
     "reflections": ("portability", "benchmarks"),
@@ -21,7 +22,12 @@ FORBIDDEN = {
     "memory_project": ("benchmarks",),
 }
 # The admin is the operator's view of every part: an app's admin may also use the parts above its app.
-ADMIN_MAY_ALSO_IMPORT = {"conversations": ("portability",), "facts": ("portability",), "reflections": ("portability",)}
+ADMIN_MAY_ALSO_IMPORT = {
+    "agents": ("conversations", "facts", "reflections", "portability"),
+    "conversations": ("portability",),
+    "facts": ("portability",),
+    "reflections": ("portability",),
+}
 
 
 def _modules() -> dict[str, Path]:

@@ -12,8 +12,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from agents.api.authentication import request_agent
 from conversations.api import examples
-from conversations.api.authentication import request_agent
 from conversations.services.chat_proxy import (
     ChatMemoryOptions,
     ChatRequest,

@@ -6,8 +6,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from agents.api.authentication import request_agent
 from conversations.api import examples
-from conversations.api.authentication import request_agent
 from conversations.api.serializers import MessageOutputSerializer
 from conversations.selectors.memory_scope import memory_scope_resolve
 from conversations.selectors.message_search import SEARCH_MODES, TOP_K_MAX, messages_search

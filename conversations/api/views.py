@@ -5,8 +5,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from agents.api.authentication import request_agent
 from conversations.api import examples
-from conversations.api.authentication import request_agent
 from conversations.api.serializers import (
     EXTERNAL_ID_MAX_LENGTH,
     FormationQueuedOutputSerializer,

@@ -9,7 +9,8 @@ import redis
 from django.db.models import Count, Min
 from django.utils import timezone
 
-from conversations.models import Agent, Session
+from agents.models import Agent
+from conversations.models import Session
 from conversations.services.formation_holds import agent_daily_token_budget
 from core.llm.guard import BreakerState, llm_breaker_state, provider_key_for
 from core.llm.providers import get_llm_provider

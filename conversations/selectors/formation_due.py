@@ -7,8 +7,9 @@ from datetime import datetime, timedelta
 from django.db.models import Exists, OuterRef, QuerySet
 from django.db.models.functions import Coalesce
 
-from conversations.models import Agent, EndUser, Message, Session
-from conversations.selectors.agent_settings import agent_thresholds
+from agents.models import Agent, EndUser
+from agents.selectors.agent_settings import agent_thresholds
+from conversations.models import Message, Session
 from conversations.services.formation_triggers import session_formation_due_by_interval, session_unformed_totals
 
 

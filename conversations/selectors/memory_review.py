@@ -9,7 +9,8 @@ from django.conf import settings
 from django.db.models import Count, Min
 from django.utils import timezone
 
-from conversations.models import Agent, HeldMemory
+from agents.models import Agent
+from conversations.models import HeldMemory
 
 
 @dataclass(frozen=True)

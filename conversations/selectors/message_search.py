@@ -26,7 +26,8 @@ from django.conf import settings
 from django.db.models import Q, QuerySet
 from pgvector.django import CosineDistance
 
-from conversations.models import Agent, EndUser, Message, MessageEmbedding, Session
+from agents.models import Agent, EndUser
+from conversations.models import Message, MessageEmbedding, Session
 from conversations.services.message_embeddings import speaker_name
 from core.db_routers import search_connection, search_reads
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Q, QuerySet
 
-from conversations.models import EndUser, FormationJob, Message, MessageEmbedding, Session
+from agents.models import EndUser
+from conversations.models import FormationJob, Message, MessageEmbedding, Session
 from facts.models import Fact, FactEmbedding
 from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion, ConsolidationJob, Reflection
 

@@ -19,7 +19,8 @@ from typing import Any
 import openai
 from django.conf import settings
 
-from conversations.models import Agent, EndUser, Session
+from agents.models import Agent, EndUser
+from conversations.models import Session
 from conversations.selectors.memory_scope import memory_scope_resolve
 from conversations.services.ingestion import MessageInput, session_append_messages
 from core.api.errors import error_body

@@ -9,8 +9,8 @@ from collections import Counter
 from django.db import transaction
 from django.db.models import QuerySet
 
-from conversations.models import EndUser, Message, Session
-from core.models import ErasureRecord
+from agents.models import EndUser, ErasureRecord
+from conversations.models import Message, Session
 from facts.models import Fact
 from reflections.models import ConsolidatedMemory, ConsolidationJob, Reflection
 from reflections.services.context_cache import context_cache_invalidate

@@ -14,7 +14,8 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from conversations.models import Agent, EndUser, FormationJob, Message, Session
+from agents.models import Agent, EndUser
+from conversations.models import FormationJob, Message, Session
 from conversations.services.conversation_text import conversation_window
 from conversations.services.formation_holds import (
     FormationHold,

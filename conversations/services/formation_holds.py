@@ -17,8 +17,9 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from agents.models import Agent
 from conversations import task_names as conversations_tasks
-from conversations.models import Agent, Session
+from conversations.models import Session
 from core.llm.guard import llm_breaker_state, llm_redis, provider_key_for
 from core.llm.providers import get_llm_provider
 from core.llm.spend import day_end, llm_spend_today

@@ -13,9 +13,9 @@ from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Sum, Va
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from agents.selectors.agent_settings import agent_thresholds
 from conversations import task_names as conversations_tasks
 from conversations.models import Message, Session
-from conversations.selectors.agent_settings import agent_thresholds
 from core.queueing import task_enqueue_safely
 
 logger = logging.getLogger(__name__)

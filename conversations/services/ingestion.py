@@ -10,7 +10,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from conversations.models import Agent, EndUser, Message, Session
+from agents.models import Agent, EndUser
+from conversations.models import Message, Session
 from conversations.services.formation_triggers import (
     formation_request,
     message_embedding_enqueue,

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field, replace
 from django.db import transaction
 from django.utils import timezone
 
-from conversations.models import Agent, AgentMemoryFromUsers, EndUser, HeldMemory, Message, Session
+from agents.models import Agent, AgentMemoryFromUsers, EndUser
+from conversations.models import HeldMemory, Message, Session
 from core.injection import injection_finding
 from facts.models import FactScope
 from facts.services.extraction import ExtractedFact

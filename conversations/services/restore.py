@@ -8,7 +8,8 @@ from datetime import datetime
 
 from django.db.models import F
 
-from conversations.models import EndUser, Message, Session
+from agents.models import EndUser
+from conversations.models import Message, Session
 from core.db import automatic_times_restore
 
 

@@ -9,7 +9,8 @@ from django.db import transaction
 from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
-from conversations.models import Agent, MessageEmbedding, RetentionRun
+from agents.models import Agent
+from conversations.models import MessageEmbedding, RetentionRun
 from core.embeddings.spaces import embedding_space_active
 from facts.models import Fact
 from facts.services.facts import fact_close

@@ -1,9 +1,8 @@
-"""Core's models in the admin, one module per model: embedding spaces, corpus statistics, erasure records,
+"""Core's models in the admin, one module per model: embedding spaces, corpus statistics,
 sensitive-data findings, LLM calls (with the usage page)."""
 
 from core.admin.corpus_statistics import CorpusStatisticsAdmin, CorpusStatisticsChangeAdmin
 from core.admin.embedding_spaces import EmbeddingSpaceAdmin
-from core.admin.erasure_records import ErasureRecordAdmin
 from core.admin.llm_calls import LLMCallAdmin
 from core.admin.sensitive_data import SensitiveDataFindingAdmin
 
@@ -11,7 +10,6 @@ __all__ = [
     "CorpusStatisticsAdmin",
     "CorpusStatisticsChangeAdmin",
     "EmbeddingSpaceAdmin",
-    "ErasureRecordAdmin",
     "LLMCallAdmin",
     "SensitiveDataFindingAdmin",
 ]

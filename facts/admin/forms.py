@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from conversations.models import Agent
+from agents.models import Agent
 from core.exceptions import ApplicationError
 from facts.models import Fact, FactScope
 from facts.selectors import SearchMode

@@ -7,7 +7,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from conversations.api.authentication import request_agent
+from agents.api.authentication import request_agent
 from core.api.fields import MetadataField, StrictCharField
 from core.api.pagination import StrictCursorPagination
 from core.exceptions import NotFoundError

@@ -4,7 +4,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from conversations.api.authentication import request_agent
+from agents.api.authentication import request_agent
 from conversations.api.serializers import EXTERNAL_ID_MAX_LENGTH
 from conversations.selectors.memory_scope import memory_scope_resolve
 from core.api.fields import StrictCharField

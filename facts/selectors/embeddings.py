@@ -7,7 +7,7 @@ from django.db.models.functions import Cast
 from pgvector import HalfVector
 from pgvector.django import CosineDistance, HalfVectorField
 
-from conversations.models import Agent, EndUser
+from agents.models import Agent, EndUser
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from facts.models import FactEmbedding
 

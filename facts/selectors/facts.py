@@ -6,7 +6,7 @@ import uuid
 
 from django.db.models import QuerySet
 
-from conversations.models import Agent, EndUser
+from agents.models import Agent, EndUser
 from core.exceptions import NotFoundError
 from facts.models import Fact
 from facts.services.facts import fact_content_hash

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conversations.models import Agent, EndUser
+from agents.models import Agent, EndUser
 from facts.models import Fact
 
 

@@ -19,7 +19,7 @@ from django.db import models
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from conversations.models import Agent, EndUser
+from agents.models import Agent, EndUser
 from core.db_routers import search_reads
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from conversations.models import Agent, EndUser, Session
+from agents.models import Agent, EndUser
+from conversations.models import Session
 from core.exceptions import ApplicationError, ConflictError
 from facts.models import Fact, FactScope
 from facts.services.facts import (

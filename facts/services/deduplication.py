@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.db.models import Q
 
-from conversations.models import Agent
+from agents.models import Agent
 from core.embeddings.spaces import embedding_space_active
 from core.exceptions import ApplicationError
 from facts.models import CURATED_WRITERS, Fact, FactEmbedding

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from django.conf import settings
 
-from conversations.models import Agent, Message
+from agents.models import Agent
+from conversations.models import Message
 from conversations.services.conversation_text import NumberedMessage, conversation_render, injected_memory_text
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
 from core.llm.output_rules import (

@@ -13,7 +13,8 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from conversations.models import Agent, EndUser, Message, Session
+from agents.models import Agent, EndUser
+from conversations.models import Message, Session
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
 from core.models import EmbeddingSpace

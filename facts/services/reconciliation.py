@@ -21,7 +21,8 @@ from django.db.models import Q
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
-from conversations.models import Agent, EndUser, Message, Session
+from agents.models import Agent, EndUser
+from conversations.models import Message, Session
 from core.embeddings.spaces import embedding_expression, embedding_provider_for_space, embedding_space_active
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
 from core.models import EmbeddingSpace

@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import transaction
 from pgvector.django import CosineDistance
 
-from conversations.models import Agent
+from agents.models import Agent
 from core.embeddings.spaces import embedding_expression, embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
 from core.models import EmbeddingSpace

@@ -14,7 +14,8 @@ from django.conf import settings
 from django.db import transaction
 from rest_framework import serializers
 
-from conversations.models import Agent, AgentMemoryFromUsers, EndUser, HeldMemory, Session
+from agents.models import Agent, AgentMemoryFromUsers, EndUser
+from conversations.models import HeldMemory, Session
 from conversations.services.ingestion import end_user_get_or_create
 from conversations.services.memory_trust import HeldCandidate, held_memory_store_one
 from core.api.fields import StrictCharField, StrictIntegerField, StrictRegexField

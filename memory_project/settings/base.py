@@ -28,11 +28,16 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_celery_beat",
     "core",
+    "agents",
     "conversations",
     "facts",
     "reflections",
     "portability",
 ]
+
+# The tenant every per-agent record belongs to. Core's records (LLM calls, sensitive-data findings) point at it
+# through this name, the way Django's own apps point at AUTH_USER_MODEL: core names no domain app.
+TENANT_MODEL = "agents.Agent"
 
 MIDDLEWARE = [
     "core.middleware.RequestIdMiddleware",
@@ -135,13 +140,13 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "core.api.errors.api_exception_handler",
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "conversations.api.authentication.AgentAPIKeyAuthentication",
+        "agents.api.authentication.AgentAPIKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["conversations.api.authentication.IsAgentOrStaff"],
+    "DEFAULT_PERMISSION_CLASSES": ["agents.api.authentication.IsAgentOrStaff"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["core.api.parsers.StorableJSONParser"],
-    "DEFAULT_THROTTLE_CLASSES": ["conversations.api.throttling.AgentKeyRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["agents.api.throttling.AgentKeyRateThrottle"],
 }
 # Requests per API key (per user for a staff login), counted in Redis: "1200/minute", "20/second". Empty: no limit.
 API_THROTTLE_RATE = env("API_THROTTLE_RATE", default="1200/minute")

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 
 from django.utils import timezone
 
-from conversations.models import Agent, EndUser, Message, Session
+from agents.models import Agent, EndUser
+from conversations.models import Message, Session
 from core.embeddings.spaces import embedding_space_active
 from facts.models import Fact
 from portability.native_rows import (

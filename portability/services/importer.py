@@ -25,8 +25,9 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from conversations.models import Agent, EndUser, Message, Session
-from conversations.selectors.agent_settings import agent_thresholds
+from agents.models import Agent, EndUser
+from agents.selectors.agent_settings import agent_thresholds
+from conversations.models import Message, Session
 from conversations.services.formation_triggers import message_embedding_enqueue
 from conversations.services.ingestion import (
     MessageInput,

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from django.db import models, transaction
 
-from conversations.models import Agent, EndUser, Message, Session
+from agents.models import Agent, EndUser
+from conversations.models import Message, Session
 from conversations.services.formation_triggers import message_embedding_enqueue
 from conversations.services.message_embeddings import messages_embed_missing
 from conversations.services.restore import (

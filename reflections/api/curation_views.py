@@ -6,8 +6,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from conversations.api.authentication import request_agent
-from conversations.models import Agent
+from agents.api.authentication import request_agent
+from agents.models import Agent
 from conversations.selectors.memory_scope import MemoryScopeTarget, memory_scope_resolve
 from conversations.services.ingestion import end_user_get_or_create
 from core.api.pagination import StrictCursorPagination

@@ -17,7 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from conversations.api.authentication import request_agent
+from agents.api.authentication import request_agent
 from conversations.selectors.memory_scope import memory_scope_resolve
 from core.api.fields import StrictCharField, StrictFloatField, StrictIntegerField
 from facts.selectors.search import TOP_K_MAX

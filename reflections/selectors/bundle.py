@@ -24,7 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from conversations.models import Agent, EndUser, Message, Session
+from agents.models import Agent, EndUser
+from conversations.models import Message, Session
 from conversations.selectors.message_search import MessageHit, messages_search_similar
 from core.fencing import MEMORY_NOTICE_BLOCK, memory_text_quote
 from core.tokens import count_tokens

@@ -5,8 +5,9 @@ from __future__ import annotations
 from django.db.models import Count, F, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
-from conversations.models import Agent, Session
-from conversations.selectors.agent_settings import agent_thresholds
+from agents.models import Agent
+from agents.selectors.agent_settings import agent_thresholds
+from conversations.models import Session
 from core.selectors.llm_usage import SUMMARY_STEP
 from reflections.models import ConsolidatedMemory, ConsolidationJob, MemoryScope, Reflection
 from reflections.services.consolidation import ScopeKey

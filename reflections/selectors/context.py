@@ -17,7 +17,8 @@ from django.core.cache import cache
 from django.db.models import F, Q, Window
 from django.db.models.functions import RowNumber
 
-from conversations.models import Agent, EndUser, Session
+from agents.models import Agent, EndUser
+from conversations.models import Session
 from core.exceptions import ApplicationError
 from core.fencing import MEMORY_NOTICE_BLOCK, memory_text_quote
 from core.tokens import count_tokens

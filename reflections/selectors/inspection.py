@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from conversations.models import Agent
+from agents.models import Agent
 from conversations.selectors.memory_scope import MemoryScopeTarget, memory_scope_resolve
 from facts.selectors import SearchMode, facts_search
 from reflections.selectors.bundle import BundleLimits, MemoryBundle, memory_bundle_build

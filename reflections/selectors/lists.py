@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from conversations.models import Agent, EndUser, Session
+from agents.models import Agent, EndUser
+from conversations.models import Session
 from core.exceptions import NotFoundError
 from reflections.models import ConsolidatedMemory, Reflection
 

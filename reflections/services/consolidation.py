@@ -14,8 +14,9 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from conversations.models import Agent, EndUser, Session
-from conversations.selectors.agent_settings import agent_thresholds
+from agents.models import Agent, EndUser
+from agents.selectors.agent_settings import agent_thresholds
+from conversations.models import Session
 from core.exceptions import ApplicationError
 from core.injection import injection_lines_drop
 from core.limits import text_cap, words_cap

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from conversations.models import Agent, EndUser, Session
-from conversations.selectors.agent_settings import agent_thresholds
+from agents.models import Agent, EndUser
+from agents.selectors.agent_settings import agent_thresholds
+from conversations.models import Session
 from core.exceptions import ApplicationError, ConflictError
 from reflections.models import ConsolidatedMemory, Reflection
 from reflections.services.consolidation import consolidated_memory_replace

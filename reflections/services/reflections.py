@@ -11,7 +11,8 @@ from django.db import transaction
 from django.db.models import F, Q, Window
 from django.db.models.functions import RowNumber
 
-from conversations.models import Agent, EndUser, Session
+from agents.models import Agent, EndUser
+from conversations.models import Session
 from conversations.services.conversation_text import NumberedMessage, conversation_render, injected_memory_text
 from core.exceptions import ApplicationError
 from core.limits import text_cap

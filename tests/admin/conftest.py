@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from conversations.models import Agent, EndUser, Message, Session
+from agents.models import Agent, EndUser
+from conversations.models import Message, Session
 from facts.models import Fact
 from facts.services.facts import fact_create
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from conversations.models import Agent, EndUser, Message, Session
-from core.models import ErasureRecord, LLMCall
+from agents.models import Agent, EndUser, ErasureRecord
+from conversations.models import Message, Session
+from core.models import LLMCall
 from facts.models import Fact
 from facts.services.facts import fact_create
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
@@ -221,7 +222,7 @@ def test_erase_a_user_after_confirming_what_goes(page, memory):
     assert page.locator("tr.session-message").count() == 4
     screenshot(page, "session")
 
-    page.goto(f"/admin/conversations/enduser/{gene.pk}/change/")
+    page.goto(f"/admin/agents/enduser/{gene.pk}/change/")
     assert "current facts" in page.inner_text("#user-memory")
     screenshot(page, "user")
     page.click("text=Erase this user…")

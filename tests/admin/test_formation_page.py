@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from conversations.models import Agent, FormationJob, Session
+from agents.models import Agent
+from conversations.models import FormationJob, Session
 from core.models import LLMCall
 from tests.formation_support import wait_until
 
@@ -39,10 +40,10 @@ def test_the_agent_list_shows_spend_and_raising_the_budget_forms_its_waiting_ses
     agent.save()
     _spent(agent, 1500)
     Session.objects.filter(pk=session.pk).update(formation_status="waiting", formation_waiting_reason="agent_budget")
-    listing = admin_client.get(reverse("admin:conversations_agent_changelist")).content.decode()
+    listing = admin_client.get(reverse("admin:agents_agent_changelist")).content.decode()
     assert "1,500 / 1,000 (100%)" in listing
 
-    change_url = reverse("admin:conversations_agent_change", args=[agent.pk])
+    change_url = reverse("admin:agents_agent_change", args=[agent.pk])
     form = admin_client.get(change_url).context["adminform"].form
     data = {name: value for name, value in form.initial.items() if value is not None}
     data |= {"external_id": agent.external_id, "name": agent.name, "llm_daily_token_budget": 100_000}

@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from conversations.models import Agent
+from agents.models import Agent
 from core.models import LLMCall
 from core.selectors.llm_usage import llm_reply_validity, llm_usage_daily, llm_usage_windows
 from reflections.models import ConsolidationJob, MemoryScope, Reflection

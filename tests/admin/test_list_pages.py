@@ -12,7 +12,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from conversations.models import EndUser, FormationJob, Message, RetentionRun, Session
+from agents.models import EndUser
+from conversations.models import FormationJob, Message, RetentionRun, Session
 from core.models import LLMCall
 from facts.models import Fact, ReferenceChunk, ReferenceDocument
 from reflections.models import ConsolidationJob, MemoryScope
@@ -61,7 +62,7 @@ def _add_rows(agent, count: int, offset: int) -> None:
         "admin:facts_fact_changelist",
         "admin:conversations_message_changelist",
         "admin:conversations_session_changelist",
-        "admin:conversations_enduser_changelist",
+        "admin:agents_enduser_changelist",
         "admin:conversations_formationjob_changelist",
         "admin:core_llmcall_changelist",
     ],
@@ -112,13 +113,13 @@ def test_every_change_page_renders(
     RetentionRun.objects.create(agent=agent, facts_closed=2)
     document = ReferenceDocument.objects.create(agent=agent, title="Handbook", content="Open 9-5.", content_hash="h")
     ReferenceChunk.objects.create(document=document, index=0, content="Open 9-5.", normalized="open 9-5.")
-    admin_client.post(reverse("admin:conversations_agentapikey_add"), {"agent": agent.pk, "name": "k"})
+    admin_client.post(reverse("admin:agents_agentapikey_add"), {"agent": agent.pk, "name": "k"})
     gone = EndUser.objects.create(agent=agent, external_id="gone")
-    admin_client.post(reverse("admin:conversations_enduser_erase", args=[gone.pk]), {"confirm": "yes"})
+    admin_client.post(reverse("admin:agents_enduser_erase", args=[gone.pk]), {"confirm": "yes"})
 
     rendered = []
     for model in admin.site._registry:
-        if model._meta.app_label not in {"core", "conversations", "facts", "reflections"}:
+        if model._meta.app_label not in {"core", "agents", "conversations", "formation", "facts", "reflections"}:
             continue
         obj = model.objects.first()
         if obj is None:  # a model added since this test was written: the registration test still covers its list

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from conversations.models import Agent, HeldMemory
+from agents.models import Agent
+from conversations.models import HeldMemory
 from conversations.services.memory_trust import HeldCandidate, held_memories_store
 from facts.models import Fact, FactWriter
 

@@ -11,8 +11,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import openai
 import pytest
 
-from conversations.models import Agent, EndUser, Message, Session
-from conversations.services.api_keys import api_key_create
+from agents.models import Agent, EndUser
+from agents.services.api_keys import api_key_create
+from conversations.models import Message, Session
 from facts.services.facts import fact_create
 from reflections.models import MemoryScope
 from reflections.services.reflections import reflection_create

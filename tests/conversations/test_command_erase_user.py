@@ -5,10 +5,10 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from conversations.models import EndUser, Message, MessageEmbedding, Session
+from agents.models import EndUser, ErasureRecord
+from conversations.models import Message, MessageEmbedding, Session
 from conversations.services.erasure import user_external_id_hash
 from conversations.services.message_embeddings import messages_embed_missing
-from core.models import ErasureRecord
 from facts.models import Fact, FactEmbedding
 from facts.services.facts import fact_create, fact_supersede
 from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion, MemoryScope, Reflection
@@ -104,7 +104,7 @@ def test_erase_user_leaves_only_the_audit_record_and_spares_other_users(agent, d
     assert record.deleted_counts["reflections.ConsolidatedMemory"] == 2
     assert record.deleted_counts["reflections.ConsolidatedMemoryVersion"] == 2
     assert record.deleted_counts["conversations.Session"] == 1
-    assert record.deleted_counts["conversations.EndUser"] == 1
+    assert record.deleted_counts["agents.EndUser"] == 1
     stored = json.dumps([record.agent_external_id, record.deleted_counts, record.requested_by])
     assert "4711" not in stored and "erase-me" not in stored
     assert record.requested_by.startswith("command:")
@@ -121,7 +121,7 @@ def test_dry_run_counts_exactly_and_deletes_nothing(agent):
     call_command("erase_user", "--agent", agent.external_id, "--user", "dry", "--dry-run", stdout=out)
 
     assert "would delete        2 facts.Fact" in out.getvalue()
-    assert "would delete        1 conversations.EndUser" in out.getvalue()
+    assert "would delete        1 agents.EndUser" in out.getvalue()
     assert EndUser.objects.filter(pk=user.pk).exists()
     assert Fact.objects.filter(user=user).count() == 2
     assert Message.objects.filter(session__user=user).count() == 2

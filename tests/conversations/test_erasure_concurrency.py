@@ -9,7 +9,7 @@ import threading
 import pytest
 from django.db import OperationalError, connection
 
-from conversations.models import EndUser
+from agents.models import EndUser
 from conversations.services.erasure import user_erase
 from conversations.services.ingestion import MessageInput, session_append_messages
 

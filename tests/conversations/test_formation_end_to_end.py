@@ -10,8 +10,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from agents.services.api_keys import api_key_create
 from conversations.models import FormationJob, Message, Session
-from conversations.services.api_keys import api_key_create
 from conversations.tasks import sessions_formation_sweep_task
 from core.embeddings.spaces import embedding_space_active
 from core.models import JobStatus, LLMCall

@@ -13,8 +13,8 @@ import pytest
 from django.db.models import Count
 from django.utils import timezone
 
+from agents.services.api_keys import api_key_create
 from conversations.models import FormationJob, Message, Session
-from conversations.services.api_keys import api_key_create
 from conversations.services.formation_triggers import sessions_formation_sweep
 from conversations.tasks import session_form_memories_task
 from core.models import JobStatus, LLMCall

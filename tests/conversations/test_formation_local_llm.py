@@ -15,8 +15,8 @@ from collections.abc import Iterator
 import pytest
 from django.conf import settings
 
+from agents.services.api_keys import api_key_create
 from conversations.models import FormationJob, Session
-from conversations.services.api_keys import api_key_create
 from core.llm.output_rules import content_words, is_greeting, is_question
 from core.models import JobStatus, LLMCall
 from facts.models import Fact, FactEmbedding

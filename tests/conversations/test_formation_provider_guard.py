@@ -12,8 +12,9 @@ import psycopg
 import pytest
 from django.db.models import Count
 
-from conversations.models import Agent, FormationJob, Message, Session
-from conversations.services.api_keys import api_key_create
+from agents.models import Agent
+from agents.services.api_keys import api_key_create
+from conversations.models import FormationJob, Message, Session
 from conversations.services.formation_holds import formation_resume_soon, sessions_formation_resume
 from conversations.services.formation_triggers import formation_request
 from conversations.services.ingestion import MessageInput, session_append_messages

@@ -1,6 +1,7 @@
 import pytest
 
-from conversations.models import EndUser, FormationJob, Session
+from agents.models import EndUser
+from conversations.models import FormationJob, Session
 from conversations.services.formation import session_form_memories
 from conversations.services.ingestion import MessageInput, session_append_messages
 from core.models import LLMCall

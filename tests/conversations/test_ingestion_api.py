@@ -1,8 +1,9 @@
 import pytest
 from django.test import Client
 
-from conversations.models import Agent, Message, Session
-from conversations.services.api_keys import api_key_create
+from agents.models import Agent
+from agents.services.api_keys import api_key_create
+from conversations.models import Message, Session
 
 
 def _client_for(agent: Agent) -> Client:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from conversations.models import AgentMemoryFromUsers, HeldMemory
+from agents.models import AgentMemoryFromUsers
+from conversations.models import HeldMemory
 from conversations.selectors.memory_review import review_queue_by_agent, review_queue_health
 from conversations.services.memory_review import (
     held_memory_approve,

@@ -6,7 +6,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from conversations.models import Agent, EndUser, Message, Session
+from agents.models import Agent, EndUser
+from conversations.models import Message, Session
 from conversations.selectors.message_search import messages_search_similar
 from conversations.services.message_embeddings import messages_embed_missing
 

@@ -3,8 +3,9 @@
 import pytest
 from django.test import Client
 
-from conversations.models import EndUser, Message, Session
-from conversations.services.api_keys import api_key_create
+from agents.models import EndUser
+from agents.services.api_keys import api_key_create
+from conversations.models import Message, Session
 from conversations.services.message_embeddings import message_search_text, messages_embed_missing
 
 

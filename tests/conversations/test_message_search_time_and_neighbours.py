@@ -6,7 +6,8 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from conversations.models import Agent, EndUser, Message, MessageEmbedding, Session
+from agents.models import Agent, EndUser
+from conversations.models import Message, MessageEmbedding, Session
 from conversations.selectors.message_search import messages_search
 from conversations.services.message_embeddings import messages_embed_missing
 from core.exceptions import ApplicationError

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from conversations.models import Agent, Message
+from agents.models import Agent
+from conversations.models import Message
 from tests.memory_client_support import MemoryAPIError, memory_client_for
 
 

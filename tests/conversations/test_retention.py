@@ -3,7 +3,8 @@ import datetime
 import pytest
 from django.utils import timezone
 
-from conversations.models import EndUser, Message, MessageEmbedding, RetentionRun
+from agents.models import EndUser
+from conversations.models import Message, MessageEmbedding, RetentionRun
 from conversations.services.ingestion import MessageInput, session_append_messages
 from conversations.services.message_embeddings import messages_embed_missing
 from conversations.services.retention import retention_enforce, retention_enforce_all

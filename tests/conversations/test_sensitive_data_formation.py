@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conversations.models import Agent, Session
+from agents.models import Agent
+from conversations.models import Session
 from conversations.selectors.sensitive_data import sensitive_data_counts
 from conversations.services.formation import session_form_memories
 from conversations.services.ingestion import MessageInput, session_append_messages

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from conversations.models import Agent, EndUser, Message, MessageEmbedding, Session
+from agents.models import Agent, EndUser
+from conversations.models import Message, MessageEmbedding, Session
 from conversations.services.message_embeddings import messages_embed_missing
 from facts.models import Fact, FactEmbedding
 from facts.services.facts import fact_close, fact_create, fact_supersede

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from conversations.models import Agent, EndUser, Message, MessageEmbedding, Session
+from agents.models import Agent, EndUser
+from conversations.models import Message, MessageEmbedding, Session
 from core.embeddings.spaces import embedding_space_active
 from core.tokens import count_tokens
 from facts.models import Fact, FactEmbedding

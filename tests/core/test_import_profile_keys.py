@@ -6,7 +6,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from conversations.models import Agent, EndUser
+from agents.models import Agent, EndUser
 from facts.models import Fact
 from facts.selectors.profile import user_profile
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
-from conversations.models import Agent, EndUser
+from agents.models import Agent, EndUser
 from facts.models import Fact, FactWriter
 from facts.services.facts import fact_create
 from facts.tasks import cleanup_duplicate_facts_nightly

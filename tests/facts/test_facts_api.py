@@ -5,8 +5,9 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework import serializers
 
-from conversations.models import Agent, EndUser, Message
-from conversations.services.api_keys import api_key_create
+from agents.models import Agent, EndUser
+from agents.services.api_keys import api_key_create
+from conversations.models import Message
 from facts.api.serializers import FactOutputSerializer
 from facts.models import Fact, FactEmbedding
 from facts.services.facts import fact_close, fact_create, fact_profile_set, fact_supersede

@@ -4,8 +4,8 @@ import pytest
 from django.test import Client
 from drf_spectacular.generators import SchemaGenerator
 
-from conversations.models import Agent, EndUser
-from conversations.services.api_keys import api_key_create
+from agents.models import Agent, EndUser
+from agents.services.api_keys import api_key_create
 from facts.models import Fact
 from facts.services.facts import fact_create, fact_supersede
 

@@ -120,7 +120,7 @@ def test_the_context_block_shows_the_profile_and_follows_its_changes(
 def test_api_and_save_memory_tool_accept_a_key(agent):
     from django.test import Client
 
-    from conversations.services.api_keys import api_key_create
+    from agents.services.api_keys import api_key_create
 
     _, raw_key = api_key_create(agent=agent)
     api = Client(HTTP_AUTHORIZATION=f"Bearer {raw_key}")

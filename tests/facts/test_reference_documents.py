@@ -1,8 +1,8 @@
 import pytest
 from django.test import Client
 
-from conversations.models import Agent
-from conversations.services.api_keys import api_key_create
+from agents.models import Agent
+from agents.services.api_keys import api_key_create
 from conversations.services.formation import session_form_memories
 from conversations.services.ingestion import MessageInput, session_append_messages
 from facts.models import Fact, ReferenceChunkEmbedding, ReferenceDocument

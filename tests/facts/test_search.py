@@ -7,7 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from conversations.models import Agent, EndUser
+from agents.models import Agent, EndUser
 from core.exceptions import ApplicationError
 from facts.models import Fact
 from facts.selectors import facts_search

@@ -12,7 +12,7 @@ from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from conversations.models import Agent, EndUser
+from agents.models import Agent, EndUser
 from core.embeddings.spaces import embedding_space_active
 from facts.models import Fact
 from facts.selectors import facts_search

@@ -9,7 +9,8 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from conversations.models import EndUser, Message, MessageEmbedding
+from agents.models import EndUser
+from conversations.models import Message, MessageEmbedding
 from conversations.services.erasure import user_erase
 from conversations.services.message_embeddings import messages_embed_missing
 from core.embeddings.providers import get_embedding_provider

@@ -5,9 +5,10 @@ import json
 import pytest
 from django.test import Client
 
-from conversations.models import Agent, AgentMemoryFromUsers, EndUser, HeldMemory, Session
+from agents.models import Agent, AgentMemoryFromUsers, EndUser
+from agents.services.api_keys import api_key_create
+from conversations.models import HeldMemory, Session
 from conversations.selectors.sensitive_data import sensitive_data_counts
-from conversations.services.api_keys import api_key_create
 from core.models import SensitiveDataFinding
 from core.sensitive import SensitiveDataPolicy
 from facts.models import Fact, FactWriter

@@ -3,7 +3,7 @@ import pytest
 from django.db import connection
 from django.test import override_settings
 
-from conversations.models import EndUser
+from agents.models import EndUser
 from core.embeddings.spaces import embedding_space_active
 from facts.models import Fact, FactEmbedding
 from facts.selectors import fact_embeddings_nearest

@@ -11,8 +11,9 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from conversations.models import Agent, EndUser, Session
-from conversations.services.api_keys import api_key_create
+from agents.models import Agent, EndUser
+from agents.services.api_keys import api_key_create
+from conversations.models import Session
 from conversations.services.ingestion import MessageInput, session_append_messages
 from facts.models import Fact, FactScope, FactWriter, ReferenceDocument
 from facts.services.curation import fact_get_or_create

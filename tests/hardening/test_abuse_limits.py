@@ -16,7 +16,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
 
-from conversations.services.api_keys import api_key_create
+from agents.services.api_keys import api_key_create
 from core.logging import SecretRedactionFilter
 from tests.conftest import REPO_DIR, database_url_of_test_database
 from tests.hardening.conftest import Tenants

@@ -15,7 +15,8 @@ import pytest
 from django.db import transaction
 from drf_spectacular.generators import SchemaGenerator
 
-from conversations.models import Agent, AgentMemoryFromUsers, EndUser, Session
+from agents.models import Agent, AgentMemoryFromUsers, EndUser
+from conversations.models import Session
 from conversations.services.formation import session_form_memories
 from conversations.services.ingestion import MessageInput, session_append_messages
 from facts.models import Fact

@@ -14,8 +14,9 @@ import pytest
 from django.conf import settings
 from django.db.models import Q
 
-from conversations.models import Agent, EndUser, HeldMemory, Message, Session
-from conversations.services.api_keys import api_key_create
+from agents.models import Agent, EndUser
+from agents.services.api_keys import api_key_create
+from conversations.models import HeldMemory, Message, Session
 from core.models import JobStatus
 from facts.models import Fact, FactWriter
 from reflections.models import ConsolidatedMemory, ConsolidationJob, MemoryScope, Reflection

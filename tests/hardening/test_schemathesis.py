@@ -32,8 +32,8 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from schemathesis.specs.openapi.checks import negative_data_rejection, response_schema_conformance
 
-from conversations.models import Agent
-from conversations.services.api_keys import api_key_create
+from agents.models import Agent
+from agents.services.api_keys import api_key_create
 from conversations.services.ingestion import MessageInput, session_append_messages
 from facts.services.tools import TOOLS
 from tests.fuzzing import FUZZING, SERVER_ERRORS, examples, tally_add

@@ -9,7 +9,8 @@ from django.db import transaction
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from conversations.models import Agent, EndUser, Message, Session
+from agents.models import Agent, EndUser
+from conversations.models import Message, Session
 from core.tokens import count_tokens
 from reflections.models import MemoryScope, Reflection
 from reflections.selectors.bundle import ELLIPSIS, memory_bundle_build, text_shorten_to_tokens

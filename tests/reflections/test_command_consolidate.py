@@ -3,7 +3,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from conversations.models import EndUser
+from agents.models import EndUser
 from reflections.models import ConsolidatedMemory, Reflection
 from reflections.services.reflections import reflection_create
 from tests.formation_support import wait_until

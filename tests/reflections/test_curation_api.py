@@ -3,8 +3,9 @@
 import pytest
 from django.test import Client
 
-from conversations.models import Agent, EndUser, Session
-from conversations.services.api_keys import api_key_create
+from agents.models import Agent, EndUser
+from agents.services.api_keys import api_key_create
+from conversations.models import Session
 from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion, Reflection
 from reflections.selectors.context import memory_context_get
 from reflections.services.consolidation import consolidated_memory_replace

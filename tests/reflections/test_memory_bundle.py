@@ -7,7 +7,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from conversations.models import Agent, EndUser, Message, Session
+from agents.models import Agent, EndUser
+from conversations.models import Message, Session
 from conversations.services.message_embeddings import messages_embed_missing
 from core.fencing import MEMORY_NOTICE_BLOCK
 from core.tokens import count_tokens

@@ -8,8 +8,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 import reflections.signals  # noqa: F401  (connected by ReflectionsConfig.ready() once wired; see the module)
-from conversations.models import Agent, EndUser, Session
-from conversations.services.api_keys import api_key_create
+from agents.models import Agent, EndUser
+from agents.services.api_keys import api_key_create
+from conversations.models import Session
 from core.fencing import MEMORY_NOTICE_BLOCK
 from memory_project.celery import app as celery_app
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection

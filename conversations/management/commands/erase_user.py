@@ -3,7 +3,7 @@ import getpass
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from conversations.models import EndUser
+from agents.models import EndUser
 from conversations.services.erasure import user_erase
 
 

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from conversations.models import Agent
+from agents.models import Agent
 from conversations.selectors.formation_due import session_formation_due, sessions_with_unformed_messages
 from conversations.services.formation_runs import sessions_form_memories
 from conversations.services.formation_triggers import session_unformed_totals

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from conversations.models import Agent
+from agents.models import Agent
 from facts.services.deduplication import facts_close_near_duplicates, facts_near_duplicates
 
 

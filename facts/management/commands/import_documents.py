@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from conversations.models import Agent
+from agents.models import Agent
 from core.exceptions import ApplicationError
 from facts.services.reference_documents import reference_document_create
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from conversations.models import Agent, EndUser
+from agents.models import Agent, EndUser
 from portability.selectors.native_export import memories_export
 
 

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from conversations.models import Agent
+from agents.models import Agent
 from reflections.models import MemoryScope
 from reflections.selectors.consolidation_due import scopes_due_for_consolidation
 from reflections.services.consolidation import ScopeKey

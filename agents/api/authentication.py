@@ -7,8 +7,8 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
 from rest_framework.request import Request
 
-from conversations.models import Agent, AgentAPIKey
-from conversations.services.api_keys import api_key_authenticate
+from agents.models import Agent, AgentAPIKey
+from agents.services.api_keys import api_key_authenticate
 
 AGENT_HEADER = "X-Agent-ID"
 

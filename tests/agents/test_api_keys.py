@@ -1,8 +1,8 @@
 import pytest
 from django.core.management import call_command
 
-from conversations.models import Agent, AgentAPIKey
-from conversations.services.api_keys import api_key_create, api_key_digest
+from agents.models import Agent, AgentAPIKey
+from agents.services.api_keys import api_key_create, api_key_digest
 
 
 @pytest.mark.django_db
@@ -31,7 +31,7 @@ def test_command_creates_a_working_key_and_prints_it_once(client, capsys):
 @pytest.mark.django_db
 def test_admin_creates_a_key_shows_it_once_and_revokes(admin_client, agent):
     response = admin_client.post(
-        "/admin/conversations/agentapikey/add/", {"agent": agent.pk, "name": "from admin"}, follow=True
+        "/admin/agents/agentapikey/add/", {"agent": agent.pk, "name": "from admin"}, follow=True
     )
 
     shown = [str(message) for message in response.context["messages"]]
@@ -39,7 +39,7 @@ def test_admin_creates_a_key_shows_it_once_and_revokes(admin_client, agent):
     api_key = AgentAPIKey.objects.get(name="from admin")
     assert api_key.key_digest == api_key_digest(raw_key)
     admin_client.post(
-        "/admin/conversations/agentapikey/",
+        "/admin/agents/agentapikey/",
         {"action": "revoke_keys", "_selected_action": [api_key.pk]},
     )
     api_key.refresh_from_db()

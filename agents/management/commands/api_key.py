@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from conversations.models import Agent, AgentAPIKey
-from conversations.services.api_keys import api_key_create, api_key_revoke
+from agents.models import Agent, AgentAPIKey
+from agents.services.api_keys import api_key_create, api_key_revoke
 
 
 class Command(BaseCommand):

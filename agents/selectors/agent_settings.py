@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from conversations.models import Agent
+from agents.models import Agent
 
 # Agent field -> deployment setting it overrides.
 OVERRIDABLE_SETTINGS = {

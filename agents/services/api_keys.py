@@ -9,7 +9,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from conversations.models import Agent, AgentAPIKey
+from agents.models import Agent, AgentAPIKey
 
 KEY_PREFIX = "mem_"
 _LAST_USED_RESOLUTION = timedelta(minutes=1)

@@ -12,8 +12,9 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from conversations.models import Agent, EndUser, RetentionRun, Session
-from conversations.selectors.agent_settings import OVERRIDABLE_SETTINGS, agent_thresholds
+from agents.models import Agent, EndUser
+from agents.selectors.agent_settings import OVERRIDABLE_SETTINGS, agent_thresholds
+from conversations.models import RetentionRun, Session
 from conversations.selectors.formation_backlog import agents_spend_today, formation_backlog
 from conversations.selectors.sensitive_data import sensitive_data_counts, sensitive_findings_counted
 from conversations.services.formation_holds import (
@@ -226,7 +227,7 @@ class AgentAdmin(admin.ModelAdmin):
             "global_spent": llm_spend_today(agent_id=None),
             "renews_at": day_end(),
         }
-        return TemplateResponse(request, "admin/conversations/agent/formation.html", context)
+        return TemplateResponse(request, "admin/agents/agent/formation.html", context)
 
     def inspector_view(self, request):
         """What the agent would receive for one message: the always-in-context block, the fact search hits with
@@ -258,4 +259,4 @@ class AgentAdmin(admin.ModelAdmin):
             "result": result,
             "error": error,
         }
-        return TemplateResponse(request, "admin/conversations/agent/inspector.html", context)
+        return TemplateResponse(request, "admin/agents/agent/inspector.html", context)

@@ -10,7 +10,8 @@ from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
-from conversations.models import EndUser, Session
+from agents.models import EndUser
+from conversations.models import Session
 from conversations.selectors.user_memory import user_memory_counts, user_sessions_recent
 from conversations.services.erasure import user_erase
 from core.admin_utils import (
@@ -36,7 +37,7 @@ class EndUserAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
     show_full_result_count = False
     fields = ["agent", "external_id", "metadata", "created_at", "updated_at"]
     readonly_fields = ["agent", "external_id", "created_at", "updated_at"]
-    change_form_template = "admin/conversations/enduser/change_form.html"
+    change_form_template = "admin/agents/enduser/change_form.html"
 
     def has_add_permission(self, request) -> bool:
         return False
@@ -49,12 +50,12 @@ class EndUserAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
             path(
                 "<int:object_id>/erase/",
                 self.admin_site.admin_view(self.erase_view),
-                name="conversations_enduser_erase",
+                name="agents_enduser_erase",
             ),
             path(
                 "<int:object_id>/export/",
                 self.admin_site.admin_view(self.export_view),
-                name="conversations_enduser_export",
+                name="agents_enduser_export",
             ),
             *super().get_urls(),
         ]
@@ -103,4 +104,4 @@ class EndUserAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
             "memory_counts": user_memory_counts(user=user).as_rows(),
             "sessions": user_sessions_recent(user=user, limit=50),
         }
-        return TemplateResponse(request, "admin/conversations/enduser/erase_confirmation.html", context)
+        return TemplateResponse(request, "admin/agents/enduser/erase_confirmation.html", context)

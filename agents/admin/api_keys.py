@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 
-from conversations.models import AgentAPIKey
-from conversations.services.api_keys import api_key_create, api_key_revoke
+from agents.models import AgentAPIKey
+from agents.services.api_keys import api_key_create, api_key_revoke
 
 
 @admin.register(AgentAPIKey)

@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from core.models import ErasureRecord
+from agents.models import ErasureRecord
 
 
 @admin.register(ErasureRecord)

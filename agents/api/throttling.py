@@ -7,7 +7,7 @@ from django.conf import settings
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
-from conversations.models import AgentAPIKey
+from agents.models import AgentAPIKey
 from core.ratelimit import rate_parse, window_hit, window_retry_after
 
 
