@@ -172,7 +172,7 @@ def request_formation(names: list[str]) -> None:
     from django.db import connection
 
     from conversations.models import Session
-    from conversations.services.formation_triggers import formation_request
+    from formation.services.formation_triggers import formation_request
 
     for session in Session.objects.filter(agent__external_id=AGENT, external_id__in=names).select_related("agent"):
         formation_request(session=session, trigger="explicit")
@@ -219,9 +219,10 @@ def wait_formed(prefix: str, count: int, *, timeout: float) -> float:
 def formation_figures(prefix: str, expected_facts_per_session: int) -> dict:
     from django.db.models import Count, Q, Sum
 
-    from conversations.models import FormationJob, Message, Session
+    from conversations.models import Message, Session
     from core.models import LLMCall
     from facts.models import Fact
+    from formation.models import FormationJob
 
     sessions = Session.objects.filter(external_id__startswith=prefix)
     jobs = FormationJob.objects.filter(session__in=sessions)

@@ -126,8 +126,9 @@ def main() -> int:
         django.setup()
         from django.db.models import Max, Sum
 
-        from conversations.models import FormationJob, Message, MessageEmbedding, Session
+        from conversations.models import Message, MessageEmbedding, Session
         from core.models import LLMCall
+        from formation.models import FormationJob
 
         def client():
             return MemoryClient(base_url, key, timeout=120)

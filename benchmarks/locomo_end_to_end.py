@@ -65,8 +65,9 @@ def _sessions(conversation: Conversation, *, limit: int | None) -> list[tuple[in
 
 
 def _wait_formed(*, session_external_id: str, agent_external_id: str, through: int) -> None:
-    from conversations.models import FormationJob, Session
+    from conversations.models import Session
     from core.models import JobStatus
+    from formation.models import FormationJob
 
     deadline = time.monotonic() + FORMATION_TIMEOUT
     while time.monotonic() < deadline:

@@ -405,7 +405,7 @@ def mixed_load(store: Store, base_url: str, *, queries: int, ingest_clients: int
     """Per-user searches at concurrency 1 while `ingest_clients` clients post 20-message sessions and ask for each
     one's formation (the stack's worker, offline LLM): what production sees. Reports the search latencies and what
     the writers got done meanwhile."""
-    from conversations.models import FormationJob
+    from formation.models import FormationJob
 
     stop = threading.Event()
     appended: list[int] = []

@@ -1,66 +1,13 @@
-"""Background work of the formation pipeline. Tasks take ids, are idempotent (acks_late is safe for them), and
-retry provider errors with exponential backoff and jitter."""
+"""Background work of the conversations app: message vectors for turn-level retrieval. Tasks take ids and are
+idempotent."""
 
 from __future__ import annotations
 
-import random
-
 from celery import shared_task
-from celery.exceptions import SoftTimeLimitExceeded
-from django.conf import settings
 
 from conversations import task_names
-from conversations.services.formation import SessionLocked, session_form_memories
-from conversations.services.formation_holds import sessions_formation_resume
-from conversations.services.formation_triggers import sessions_formation_sweep
-from conversations.services.message_embeddings import messages_embed_missing, messages_embedding_sweep
-from conversations.services.retention import retention_enforce_all
-from core.exceptions import ProviderError, ProviderRateLimited
-
-# Appends hold a session's row for milliseconds: a claim that met one comes back this soon.
-LOCKED_RETRY_SECONDS = (0.5, 2.0)
-
-
-def backoff_seconds(retries: int, error: BaseException | None = None) -> float:
-    """Exponential backoff with full jitter, capped at ten minutes; never sooner than a 429's Retry-After."""
-    delay = random.uniform(0, min(600, 5 * 2**retries))
-    if isinstance(error, ProviderRateLimited) and error.retry_after:
-        delay = max(delay, error.retry_after)
-    return delay
-
-
-@shared_task(name=task_names.FORM_SESSION_MEMORIES, bind=True, acks_late=True, max_retries=None)
-def session_form_memories_task(self, session_id: int, trigger: str) -> dict | None:
-    may_retry = self.request.retries < settings.FORMATION_MAX_RETRIES
-    try:
-        outcome = session_form_memories(
-            session_id=session_id, trigger=trigger, task_id=self.request.id or "", may_retry=may_retry
-        )
-    except SessionLocked as error:
-        if not may_retry:
-            raise  # the session stays queued; the sweep queues it again after its grace period
-        raise self.retry(exc=error, countdown=random.uniform(*LOCKED_RETRY_SECONDS)) from error
-    except (ProviderError, SoftTimeLimitExceeded) as error:
-        if not may_retry:
-            raise
-        raise self.retry(exc=error, countdown=backoff_seconds(self.request.retries, error)) from error
-    if outcome is None:
-        return None
-    job = outcome.job
-    return {"job": job.pk, "facts_added": job.facts_added, "reflections_added": job.reflections_added}
-
-
-@shared_task(name=task_names.RESUME_FORMATION, ignore_result=True)
-def sessions_formation_resume_task() -> dict:
-    """Beat, every few seconds, and at once when the LLM provider recovers or a budget is raised: queue again the
-    sessions (and consolidations) that waited for a budget or for the provider, once they may go."""
-    return sessions_formation_resume()
-
-
-@shared_task(name=task_names.SWEEP_FORMATION)
-def sessions_formation_sweep_task() -> dict:
-    """Also re-queues the embedding of messages whose task a broker outage lost."""
-    return sessions_formation_sweep() | {"messages_to_embed": messages_embedding_sweep()}
+from conversations.services.message_embeddings import messages_embed_missing
+from core.exceptions import ProviderError
 
 
 @shared_task(
@@ -73,8 +20,3 @@ def sessions_formation_sweep_task() -> dict:
 )
 def messages_embed_task(message_ids: list[int]) -> int:
     return messages_embed_missing(message_ids=message_ids)
-
-
-@shared_task(name=task_names.ENFORCE_RETENTION)
-def retention_enforce_all_task() -> dict:
-    return retention_enforce_all()

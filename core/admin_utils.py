@@ -128,11 +128,21 @@ class JobAdminMixin(ReadOnlyAdminMixin):
         return format_html('<a href="{}">LLM calls of this job</a>', url)
 
 
+# Job kind (LLMCall.job_kind, SensitiveDataFinding.job_kind) -> the model of its jobs, filled by the apps that own
+# them in their AppConfig.ready(): core knows no app's model.
+_JOB_MODELS: dict[str, type[Model]] = {}
+
+
+def admin_job_model_register(job_kind: str, model: type[Model]) -> None:
+    _JOB_MODELS[job_kind] = model
+
+
 def admin_job_link(job_kind: str, job_id: int | None) -> str:
-    """A link to a formation or consolidation job in the admin (by its URL name: core knows no app's model)."""
+    """A link to a formation or consolidation job in the admin (the job kinds' models are registered by their apps)."""
     if not job_id:
         return "-"
-    model = {"formation": "conversations_formationjob", "consolidation": "reflections_consolidationjob"}.get(job_kind)
+    model = _JOB_MODELS.get(job_kind)
     if model is None:
         return f"{job_kind} #{job_id}"
-    return format_html('<a href="{}">{} #{}</a>', reverse(f"admin:{model}_change", args=[job_id]), job_kind, job_id)
+    url = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_change", args=[job_id])
+    return format_html('<a href="{}">{} #{}</a>', url, job_kind, job_id)

@@ -23,10 +23,10 @@ celeryd_after_setup.connect(worker_processes_record, weak=False, dispatch_uid="w
 task_prerun.connect(worker_embedding_threads_limit, weak=False, dispatch_uid="worker_embedding_threads_limit")
 
 app.conf.beat_schedule = {
-    "formation-sweep": {"task": "conversations.sweep_formation", "schedule": 60.0},
+    "formation-sweep": {"task": "formation.sweep_formation", "schedule": 60.0},
     # Sessions waiting for a budget or for the LLM provider go again once they may (and the breaker's probe goes).
-    "formation-resume": {"task": "conversations.resume_formation", "schedule": 10.0},
-    "retention": {"task": "conversations.enforce_retention", "schedule": 3600.0},
+    "formation-resume": {"task": "formation.resume_formation", "schedule": 10.0},
+    "retention": {"task": "formation.enforce_retention", "schedule": 3600.0},
     "memory-context-refresh": {"task": "reflections.memory_context_refresh_active", "schedule": 300.0},
     # Pending search statistics (appended by database triggers) folded into the kept ones; reads are exact either way,
     # folding keeps what they add up small.

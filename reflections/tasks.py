@@ -5,19 +5,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 from celery import shared_task
-from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.utils import timezone
 
-from agents.models import Agent
 from conversations.models import Session
-from conversations.services.formation_holds import consolidation_defer, formation_hold
-from conversations.tasks import backoff_seconds
-from core.exceptions import ProviderError, ProviderPaused
-from core.llm.client import llm_calls_write, llm_job_calls
-from reflections import task_names
 from reflections.selectors.context import memory_context_refresh
-from reflections.services.consolidation import ScopeKey, scope_consolidate
 
 
 @shared_task(name="reflections.memory_context_refresh_active", ignore_result=True)
@@ -37,40 +29,3 @@ def memory_context_refresh_active() -> int:
         memory_context_refresh(agent=session.agent, user=session.user, session=session)
         refreshed += 1
     return refreshed
-
-
-@shared_task(name=task_names.CONSOLIDATE_SCOPE, bind=True, acks_late=True, max_retries=None)
-def scope_consolidate_task(
-    self, agent_id: int, scope: str, user_id: int | None, session_id: int | None, force: bool = False
-) -> int | None:
-    if formation_hold(agent=Agent.objects.get(pk=agent_id)) is not None:
-        # Reflections stay buffered (and in the context block); the resume job queues the agent's due scopes.
-        consolidation_defer(agent_id=agent_id)
-        return None
-    try:
-        with llm_job_calls(time_limit_seconds=settings.CELERY_TASK_SOFT_TIME_LIMIT) as calls:
-            try:
-                job = scope_consolidate(
-                    key=ScopeKey(agent_id=agent_id, scope=scope, user_id=user_id, session_id=session_id),
-                    task_id=self.request.id or "",
-                    force=force,
-                )
-            finally:
-                llm_calls_write(records=calls)
-    except ProviderPaused:
-        consolidation_defer(agent_id=agent_id)
-        return None
-    except (ProviderError, SoftTimeLimitExceeded) as error:
-        if self.request.retries >= settings.FORMATION_MAX_RETRIES:
-            raise
-        raise self.retry(exc=error, countdown=backoff_seconds(self.request.retries, error)) from error
-    return job.pk if job else None
-
-
-@shared_task(name="conversations.consolidate_scope", bind=True, acks_late=True, max_retries=None)
-def scope_consolidate_legacy_task(
-    self, agent_id: int, scope: str, user_id: int | None, session_id: int | None, force: bool = False
-) -> int | None:
-    """The task's name before it moved to reflections: consolidations queued by an older release still run after
-    an upgrade. Nothing queues it any more."""
-    return scope_consolidate_task.run(agent_id, scope, user_id, session_id, force)

@@ -12,8 +12,8 @@ from typing import TypeVar
 
 import pytest
 
-from conversations.services.formation import session_form_memories
 from conversations.services.ingestion import MessageInput, session_append_messages
+from formation.services.formation import session_form_memories
 
 T = TypeVar("T")
 

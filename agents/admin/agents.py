@@ -14,13 +14,7 @@ from django.utils.html import format_html, format_html_join
 
 from agents.models import Agent, EndUser
 from agents.selectors.agent_settings import OVERRIDABLE_SETTINGS, agent_thresholds
-from conversations.models import RetentionRun, Session
-from conversations.selectors.formation_backlog import agents_spend_today, formation_backlog
-from conversations.selectors.sensitive_data import sensitive_data_counts, sensitive_findings_counted
-from conversations.services.formation_holds import (
-    agent_daily_token_budget,
-    formation_resume_soon,
-)
+from conversations.models import Session
 from core.admin_utils import (
     admin_changelist_url,
     admin_is_changelist,
@@ -31,6 +25,13 @@ from core.models import LLMCall, SensitiveDataFinding
 from core.sensitive import SensitiveKind
 from facts.models import Fact
 from facts.selectors import SearchMode
+from formation.models import RetentionRun
+from formation.selectors.formation_backlog import agents_spend_today, formation_backlog
+from formation.selectors.sensitive_data import sensitive_data_counts, sensitive_findings_counted
+from formation.services.formation_holds import (
+    agent_daily_token_budget,
+    formation_resume_soon,
+)
 from reflections.models import ConsolidatedMemory, Reflection
 from reflections.selectors.inspection import memory_inspect
 

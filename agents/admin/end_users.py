@@ -12,8 +12,6 @@ from django.urls import path, reverse
 
 from agents.models import EndUser
 from conversations.models import Session
-from conversations.selectors.user_memory import user_memory_counts, user_sessions_recent
-from conversations.services.erasure import user_erase
 from core.admin_utils import (
     FastActionCheckboxMixin,
     admin_change_url,
@@ -22,6 +20,8 @@ from core.admin_utils import (
 )
 from facts.models import Fact
 from portability.selectors.native_export import memories_export
+from portability.selectors.user_memory import user_memory_counts, user_sessions_recent
+from portability.services.erasure import user_erase
 from reflections.models import ConsolidatedMemory, Reflection
 
 

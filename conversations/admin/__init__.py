@@ -1,14 +1,5 @@
-"""Conversations in the admin, one module per model: sessions and messages, jobs (formation, retention), held memory
-(the review queue)."""
+"""Conversations in the admin: sessions and messages."""
 
-from conversations.admin.held_memory import HeldMemoryAdmin
-from conversations.admin.jobs import FormationJobAdmin, RetentionRunAdmin
 from conversations.admin.sessions import MessageAdmin, SessionAdmin
 
-__all__ = [
-    "FormationJobAdmin",
-    "HeldMemoryAdmin",
-    "MessageAdmin",
-    "RetentionRunAdmin",
-    "SessionAdmin",
-]
+__all__ = ["MessageAdmin", "SessionAdmin"]

@@ -9,10 +9,8 @@ from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import path
 
-from conversations.models import FormationJob, Message, Session
-from conversations.selectors.session_detail import session_formation_jobs_recent, session_messages
-from conversations.services.formation_holds import session_waiting_detail
-from conversations.services.formation_triggers import formation_request
+from conversations.models import Message, Session
+from conversations.selectors.session_detail import session_messages
 from conversations.services.ingestion import session_close
 from core.admin_utils import (
     FastActionCheckboxMixin,
@@ -22,6 +20,10 @@ from core.admin_utils import (
     admin_link,
     text_shorten,
 )
+from formation.models import FormationJob
+from formation.selectors.jobs import session_formation_jobs_recent
+from formation.services.formation_holds import session_waiting_detail
+from formation.services.formation_triggers import formation_request
 
 MESSAGES_PER_PAGE = 50
 EXCERPT_CHARS = 100

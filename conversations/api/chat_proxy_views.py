@@ -1,4 +1,4 @@
-"""`POST /v1/chat/completions`: the OpenAI-compatible chat proxy with memory (conversations.services.chat_proxy)."""
+"""`POST /v1/chat/completions`: the OpenAI-compatible chat proxy with memory (formation.services.chat_proxy)."""
 
 from __future__ import annotations
 
@@ -14,14 +14,14 @@ from rest_framework.views import APIView
 
 from agents.api.authentication import request_agent
 from conversations.api import examples
-from conversations.services.chat_proxy import (
+from core.api.fields import StrictCharField, StrictFloatField, StrictIntegerField
+from facts.selectors.search import TOP_K_MAX
+from formation.services.chat_proxy import (
     ChatMemoryOptions,
     ChatRequest,
     chat_completion_proxy,
     chat_completion_proxy_stream,
 )
-from core.api.fields import StrictCharField, StrictFloatField, StrictIntegerField
-from facts.selectors.search import TOP_K_MAX
 
 CHAT_ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 

@@ -6,9 +6,9 @@ from django.conf import settings
 from rest_framework import serializers
 
 from conversations.models import Message, Session
-from conversations.services.formation_holds import session_waiting_detail
 from conversations.services.ingestion import MAX_MESSAGES_PER_REQUEST
 from core.api.fields import MetadataField, StrictCharField, StrictRegexField, metadata_size_problem
+from formation.services.formation_holds import session_waiting_detail
 
 # The length of the external id columns (agent, user, session): longer ids are a 400, never a failed insert.
 EXTERNAL_ID_MAX_LENGTH = 200

@@ -18,10 +18,10 @@ from conversations.api.serializers import (
     messages_append_input_validated,
 )
 from conversations.models import Message, Session
-from conversations.services.formation_triggers import formation_request
 from conversations.services.ingestion import MessageInput, session_append_messages, session_close, session_get_or_create
 from core.api.pagination import StrictCursorPagination
 from core.exceptions import ApplicationError, NotFoundError
+from formation.services.formation_triggers import formation_request
 
 
 def _session_id_checked(session_id: str) -> str:

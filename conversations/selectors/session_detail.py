@@ -1,10 +1,10 @@
-"""Reads behind the admin's session page: its messages in order, its formation jobs."""
+"""Reads behind the admin's session page: its messages in order (its formation jobs: formation.selectors.jobs)."""
 
 from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from conversations.models import FormationJob, Message, Session
+from conversations.models import Message, Session
 
 
 def session_messages(*, session: Session) -> QuerySet[Message]:
@@ -14,7 +14,3 @@ def session_messages(*, session: Session) -> QuerySet[Message]:
         .order_by("id")
         .only("id", "session_id", "role", "content", "token_count", "created_at")
     )
-
-
-def session_formation_jobs_recent(*, session: Session, limit: int = 20) -> list[FormationJob]:
-    return list(FormationJob.objects.filter(session=session).defer("input").order_by("-started_at")[:limit])

@@ -12,11 +12,8 @@ from django.utils import timezone
 
 from agents.models import Agent, EndUser
 from conversations.models import Message, Session
-from conversations.services.formation_triggers import (
-    formation_request,
-    message_embedding_enqueue,
-    session_formation_due_by_interval,
-)
+from conversations.services.message_embeddings import message_embedding_enqueue
+from conversations.signals import messages_appended, session_closed
 from core.exceptions import ConflictError
 from core.tokens import count_tokens_batch
 
@@ -149,8 +146,7 @@ def _messages_store(
         session.closed_at = None
         session.save(update_fields=["message_count", "token_count", "last_activity_at", "closed_at"])
         message_embedding_enqueue(message_ids=[message.pk for message in created])
-        if session_formation_due_by_interval(session=session):
-            formation_request(session=session, trigger="interval")
+        messages_appended.send(sender=Session, session=session)
     return AppendResult(session=session, messages=ordered, created_count=len(created))
 
 
@@ -224,5 +220,5 @@ def session_close(*, session: Session) -> tuple[Session, bool]:
         return session, False
     session.closed_at = timezone.now()
     session.save(update_fields=["closed_at"])
-    formation_request(session=session, trigger="closed")
+    session_closed.send(sender=Session, session=session)
     return session, True

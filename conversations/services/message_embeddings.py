@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import timedelta
 
+from django.db import transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
@@ -14,6 +15,10 @@ from core.embeddings.spaces import embedding_provider_for_space, embedding_space
 from core.models import EmbeddingSpace
 from core.queueing import task_enqueue_safely
 from core.time_expressions import referred_date
+
+
+def message_embedding_enqueue(*, message_ids: list[int]) -> None:
+    transaction.on_commit(lambda: task_enqueue_safely(conversations_tasks.EMBED_MESSAGES, message_ids))
 
 
 def speaker_name(*, role: str, metadata: dict | None) -> str:

@@ -6,7 +6,7 @@ database): a rate limiter (requests and tokens per minute) and a circuit breaker
   estimate is corrected by the reply's real usage, so the bucket may go below zero and later calls wait longer.
 - **Circuit breaker**: LLM_CIRCUIT_FAILURE_THRESHOLD failed calls in a row (network errors, timeouts, 5xx; a 429 is
   throttling, not an outage) open it for LLM_CIRCUIT_OPEN_SECONDS. While open, formation does not call the provider:
-  sessions wait (conversations.services.formation_holds). Once the time is up, one caller at a time is let through
+  sessions wait (formation.services.formation_holds). Once the time is up, one caller at a time is let through
   as a probe: success closes the breaker (and the waiting sessions are queued again), failure opens it again for
   twice as long, up to LLM_CIRCUIT_MAX_OPEN_SECONDS.
 

@@ -10,7 +10,7 @@ from conversations.selectors.memory_scope import memory_scope_resolve
 from core.api.fields import StrictCharField
 from core.json_limits import JSONProblem, json_decode, json_unstorable_fields
 from facts.api import examples
-from facts.services.tools import ToolContext, tool_call_execute, tool_definitions
+from formation.services.tools import ToolContext, tool_call_execute, tool_definitions
 
 
 @extend_schema_field(

@@ -32,6 +32,7 @@ INSTALLED_APPS = [
     "conversations",
     "facts",
     "reflections",
+    "formation",
     "portability",
 ]
 
@@ -190,9 +191,10 @@ CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 FORMATION_QUEUE = "formation"
 CELERY_TASK_ROUTES = {
-    "conversations.form_session_memories": {"queue": FORMATION_QUEUE},
+    "formation.form_session_memories": {"queue": FORMATION_QUEUE},
     "reflections.consolidate_scope": {"queue": FORMATION_QUEUE},
-    # The consolidation task's name before it moved to reflections (what an older release queued).
+    # The tasks' names before they moved (what an older release queued): formation/task_names.py LEGACY_NAMES.
+    "conversations.form_session_memories": {"queue": FORMATION_QUEUE},
     "conversations.consolidate_scope": {"queue": FORMATION_QUEUE},
 }
 # Workers log through LOGGING below (task ids, secret redaction) instead of replacing the root logger's handlers.

@@ -28,14 +28,13 @@ from django.utils import timezone
 from agents.models import Agent, EndUser
 from agents.selectors.agent_settings import agent_thresholds
 from conversations.models import Message, Session
-from conversations.services.formation_triggers import message_embedding_enqueue
 from conversations.services.ingestion import (
     MessageInput,
     end_user_get_or_create,
     session_get_or_create,
     session_messages_import,
 )
-from conversations.services.message_embeddings import messages_embed_missing
+from conversations.services.message_embeddings import message_embedding_enqueue, messages_embed_missing
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
 from core.limits import text_cap, words_cap

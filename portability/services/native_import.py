@@ -17,8 +17,7 @@ from django.db import models, transaction
 
 from agents.models import Agent, EndUser
 from conversations.models import Message, Session
-from conversations.services.formation_triggers import message_embedding_enqueue
-from conversations.services.message_embeddings import messages_embed_missing
+from conversations.services.message_embeddings import message_embedding_enqueue, messages_embed_missing
 from conversations.services.restore import (
     end_user_restore,
     messages_restore,

@@ -7,8 +7,9 @@ import pytest
 from django.urls import reverse
 
 from agents.models import Agent
-from conversations.models import FormationJob, Session
+from conversations.models import Session
 from core.models import LLMCall
+from formation.models import FormationJob
 from tests.formation_support import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)

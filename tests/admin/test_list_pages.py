@@ -13,9 +13,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agents.models import EndUser
-from conversations.models import FormationJob, Message, RetentionRun, Session
+from conversations.models import Message, Session
 from core.models import LLMCall
 from facts.models import Fact, ReferenceChunk, ReferenceDocument
+from formation.models import FormationJob, RetentionRun
 from reflections.models import ConsolidationJob, MemoryScope
 
 pytestmark = pytest.mark.django_db
@@ -63,7 +64,7 @@ def _add_rows(agent, count: int, offset: int) -> None:
         "admin:conversations_message_changelist",
         "admin:conversations_session_changelist",
         "admin:agents_enduser_changelist",
-        "admin:conversations_formationjob_changelist",
+        "admin:formation_formationjob_changelist",
         "admin:core_llmcall_changelist",
     ],
 )

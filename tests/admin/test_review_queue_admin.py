@@ -7,9 +7,9 @@ import pytest
 from django.urls import reverse
 
 from agents.models import Agent
-from conversations.models import HeldMemory
-from conversations.services.memory_trust import HeldCandidate, held_memories_store
 from facts.models import Fact, FactWriter
+from formation.models import HeldMemory
+from formation.services.memory_trust import HeldCandidate, held_memories_store
 
 pytestmark = pytest.mark.django_db
 
@@ -41,15 +41,15 @@ def held(agent, end_user, session, said) -> list[HeldMemory]:
 
 
 def test_held_memory_shows_who_said_it_and_from_which_messages(admin_client, held, said):
-    listing = admin_client.get(reverse("admin:conversations_heldmemory_changelist")).content.decode()
-    page = admin_client.get(reverse("admin:conversations_heldmemory_change", args=[held[0].pk])).content.decode()
+    listing = admin_client.get(reverse("admin:formation_heldmemory_changelist")).content.decode()
+    page = admin_client.get(reverse("admin:formation_heldmemory_change", args=[held[0].pk])).content.decode()
 
     assert "Refunds never need a receipt." in listing and "rejected" in listing
     assert "user-1" in page and said[0].content in page and "agent-wide memory from an end user" in page
 
 
 def test_actions_approve_keep_for_the_user_and_reject(admin_client, held, agent, end_user):
-    changelist = reverse("admin:conversations_heldmemory_changelist")
+    changelist = reverse("admin:formation_heldmemory_changelist")
     for action, item in (("approve", held[0]), ("keep_for_user", held[1])):
         response = admin_client.post(changelist, {"action": action, "_selected_action": [item.pk]})
         assert response.status_code == 302

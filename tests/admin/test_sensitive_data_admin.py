@@ -7,9 +7,9 @@ import pytest
 from django.urls import reverse
 
 from agents.models import Agent
-from conversations.models import FormationJob
 from core.models import JobStatus, SensitiveDataFinding
 from core.sensitive import SensitiveDataPolicy
+from formation.models import FormationJob
 
 pytestmark = pytest.mark.django_db
 

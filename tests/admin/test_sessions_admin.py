@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from conversations.models import FormationJob, Message, Session
+from conversations.models import Message, Session
+from formation.models import FormationJob
 from tests.formation_support import wait_until
 
 pytestmark = pytest.mark.django_db
@@ -59,7 +60,7 @@ def test_retrying_a_failed_formation_job_forms_its_session(admin_client, session
     job = FormationJob.objects.create(session=session, trigger="cold", status="failed", error="boom")
 
     admin_client.post(
-        reverse("admin:conversations_formationjob_changelist"),
+        reverse("admin:formation_formationjob_changelist"),
         {"action": "retry_jobs", "_selected_action": [job.pk]},
     )
 

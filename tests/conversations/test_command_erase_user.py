@@ -7,10 +7,10 @@ from django.utils import timezone
 
 from agents.models import EndUser, ErasureRecord
 from conversations.models import Message, MessageEmbedding, Session
-from conversations.services.erasure import user_external_id_hash
 from conversations.services.message_embeddings import messages_embed_missing
 from facts.models import Fact, FactEmbedding
 from facts.services.facts import fact_create, fact_supersede
+from portability.services.erasure import user_external_id_hash
 from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion, MemoryScope, Reflection
 from reflections.services.context_cache import context_cache_key
 

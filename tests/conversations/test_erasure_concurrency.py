@@ -10,8 +10,8 @@ import pytest
 from django.db import OperationalError, connection
 
 from agents.models import EndUser
-from conversations.services.erasure import user_erase
 from conversations.services.ingestion import MessageInput, session_append_messages
+from portability.services.erasure import user_erase
 
 SESSIONS = 4
 ROUNDS = 6

@@ -1,6 +1,6 @@
 """The OpenAI-compatible client path, against a local HTTP server speaking the chat-completions protocol: the real
 openai SDK sends real requests, and formation handles what comes back (good JSON, HTTP 500, a timeout, malformed
-JSON) as documented in conversations.services.formation and core.llm.client."""
+JSON) as documented in formation.services.formation and core.llm.client."""
 
 from __future__ import annotations
 
@@ -12,11 +12,8 @@ import pytest
 from django.conf import settings as django_settings
 from django.utils import timezone
 
-from conversations.models import FormationJob, Message, Session
-from conversations.services.formation import session_form_memories
-from conversations.services.formation_triggers import FAILED_RETRY_AFTER, sessions_formation_sweep
+from conversations.models import Message, Session
 from conversations.services.ingestion import MessageInput, session_append_messages
-from conversations.tasks import session_form_memories_task
 from core.embeddings.spaces import embedding_space_active
 from core.exceptions import ProviderError
 from core.llm.client import MalformedLLMOutput
@@ -25,6 +22,10 @@ from core.models import JobStatus, LLMCall
 from facts.models import Fact, FactEmbedding
 from facts.services.extraction import PROMPT as EXTRACT_PROMPT
 from facts.services.extraction import SCHEMA as EXTRACT_SCHEMA
+from formation.models import FormationJob
+from formation.services.formation import session_form_memories
+from formation.services.formation_triggers import FAILED_RETRY_AFTER, sessions_formation_sweep
+from formation.tasks import session_form_memories_task
 from reflections.models import Reflection
 from reflections.services.reflections import SCHEMA as REFLECT_SCHEMA
 from tests.llm_stub_server import StubLLMServer, StubReply

@@ -5,10 +5,10 @@ import threading
 import pytest
 from django.db import connection
 
-from conversations.models import FormationJob
 from core.models import LLMCall
 from facts.models import Fact
 from facts.services.facts import fact_create
+from formation.models import FormationJob
 from tests.fakes import facts_reply
 from tests.formation_support import formation_run, user_says
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from conversations.services.chat_proxy import ChatMemoryOptions, chat_memory_gather
 from core.fencing import MEMORY_NOTICE_BLOCK, memory_text_quote
 from core.injection import injection_finding
 from facts.services.facts import fact_create
+from formation.services.chat_proxy import ChatMemoryOptions, chat_memory_gather
 from reflections.models import MemoryScope, Reflection
 from reflections.selectors.bundle import memory_bundle_build
 from reflections.selectors.context import memory_context_build

@@ -9,10 +9,11 @@ from django.conf import settings
 
 from conversations import task_names as conversations_tasks
 from facts import task_names as facts_tasks
+from formation import task_names as formation_tasks
+from formation.tasks import scope_consolidate_legacy_task
 from memory_project.celery import app
 from reflections import task_names as reflections_tasks
 from reflections.models import ConsolidatedMemory, ConsolidationJob, MemoryScope, Reflection
-from reflections.tasks import scope_consolidate_legacy_task
 
 
 def _names(module) -> set[str]:
@@ -22,14 +23,18 @@ def _names(module) -> set[str]:
 def test_every_task_name_queued_or_routed_is_a_registered_task():
     app.loader.import_default_modules()  # what a worker imports at start: every app's tasks module
     registered = set(app.tasks)
-    queued = _names(conversations_tasks) | _names(facts_tasks) | _names(reflections_tasks)
+    queued = _names(conversations_tasks) | _names(facts_tasks) | _names(formation_tasks) | _names(reflections_tasks)
 
     assert queued <= registered, queued - registered
     assert set(settings.CELERY_TASK_ROUTES) <= registered, set(settings.CELERY_TASK_ROUTES) - registered
+    assert set(formation_tasks.LEGACY_NAMES) <= registered, set(formation_tasks.LEGACY_NAMES) - registered
+    scheduled = {entry["task"] for entry in app.conf.beat_schedule.values()}
+    assert scheduled <= registered, scheduled - registered
 
 
 def test_formation_and_consolidation_go_to_the_formation_queue():
-    for name in (conversations_tasks.FORM_SESSION_MEMORIES, reflections_tasks.CONSOLIDATE_SCOPE):
+    old_names = ("conversations.form_session_memories", "conversations.consolidate_scope")
+    for name in (formation_tasks.FORM_SESSION_MEMORIES, reflections_tasks.CONSOLIDATE_SCOPE, *old_names):
         assert settings.CELERY_TASK_ROUTES[name]["queue"] == settings.FORMATION_QUEUE
 
 

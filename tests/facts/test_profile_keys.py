@@ -2,12 +2,12 @@
 
 import pytest
 
-from conversations.services.formation import session_form_memories
 from conversations.services.ingestion import MessageInput, session_append_messages
 from core.exceptions import ApplicationError
 from facts.models import Fact
 from facts.selectors.profile import user_profile
 from facts.services.facts import fact_create, fact_profile_set
+from formation.services.formation import session_form_memories
 from reflections.selectors.context import memory_context_get
 from tests.fakes import facts_reply
 

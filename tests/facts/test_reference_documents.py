@@ -3,7 +3,6 @@ from django.test import Client
 
 from agents.models import Agent
 from agents.services.api_keys import api_key_create
-from conversations.services.formation import session_form_memories
 from conversations.services.ingestion import MessageInput, session_append_messages
 from facts.models import Fact, ReferenceChunkEmbedding, ReferenceDocument
 from facts.services.reference_documents import (
@@ -11,6 +10,7 @@ from facts.services.reference_documents import (
     reference_document_create,
     reference_text_chunks,
 )
+from formation.services.formation import session_form_memories
 from tests.fakes import facts_reply
 
 POLICY = (

@@ -11,7 +11,6 @@ from django.db import connection
 
 from agents.models import EndUser
 from conversations.models import Message, MessageEmbedding
-from conversations.services.erasure import user_erase
 from conversations.services.message_embeddings import messages_embed_missing
 from core.embeddings.providers import get_embedding_provider
 from core.models import CorpusStatisticsChange
@@ -20,6 +19,7 @@ from core.services import corpus_statistics_fold
 from facts.models import Fact, FactEmbedding
 from facts.selectors import facts_search
 from facts.services.facts import fact_close, fact_create, fact_supersede, facts_erase
+from portability.services.erasure import user_erase
 from tests.statistics_support import corpus_statistics_kept, corpus_statistics_recount
 
 

@@ -11,11 +11,11 @@ import pytest
 from django.core.management import call_command
 
 from conversations.models import MessageEmbedding
-from conversations.services.formation import session_form_memories
 from conversations.services.ingestion import MessageInput, session_append_messages
 from facts.models import Fact
 from facts.selectors import facts_search
 from facts.services.facts import fact_create
+from formation.services.formation import session_form_memories
 from tests.facts.test_search import FILLER
 from tests.fakes import facts_reply
 

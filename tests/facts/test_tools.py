@@ -7,12 +7,13 @@ from django.test import Client
 
 from agents.models import Agent, AgentMemoryFromUsers, EndUser
 from agents.services.api_keys import api_key_create
-from conversations.models import HeldMemory, Session
-from conversations.selectors.sensitive_data import sensitive_data_counts
+from conversations.models import Session
 from core.models import SensitiveDataFinding
 from core.sensitive import SensitiveDataPolicy
 from facts.models import Fact, FactWriter
 from facts.services.facts import fact_create
+from formation.models import HeldMemory
+from formation.selectors.sensitive_data import sensitive_data_counts
 
 TOOL_NAMES = ["search_memory", "save_memory", "update_memory", "delete_memory"]
 

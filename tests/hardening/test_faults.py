@@ -8,7 +8,7 @@ a Redis of their own (started and stopped here, never the suite's), with the LLM
 - The LLM down for a while: formations fail and wait; the sweep forms the whole backlog once it is back.
 
 After each: every posted message is stored exactly once, no current fact twice, every session's reflection there.
-A worker killed mid-formation is tests/conversations/test_formation_faults.py."""
+A worker killed mid-formation is tests/formation/test_formation_faults.py."""
 
 from __future__ import annotations
 
@@ -163,7 +163,7 @@ class Stack:
         task was lost and 'failed' ones past the pause are all due then."""
         out = self.django(
             "from datetime import timedelta; from django.utils import timezone; "
-            "from conversations.services.formation_triggers import sessions_formation_sweep; "
+            "from formation.services.formation_triggers import sessions_formation_sweep; "
             "print(sessions_formation_sweep(now=timezone.now() + timedelta(minutes=11)))"
         )
         return eval(out.splitlines()[-1])  # noqa: S307 (a dict of counts printed by our own code)

@@ -17,9 +17,9 @@ from drf_spectacular.generators import SchemaGenerator
 
 from agents.models import Agent, AgentMemoryFromUsers, EndUser
 from conversations.models import Session
-from conversations.services.formation import session_form_memories
 from conversations.services.ingestion import MessageInput, session_append_messages
 from facts.models import Fact
+from formation.services.formation import session_form_memories
 from reflections.models import ConsolidatedMemory, Reflection
 from tests.hardening.conftest import B_MARKER, Tenants, stored_rows_digest
 from tests.llm_stub_server import StubLLMServer

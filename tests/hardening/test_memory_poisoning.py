@@ -16,9 +16,10 @@ from django.db.models import Q
 
 from agents.models import Agent, EndUser
 from agents.services.api_keys import api_key_create
-from conversations.models import HeldMemory, Message, Session
+from conversations.models import Message, Session
 from core.models import JobStatus
 from facts.models import Fact, FactWriter
+from formation.models import HeldMemory
 from reflections.models import ConsolidatedMemory, ConsolidationJob, MemoryScope, Reflection
 from reflections.services.consolidation import consolidated_memory_replace
 from reflections.services.manual import consolidated_memory_edit

@@ -3,11 +3,11 @@
 import pytest
 
 from conversations.models import Session
-from conversations.services.formation import session_form_memories
 from conversations.services.ingestion import MessageInput, session_append_messages
 from core.exceptions import ProviderError
 from core.llm.client import MalformedLLMOutput
 from core.models import LLMCall
+from formation.services.formation import session_form_memories
 from reflections.models import ConsolidatedMemory, ConsolidationJob, Reflection
 from reflections.services.consolidation import ScopeKey, scope_consolidate
 from reflections.services.session_summary import session_summary_due

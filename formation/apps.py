@@ -1,0 +1,33 @@
+from django.apps import AppConfig
+
+# Models that moved here from conversations/ with their tables (issue 22): their old admin URLs redirect here.
+MOVED_HERE_FROM = {"formationjob": "conversations", "heldmemory": "conversations", "retentionrun": "conversations"}
+
+
+class FormationConfig(AppConfig):
+    name = "formation"
+    verbose_name = "Formation: jobs, retention, the review queue"
+
+    def ready(self) -> None:
+        # Imported in ready(), Django's place for it: these modules import models, loadable only once apps are.
+        from conversations.signals import messages_appended, session_closed
+        from core.admin_redirects import admin_moved_model_register
+        from core.admin_utils import admin_job_model_register
+        from core.health import health_check_register
+        from core.llm.client import llm_provider_recovered
+        from formation.models import FormationJob
+        from formation.selectors.formation_backlog import formation_health
+        from formation.selectors.memory_review import review_queue_health
+        from formation.services.formation_holds import formation_resume_on_provider_recovery
+        from formation.services.formation_triggers import formation_on_messages_appended, formation_on_session_closed
+
+        messages_appended.connect(formation_on_messages_appended, dispatch_uid="formation_on_messages_appended")
+        session_closed.connect(formation_on_session_closed, dispatch_uid="formation_on_session_closed")
+        llm_provider_recovered.connect(
+            formation_resume_on_provider_recovery, dispatch_uid="formation_resume_on_provider_recovery"
+        )
+        admin_job_model_register("formation", FormationJob)
+        health_check_register("formation", formation_health)
+        health_check_register("memory_review", review_queue_health)
+        for model_name, old_app_label in MOVED_HERE_FROM.items():
+            admin_moved_model_register(old_app_label=old_app_label, new_app_label=self.label, model_name=model_name)

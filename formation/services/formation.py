@@ -1,0 +1,305 @@
+"""Memory formation for one session: claim, read the messages after the cursor, extract facts, reconcile them,
+draft reflections, then store everything and move the cursor in one transaction. A run that fails stores
+nothing and leaves the cursor where it was, so the next run covers the same messages; a run repeated after
+success finds nothing after the cursor."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from agents.models import Agent, EndUser
+from conversations.models import Message, Session
+from conversations.services.conversation_text import conversation_window
+from core.exceptions import ProviderError, ProviderPaused
+from core.llm.client import llm_calls_write, llm_job_calls
+from core.models import JobStatus, LLMCall
+from core.queueing import task_enqueue_safely
+from facts.services.extraction import facts_extract
+from facts.services.reconciliation import facts_reconcile_apply, facts_reconcile_plan
+from formation.models import FormationJob
+from formation.services.formation_holds import (
+    FormationHold,
+    formation_hold,
+    provider_hold,
+    session_formation_wait,
+)
+from formation.services.formation_triggers import formation_request, session_formation_due_by_interval
+from formation.services.memory_trust import (
+    facts_from_user_route,
+    held_memories_store,
+    reflections_from_user_route,
+)
+from reflections import task_names as reflections_tasks
+from reflections.models import MemoryScope
+from reflections.services.consolidation import ScopeKey, consolidation_due_scopes
+from reflections.services.reflections import reflections_draft, reflections_store
+from reflections.services.session_summary import session_summary_due
+
+logger = logging.getLogger(__name__)
+Status = Session.FormationStatus
+
+
+class SessionLocked(Exception):
+    """The session's row is locked by another transaction (most often an append in flight): the claim must be tried
+    again in a moment, or the session would stay queued with no task until the sweep's grace period."""
+
+
+@dataclass(frozen=True)
+class FormationOutcome:
+    job: FormationJob
+    more_pending: bool
+
+
+def _columns(model, alias: str) -> str:
+    return ", ".join(f'{alias}."{field.column}"' for field in model._meta.concrete_fields)
+
+
+def _instance(model, values: list):
+    """A model instance from a raw row's columns, converted as the ORM would (JSON arrives as text)."""
+    fields = model._meta.concrete_fields
+    converted = [
+        field.from_db_value(value, None, connection) if value is not None and hasattr(field, "from_db_value") else value
+        for field, value in zip(fields, values, strict=False)
+    ]
+    return model.from_db("default", [field.attname for field in fields], converted)
+
+
+_CLAIM_SQL = f"""
+WITH candidate AS (
+    SELECT id, formation_status, formation_queued_at FROM conversations_session
+    WHERE id = %(session)s FOR NO KEY UPDATE SKIP LOCKED
+), claimed AS (
+    UPDATE conversations_session s
+    SET formation_status = 'running', formation_queued_at = %(now)s, formation_waiting_reason = ''
+    FROM candidate c
+    WHERE s.id = c.id
+      AND NOT (c.formation_status = 'running' AND COALESCE(c.formation_queued_at, %(now)s) > %(stale_before)s)
+    RETURNING s.*
+), abandoned AS (
+    UPDATE conversations_formationjob
+    SET status = 'failed', finished_at = %(now)s, error = 'abandoned: the worker running it was lost'
+    WHERE session_id IN (SELECT id FROM claimed) AND status = 'running'
+), job AS (
+    INSERT INTO conversations_formationjob (
+        session_id, trigger, status, task_id, started_at, after_message_id, message_count, facts_added,
+        facts_updated, facts_deleted, facts_unchanged, reflections_added, error, input)
+    SELECT id, %(trigger)s, 'running', %(task_id)s, %(now)s, formed_through_message_id, 0, 0, 0, 0, 0, 0, '', '{{}}'
+    FROM claimed
+    RETURNING id
+)
+SELECT (SELECT count(*) FROM candidate), job.id, {_columns(Session, "claimed")}, {_columns(Agent, "a")},
+       {_columns(EndUser, "u")}
+FROM (SELECT 1) AS one
+LEFT JOIN claimed ON true
+LEFT JOIN job ON true
+LEFT JOIN conversations_agent a ON a.id = claimed.agent_id
+LEFT JOIN conversations_enduser u ON u.id = claimed.user_id
+"""
+
+
+def _claim(*, session_id: int, trigger: str, task_id: str) -> tuple[Session, FormationJob] | None:
+    """Take the session for this run in one statement: mark it running, fail the job of a lost worker, insert this
+    run's job, and read the session with its agent and user. SKIP LOCKED: a row another transaction holds is not
+    waited for; SessionLocked tells the task to come back. A 'running' mark younger than twice the task time limit
+    belongs to a live worker: None (that run checks for newer messages when it finishes)."""
+    now = timezone.now()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _CLAIM_SQL,
+            {
+                "session": session_id,
+                "now": now,
+                "stale_before": now - timedelta(seconds=2 * settings.CELERY_TASK_TIME_LIMIT),
+                "trigger": trigger,
+                "task_id": task_id,
+            },
+        )
+        row = list(cursor.fetchone())
+    lockable, job_id, values = row[0], row[1], row[2:]
+    if job_id is None:
+        if not lockable and Session.objects.filter(pk=session_id).exists():
+            raise SessionLocked(f"session {session_id} is locked by another transaction")
+        return None
+    session = _instance(Session, values)
+    values = values[len(Session._meta.concrete_fields) :]
+    session.agent = _instance(Agent, values)
+    session.user = _instance(EndUser, values[len(Agent._meta.concrete_fields) :])
+    job = FormationJob(
+        pk=job_id,
+        session=session,
+        trigger=trigger,
+        task_id=task_id,
+        started_at=now,
+        after_message_id=session.formed_through_message_id,
+    )
+    job._state.adding = False
+    return session, job
+
+
+def formation_job_fail(
+    *, job: FormationJob, error: BaseException, input_snapshot: dict, retrying: bool, calls: list[LLMCall]
+) -> None:
+    """Record the failure with the input kept for replay, and the LLM calls the run made. The cursor stays; a
+    retrying run re-queues the session, otherwise the sweep tries it again later."""
+    now = timezone.now()
+    with transaction.atomic():
+        job.status, job.finished_at = JobStatus.FAILED, now
+        job.error = f"{type(error).__name__}: {error}"[:5000] + (" (will retry)" if retrying else "")
+        job.input = input_snapshot
+        job.save(update_fields=["status", "finished_at", "error", "input"])
+        llm_calls_write(records=calls)
+        Session.objects.filter(pk=job.session_id).update(
+            formation_status=Status.QUEUED if retrying else Status.FAILED, formation_queued_at=now
+        )
+
+
+def _formation_pause(*, job: FormationJob, hold: FormationHold, input_snapshot: dict, calls: list[LLMCall]) -> None:
+    """The provider's breaker opened while this run was under way: the job is failed with its input and calls, and
+    the session waits for the provider rather than counting a retry."""
+    with transaction.atomic():
+        job.status, job.finished_at = JobStatus.FAILED, timezone.now()
+        job.error, job.input = f"paused: {hold.detail}"[:5000], input_snapshot
+        job.save(update_fields=["status", "finished_at", "error", "input"])
+        llm_calls_write(records=calls)
+        session_formation_wait(session_id=job.session_id, hold=hold)
+
+
+def session_form_memories(
+    *, session_id: int, trigger: str, task_id: str = "", may_retry: bool = False
+) -> FormationOutcome | None:
+    """One formation run. Returns None when there was nothing to claim, or when formation must wait (budget spent,
+    provider failing: the session is 'waiting' with the reason). On failure the job is recorded as failed with its
+    input, the session is left for a retry (may_retry, provider errors only) or for the sweep, and the error is
+    raised again for the task to act on. Raises SessionLocked when the session's row is locked."""
+    claimed = _claim(session_id=session_id, trigger=trigger, task_id=task_id)
+    if claimed is None:
+        return None
+    session, job = claimed
+    hold = formation_hold(agent=session.agent)
+    if hold is not None:
+        with transaction.atomic():
+            FormationJob.objects.filter(pk=job.pk).delete()  # nothing was done: the wait is the session's status
+            session_formation_wait(session_id=session.pk, hold=hold)
+        return None
+    snapshot: dict = {"trigger": trigger}
+    with llm_job_calls(time_limit_seconds=settings.CELERY_TASK_SOFT_TIME_LIMIT) as calls:
+        try:
+            return _form(session=session, job=job, snapshot=snapshot, calls=calls)
+        except ProviderPaused as error:
+            held = provider_hold() or FormationHold(Session.WaitingReason.PROVIDER, str(error))
+            _formation_pause(job=job, hold=held, input_snapshot=snapshot, calls=calls)
+            return None
+        except (ProviderError, SoftTimeLimitExceeded) as error:
+            formation_job_fail(job=job, error=error, input_snapshot=snapshot, retrying=may_retry, calls=calls)
+            raise
+        except Exception as error:
+            formation_job_fail(job=job, error=error, input_snapshot=snapshot, retrying=False, calls=calls)
+            raise
+
+
+def _form(*, session: Session, job: FormationJob, snapshot: dict, calls: list[LLMCall]) -> FormationOutcome:
+    pending = list(
+        Message.objects.filter(session=session, id__gt=session.formed_through_message_id or 0).order_by("id")
+    )
+    if not pending:
+        with transaction.atomic():
+            _session_finish(session=session, through=None)
+            _job_finish(job=job, through=None, message_count=0)
+        return FormationOutcome(job=job, more_pending=False)
+
+    window = conversation_window(messages=pending, token_budget=settings.FORMATION_TOKEN_BUDGET)
+    snapshot["messages"] = [item.as_input() | {"id": item.message.pk} for item in window]
+    extracted = facts_extract(window=window, agent_id=session.agent_id, job_id=job.pk)
+    trusted_facts = facts_from_user_route(agent=session.agent, extracted=extracted)
+    decisions = facts_reconcile_plan(
+        agent=session.agent, user=session.user, extracted=trusted_facts.facts, job_id=job.pk
+    )
+    new_fact_texts = [d.content or d.new.content for d in decisions if d.action in ("ADD", "UPDATE")]
+    drafts = reflections_draft(window=window, session=session, new_facts=new_fact_texts, job_id=job.pk)
+    user_messages = [item.message for item in window if item.message.role == Message.Role.USER]
+    trusted_reflections = reflections_from_user_route(agent=session.agent, drafts=drafts, source_messages=user_messages)
+
+    through = window[-1].message.pk
+    with transaction.atomic():
+        # The session row first: appends and erasure lock the session before the user and the facts, and so does
+        # this transaction, so none of them can deadlock with it.
+        _session_finish(session=session, through=through)
+        facts = facts_reconcile_apply(
+            decisions=decisions, agent=session.agent, session=session, source_messages_fallback=user_messages
+        )
+        reflections = reflections_store(drafts=trusted_reflections.drafts, session=session)
+        held_memories_store(
+            agent=session.agent,
+            user=session.user,
+            session=session,
+            held=trusted_facts.held + trusted_reflections.held,
+            origin="formation",
+        )
+        job.facts_added, job.facts_updated = len(facts.added), len(facts.updated)
+        job.facts_deleted, job.facts_unchanged = len(facts.deleted), facts.unchanged
+        job.reflections_added = len(reflections)
+        llm_calls_write(records=calls)
+        _job_finish(job=job, through=through, message_count=len(window))
+    more_pending = len(window) < len(pending)
+    _queue_follow_ups(session=session, more_pending=more_pending)
+    return FormationOutcome(job=job, more_pending=more_pending)
+
+
+_SESSION_FINISH_SQL = """
+UPDATE conversations_session
+SET formed_through_message_id = GREATEST(formed_through_message_id, %(through)s), formation_status = 'idle',
+    formation_waiting_reason = '', last_formed_at = %(now)s
+WHERE id = %(session)s
+RETURNING formed_through_message_id, message_count, token_count
+"""
+
+
+def _session_finish(*, session: Session, through: int | None) -> None:
+    """Move the cursor (never backwards) and mark the session idle, in one statement that also reads the session's
+    counters as appends meanwhile left them (for the follow-up check). Inside the run's final transaction."""
+    now = timezone.now()
+    with connection.cursor() as cursor:
+        cursor.execute(_SESSION_FINISH_SQL, {"now": now, "through": through, "session": session.pk})
+        session.formed_through_message_id, session.message_count, session.token_count = cursor.fetchone()
+    session.formation_status, session.last_formed_at = Status.IDLE, now
+
+
+def _job_finish(*, job: FormationJob, through: int | None, message_count: int) -> None:
+    job.status, job.finished_at = JobStatus.SUCCEEDED, timezone.now()
+    job.through_message_id, job.message_count = through, message_count
+    job.save(
+        update_fields=[
+            "status",
+            "finished_at",
+            "through_message_id",
+            "message_count",
+            "facts_added",
+            "facts_updated",
+            "facts_deleted",
+            "facts_unchanged",
+            "reflections_added",
+        ]
+    )
+
+
+def _queue_follow_ups(*, session: Session, more_pending: bool) -> None:
+    """Consolidate scopes whose buffer is due; form again when messages remain past this run's window or arrived
+    meanwhile in numbers that make the interval due."""
+    due = consolidation_due_scopes(session=session)
+    session_key = ScopeKey(
+        agent_id=session.agent_id, scope=MemoryScope.SESSION, user_id=session.user_id, session_id=session.pk
+    )
+    if session_key not in due and session_summary_due(session=session):
+        due.append(session_key)
+    for key in due:
+        task_enqueue_safely(reflections_tasks.CONSOLIDATE_SCOPE, *key.as_task_args())
+    # The counters as _session_finish read them (as at commit): messages appended during this run count too.
+    if more_pending or session_formation_due_by_interval(session=session):
+        formation_request(session=session, trigger="interval")
