@@ -15,7 +15,7 @@ class AgentsConfig(AppConfig):
 
     def ready(self) -> None:
         # Imported in ready(), Django's place for it: registries are filled once every app is loaded.
-        from core.admin_redirects import admin_moved_model_register
+        from core.admin.redirects import admin_moved_model_register
 
         for model_name, old_app_label in MOVED_HERE_FROM.items():
             admin_moved_model_register(old_app_label=old_app_label, new_app_label=self.label, model_name=model_name)

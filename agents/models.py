@@ -4,7 +4,7 @@ Tables keep the names they had in conversations/ and core/ (docs/architecture.md
 from django.db import models
 
 from core.models import TimeStampedModel
-from core.sensitive import SensitiveDataPolicy
+from core.safety.sensitive import SensitiveDataPolicy
 
 
 class AgentMemoryFromUsers(models.TextChoices):

@@ -222,12 +222,12 @@ def _neighbour_ranking(fused: list[int], *, neighbours: dict[int, list[int]], se
 
 def time_hop_study(conversations, embed, fulltext: FullText) -> dict:
     """Issue 14: the product's two signals (RRF k 2, full-text weight 2) plus a time signal (for queries asking
-    when: the fused candidates whose text names a time, core.time_expressions, in fused order) and a neighbour
+    when: the fused candidates whose text names a time, core.search.time_expressions, in fused order) and a neighbour
     signal (the turns next to the best hits; for observations, the facts from the same or an adjacent turn), each
     fused as one more RRF list at several weights."""
     from datetime import datetime
 
-    from core.time_expressions import asks_for_time, referred_date
+    from core.search.time_expressions import asks_for_time, referred_date
     from portability.formats.locomo import DATE_FORMAT
 
     runs = defaultdict(list)
@@ -301,7 +301,7 @@ def subject_study(conversations, embed, fulltext: FullText) -> dict:
     import re as regex
     from datetime import datetime
 
-    from core.time_expressions import asks_for_time, referred_date
+    from core.search.time_expressions import asks_for_time, referred_date
     from portability.formats.locomo import DATE_FORMAT
 
     runs = defaultdict(list)

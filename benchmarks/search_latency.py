@@ -116,7 +116,7 @@ class Store:
         print(f"embedding {len(self.subjects)} subjects and {len(predicates)} predicates ...", flush=True)
         self.subject_vectors = self.embed_cached(self.subjects)
         self.predicate_vectors = self.embed_cached(predicates)
-        from core.tokens import count_tokens_batch
+        from core.llm.tokens import count_tokens_batch
 
         self.subject_tokens = np.asarray(count_tokens_batch(self.subjects), dtype=np.float32)
         self.predicate_tokens = np.asarray(count_tokens_batch(predicates), dtype=np.float32)

@@ -3,7 +3,7 @@ from django.db import models
 from django.db.models import Q
 from pgvector.django import VectorField
 
-from core.sensitive import SensitiveKind
+from core.safety.sensitive import SensitiveKind
 
 # Full-text search of facts and messages: explicit, so that generated tsvector columns are immutable and queries
 # parse a question the way the index parsed the documents.
@@ -99,9 +99,10 @@ class LLMCall(models.Model):
 
 
 class SensitiveDataFinding(models.Model):
-    """A secret that formation or an assistant's save_memory call kept out of memory (core/sensitive.py): what kind,
-    what was done (withheld: nothing stored; redacted: stored with the value replaced) and in what. Never the secret
-    itself. Findings of a formation or consolidation job count once the job succeeded (a failed job stored nothing)."""
+    """A secret that formation or an assistant's save_memory call kept out of memory (core/safety/sensitive.py): what
+    kind, what was done (withheld: nothing stored; redacted: stored with the value replaced) and in what. Never the
+    secret itself. Findings of a formation or consolidation job count once the job succeeded (a failed job stored
+    nothing)."""
 
     class Action(models.TextChoices):
         WITHHELD = "withheld", "withheld"

@@ -1,7 +1,7 @@
 from django.http import JsonResponse
 from django.views.decorators.http import require_GET
 
-from core.health import health_components
+from core.runtime.health import health_components
 
 
 @require_GET

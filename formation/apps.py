@@ -11,10 +11,10 @@ class FormationConfig(AppConfig):
     def ready(self) -> None:
         # Imported in ready(), Django's place for it: these modules import models, loadable only once apps are.
         from conversations.signals import messages_appended, session_closed
-        from core.admin_redirects import admin_moved_model_register
-        from core.admin_utils import admin_job_model_register
-        from core.health import health_check_register
+        from core.admin.redirects import admin_moved_model_register
+        from core.admin.utils import admin_job_model_register
         from core.llm.client import llm_provider_recovered
+        from core.runtime.health import health_check_register
         from formation.models import FormationJob
         from formation.selectors.formation_backlog import formation_health
         from formation.selectors.memory_review import review_queue_health

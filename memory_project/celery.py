@@ -15,8 +15,8 @@ app.autodiscover_tasks()
 
 from celery.signals import celeryd_after_setup, task_prerun  # noqa: E402
 
-from core.worker_heartbeat import WorkerHeartbeatStep  # noqa: E402
-from core.worker_threads import worker_embedding_threads_limit, worker_processes_record  # noqa: E402
+from core.runtime.worker_heartbeat import WorkerHeartbeatStep  # noqa: E402
+from core.runtime.worker_threads import worker_embedding_threads_limit, worker_processes_record  # noqa: E402
 
 app.steps["worker"].add(WorkerHeartbeatStep)
 celeryd_after_setup.connect(worker_processes_record, weak=False, dispatch_uid="worker_processes_record")

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from core.admin_redirects import admin_moved_model_urls
+from core.admin.redirects import admin_moved_model_urls
 from core.views import health_view
 
 urlpatterns = [

@@ -9,7 +9,7 @@ class ReflectionsConfig(AppConfig):
         # Imported in ready(), Django's place for it. Every write of a reflection or blob, whoever makes it,
         # invalidates the cached always-in-context blocks; and the LLM usage figures learn which consolidations are
         # session summaries, and the admin where consolidation jobs are.
-        from core.admin_utils import admin_job_model_register
+        from core.admin.utils import admin_job_model_register
         from core.selectors.llm_usage import llm_job_steps_register
         from reflections import signals  # noqa: F401
         from reflections.models import ConsolidationJob

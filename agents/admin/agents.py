@@ -15,14 +15,14 @@ from django.utils.html import format_html, format_html_join
 from agents.models import Agent, EndUser
 from agents.selectors.agent_settings import OVERRIDABLE_SETTINGS, agent_thresholds
 from conversations.models import Session
-from core.admin_utils import (
+from core.admin.utils import (
     admin_changelist_url,
     admin_is_changelist,
 )
 from core.exceptions import ApplicationError
 from core.llm.spend import day_end, llm_spend_today
 from core.models import LLMCall, SensitiveDataFinding
-from core.sensitive import SensitiveKind
+from core.safety.sensitive import SensitiveKind
 from facts.models import Fact
 from facts.selectors import SearchMode
 from formation.models import RetentionRun

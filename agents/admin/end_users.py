@@ -12,7 +12,7 @@ from django.urls import path, reverse
 
 from agents.models import EndUser
 from conversations.models import Session
-from core.admin_utils import (
+from core.admin.utils import (
     FastActionCheckboxMixin,
     admin_change_url,
     admin_changelist_url,

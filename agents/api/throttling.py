@@ -8,7 +8,7 @@ from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
 from agents.models import AgentAPIKey
-from core.ratelimit import rate_parse, window_hit, window_retry_after
+from core.runtime.ratelimit import rate_parse, window_hit, window_retry_after
 
 
 class AgentKeyRateThrottle(BaseThrottle):

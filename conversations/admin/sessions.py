@@ -12,7 +12,7 @@ from django.urls import path
 from conversations.models import Message, Session
 from conversations.selectors.session_detail import session_messages
 from conversations.services.ingestion import session_close
-from core.admin_utils import (
+from core.admin.utils import (
     FastActionCheckboxMixin,
     TextInputFilter,
     admin_change_url,

@@ -13,7 +13,7 @@ from conversations.selectors.memory_scope import memory_scope_resolve
 from conversations.selectors.message_search import SEARCH_MODES, TOP_K_MAX, messages_search
 from core.api.fields import StrictCharField, StrictFloatField, StrictIntegerField, TimeRangeInputSerializer
 from core.api.hot_path import input_validate, output_represent
-from core.timing import stage_timed
+from core.runtime.timing import stage_timed
 
 
 class MessageSearchInputSerializer(TimeRangeInputSerializer):

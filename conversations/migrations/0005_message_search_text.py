@@ -7,7 +7,7 @@ import django.contrib.postgres.indexes
 import django.contrib.postgres.search
 from django.db import migrations, models
 
-from core.search_triggers import space_hnsw_indexes_drop_sql, statistics_initial_sql, statistics_trigger_sql
+from core.search.triggers import space_hnsw_indexes_drop_sql, statistics_initial_sql, statistics_trigger_sql
 
 MESSAGE_STATISTICS = {
     "table": "conversations_messageembedding",

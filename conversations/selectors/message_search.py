@@ -8,10 +8,10 @@ scans them exactly, and BM25 takes the user's corpus size and average length fro
 
 Three more signals are fused with them in hybrid mode (semantic and text are each one signal alone): time, for a
 query that asks when something happened or is about a period (the day each message was said, and the day its text
-names, MessageEmbedding.refers_to, core.retrieval.time_ranking); neighbours, the turns just before and after the best
-hits, which hold the answer as often as the hit itself (a reply, or the question it answers); and speaker, the
+names, MessageEmbedding.refers_to, core.search.retrieval.time_ranking); neighbours, the turns just before and after
+the best hits, which hold the answer as often as the hit itself (a reply, or the question it answers); and speaker, the
 candidates said by the one speaker the query names ("What does Melanie paint?" is answered by what Melanie said).
-Each hit says its rank in every signal. Weights and what was measured: core.retrieval and docs/benchmarks.md."""
+Each hit says its rank in every signal. Weights and what was measured: core.search.retrieval and docs/benchmarks.md."""
 
 from __future__ import annotations
 
@@ -29,10 +29,11 @@ from pgvector.django import CosineDistance
 from agents.models import Agent, EndUser
 from conversations.models import Message, MessageEmbedding, Session
 from conversations.services.message_embeddings import speaker_name
-from core.db_routers import search_connection, search_reads
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
-from core.retrieval import (
+from core.runtime.db_routers import search_connection, search_reads
+from core.runtime.timing import stage_timed
+from core.search.retrieval import (
     NEIGHBOUR_SEEDS,
     NEIGHBOUR_WEIGHT,
     SEARCH_TOP_K_MAX,
@@ -47,7 +48,6 @@ from core.retrieval import (
     time_query_read,
     time_ranking,
 )
-from core.timing import stage_timed
 
 TOP_K_MAX = SEARCH_TOP_K_MAX
 SEARCH_MODES = ("hybrid", "semantic", "text")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from conversations.models import Message
-from core.tokens import count_tokens
+from core.llm.tokens import count_tokens
 
 # Lower weight = shorter excerpt kept. What the user says is what memory is about.
 ROLE_WEIGHTS = {

@@ -15,7 +15,7 @@ from conversations.models import Message, Session
 from conversations.services.message_embeddings import message_embedding_enqueue
 from conversations.signals import messages_appended, session_closed
 from core.exceptions import ConflictError
-from core.tokens import count_tokens_batch
+from core.llm.tokens import count_tokens_batch
 
 MAX_MESSAGES_PER_REQUEST = 500
 

@@ -13,8 +13,8 @@ from conversations import task_names as conversations_tasks
 from conversations.models import Message, MessageEmbedding
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.models import EmbeddingSpace
-from core.queueing import task_enqueue_safely
-from core.time_expressions import referred_date
+from core.runtime.queueing import task_enqueue_safely
+from core.search.time_expressions import referred_date
 
 
 def message_embedding_enqueue(*, message_ids: list[int]) -> None:
@@ -63,7 +63,8 @@ def messages_with_previous(*, messages: list[Message]) -> list[tuple[Message, Me
 
 def messages_embed_missing(*, message_ids: Iterable[int], space: EmbeddingSpace | None = None) -> int:
     """Embed those of the given messages that have no vector in the space yet, with the day each one's text names
-    (core.time_expressions: "yesterday" said on 8 May is 7 May), for time-aware search; idempotent. Returns how many."""
+    (core.search.time_expressions: "yesterday" said on 8 May is 7 May), for time-aware search; idempotent. Returns how
+    many."""
     space = space or embedding_space_active()
     messages = list(
         Message.objects.filter(pk__in=list(message_ids))

@@ -10,7 +10,7 @@ from django.db.models import F
 
 from agents.models import EndUser
 from conversations.models import Message, Session
-from core.db import automatic_times_restore
+from core.runtime.db import automatic_times_restore
 
 
 def end_user_restore(*, user: EndUser, times: dict[str, datetime]) -> EndUser:

@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from core.admin_utils import ReadOnlyAdminMixin
+from core.admin.utils import ReadOnlyAdminMixin
 from core.models import (
     CorpusStatistics,
     CorpusStatisticsChange,

@@ -8,7 +8,7 @@ from django.template.response import TemplateResponse
 from django.urls import path
 from django.utils import timezone
 
-from core.admin_utils import FastActionCheckboxMixin, admin_job_link
+from core.admin.utils import FastActionCheckboxMixin, admin_job_link
 from core.models import LLMCall
 from core.selectors.llm_usage import llm_reply_validity, llm_usage_agents, llm_usage_daily, llm_usage_windows
 

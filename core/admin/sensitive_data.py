@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from core.admin_utils import FastActionCheckboxMixin, admin_job_link
+from core.admin.utils import FastActionCheckboxMixin, admin_job_link
 from core.models import SensitiveDataFinding
 
 

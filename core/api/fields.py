@@ -67,7 +67,8 @@ class MetadataField(serializers.DictField):
 
 
 class TimeRangeInputSerializer(serializers.Serializer):
-    """The time options of both searches (core.retrieval.time_query_read); the selectors check how they combine."""
+    """The time options of both searches (core.search.retrieval.time_query_read); the selectors check how they
+    combine."""
 
     time_from = serializers.DateField(
         required=False, help_text="First day of a period (included): what was said or happened then ranks higher."

@@ -16,7 +16,7 @@ import re
 from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.parsers import JSONParser
 
-from core.json_limits import MAX_REPORTED_PROBLEMS, JSONProblem, json_decode, json_unstorable_fields, json_walk
+from core.api.json_limits import MAX_REPORTED_PROBLEMS, JSONProblem, json_decode, json_unstorable_fields, json_walk
 
 BODY_FIELD = "body"
 

@@ -57,7 +57,7 @@ class LocalOnnxEmbeddings(EmbeddingProvider):
     def threads_set(self, threads: int | None) -> None:
         """Intra-op threads of the session (None: ONNX Runtime's default, one per physical core). Web processes use
         one (their concurrency is request threads), worker processes their share of the cores
-        (core.worker_threads). Takes effect for the next session: the current one is dropped if it differs."""
+        (core.runtime.worker_threads). Takes effect for the next session: the current one is dropped if it differs."""
         with self._lock:
             if threads != self._threads:
                 self._threads = threads

@@ -24,13 +24,13 @@ from typing import Any, TypeVar
 import django.dispatch
 from django.conf import settings
 
-from core.db import release_connection_while_waiting
 from core.exceptions import ProviderError, ProviderPaused, ProviderRateLimited
 from core.llm.base import LLMProvider, LLMReply, LLMRequest, Speed
 from core.llm.guard import llm_call_admit, llm_call_report, provider_key_for
 from core.llm.providers import get_llm_provider
 from core.llm.spend import llm_spend_add
 from core.models import LLMCall
+from core.runtime.db import release_connection_while_waiting
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from conversations.selectors.memory_scope import memory_scope_resolve
-from core.admin_utils import (
+from core.admin.utils import (
     FastActionCheckboxMixin,
     admin_change_url,
     admin_link,

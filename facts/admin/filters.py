@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from core.admin_utils import TextInputFilter
+from core.admin.utils import TextInputFilter
 from facts.models import FactScope
 
 

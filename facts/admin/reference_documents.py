@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 
-from core.admin_utils import text_shorten
+from core.admin.utils import text_shorten
 from facts.models import ReferenceChunk, ReferenceDocument
 from facts.services.reference_documents import reference_document_create
 

@@ -8,7 +8,7 @@ from agents.api.authentication import request_agent
 from conversations.api.serializers import EXTERNAL_ID_MAX_LENGTH
 from conversations.selectors.memory_scope import memory_scope_resolve
 from core.api.fields import StrictCharField
-from core.json_limits import JSONProblem, json_decode, json_unstorable_fields
+from core.api.json_limits import JSONProblem, json_decode, json_unstorable_fields
 from facts.api import examples
 from formation.services.tools import ToolContext, tool_call_execute, tool_definitions
 

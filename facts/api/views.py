@@ -12,7 +12,7 @@ from conversations.selectors.memory_scope import memory_scope_resolve
 from conversations.services.ingestion import end_user_get_or_create
 from core.api.hot_path import input_validate, output_represent
 from core.api.pagination import StrictCursorPagination
-from core.timing import stage_timed
+from core.runtime.timing import stage_timed
 from facts.api import examples
 from facts.api.serializers import (
     FactCreateInputSerializer,

@@ -5,7 +5,7 @@ and the per-space HNSW indexes over every agent's vectors give way to exact scan
 import django.contrib.postgres.indexes
 from django.db import migrations, models
 
-from core.search_triggers import space_hnsw_indexes_drop_sql, statistics_initial_sql, statistics_trigger_sql
+from core.search.triggers import space_hnsw_indexes_drop_sql, statistics_initial_sql, statistics_trigger_sql
 
 FACT_STATISTICS = {
     "table": "facts_factembedding",

@@ -1,4 +1,4 @@
-"""The full-text signal of fact search: BM25 over the facts' `search_vector` lexemes (core.retrieval).
+"""The full-text signal of fact search: BM25 over the facts' `search_vector` lexemes (core.search.retrieval).
 
 A question's words are OR-matched and ranked by BM25 with the statistics of the caller's whole scope, so a word every
 fact shares (the user's name) counts for little and a rare one decides. AND-ing every word (`websearch_to_tsquery`)
@@ -11,7 +11,7 @@ a date match through the plain GIN index and filter by scope; they use the curre
 
 from __future__ import annotations
 
-from core.retrieval import bm25_ranking
+from core.search.retrieval import bm25_ranking
 from facts.selectors.search_scope import SHARED_SQL, FactSearchScope
 
 
@@ -55,7 +55,7 @@ def _matched_sql(scope: FactSearchScope) -> tuple[str, list]:
 
 def facts_text_ranking(*, scope: FactSearchScope, query: str, limit: int) -> list[tuple[int, float, float]]:
     """(fact id, BM25 score, strength) of the scope's facts matching any query word, best first (strength:
-    core.retrieval.bm25_ranking). It needs no query vector, so it runs while the query is embedded; the matches'
+    core.search.retrieval.bm25_ranking). It needs no query vector, so it runs while the query is embedded; the matches'
     similarity and validity come with the vector ranking."""
     matched_sql, matched_params = _matched_sql(scope)
     return bm25_ranking(

@@ -20,11 +20,12 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from agents.models import Agent, EndUser
-from core.db_routers import search_reads
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
 from core.models import EmbeddingSpace
-from core.retrieval import (
+from core.runtime.db_routers import search_reads
+from core.runtime.timing import stage_record, stage_timed
+from core.search.retrieval import (
     SEARCH_TOP_K_MAX,
     TIME_WEIGHT,
     TimeQuery,
@@ -34,7 +35,6 @@ from core.retrieval import (
     time_query_read,
     time_ranking,
 )
-from core.timing import stage_record, stage_timed
 from facts.models import Fact, FactEmbedding, FactScope
 from facts.selectors.first_person import first_person_query
 from facts.selectors.fulltext import facts_text_ranking
@@ -61,7 +61,7 @@ class FactHit:
     """One search result. `score` is the fused relevance (reciprocal rank fusion, scaled so that first place in
     every signal used scores 1.0), blended with recency when asked; a fallback-to-recent hit scores 0. `similarity`
     is the cosine similarity to the query whenever the query was embedded; the ranks are 1-based places in each
-    signal's list (time: core.retrieval.time_ranking), None when the fact was not in it."""
+    signal's list (time: core.search.retrieval.time_ranking), None when the fact was not in it."""
 
     fact: Fact
     score: float
@@ -155,7 +155,7 @@ def _scope_embeddings(scope: FactSearchScope) -> QuerySet[FactEmbedding]:
 
 
 def _fuse(*, signals: _Signals, use_vector: bool, use_text: bool, time_query: TimeQuery) -> dict[int, _Candidate]:
-    """Weighted reciprocal rank fusion (core.retrieval): score = Σ weight / (k + rank) over the signals used, the
+    """Weighted reciprocal rank fusion (core.search.retrieval): score = Σ weight / (k + rank) over the signals used, the
     vector's weight 1 and full text's MEMORY_TEXT_WEIGHT times the strength of the fact's match, scaled so that
     first place in every signal scores 1.0 and scores stay comparable across modes. In hybrid mode, when the query asks
     when or is about a period, the time signal (TIME_WEIGHT) ranks the candidates that hold that time, in their fused

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from core.retrieval import CorpusKey
-from core.time_expressions import Period
+from core.search.retrieval import CorpusKey
+from core.search.time_expressions import Period
 
 # The predicate of the partial indexes on facts_fact (facts.models.Fact.Meta.indexes), as PostgreSQL renders it.
 SHARED_SQL = "scopes @> ARRAY['agent'::varchar(10)]"

@@ -17,8 +17,8 @@ from datetime import datetime
 import numpy as np
 from django.conf import settings
 
-from core.db_routers import search_connection
-from core.retrieval import CorpusKey, corpus_statistics_sql, vector_literal
+from core.runtime.db_routers import search_connection
+from core.search.retrieval import CorpusKey, corpus_statistics_sql, vector_literal
 from facts.selectors.search_scope import CORPUS_SHARED, FactSearchScope
 from facts.services.vector_indexes import fact_vector_index_expression
 

@@ -21,7 +21,7 @@ from django.db.models import F, Value
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
-from core.queueing import call_in_background
+from core.runtime.queueing import call_in_background
 from facts.models import Fact
 
 ACCESS_LOG_KEY = "memory:facts:access-log"

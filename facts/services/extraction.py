@@ -23,8 +23,8 @@ from core.llm.output_rules import (
     word_count,
 )
 from core.models import SensitiveDataFinding
-from core.sensitive import sensitive_findings
-from core.sensitive_screening import statement_screen
+from core.safety.sensitive import sensitive_findings
+from core.safety.sensitive_screening import statement_screen
 from facts.models import FactScope
 
 PROMPT = Path(__file__).resolve().parent.parent / "prompts" / "extract_facts.txt"

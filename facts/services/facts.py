@@ -18,8 +18,8 @@ from conversations.models import Message, Session
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
 from core.models import EmbeddingSpace
-from core.queueing import task_enqueue_safely
-from core.time_expressions import referred_date
+from core.runtime.queueing import task_enqueue_safely
+from core.search.time_expressions import referred_date
 from facts import task_names as facts_tasks
 from facts.models import PROFILE_KEY_VALIDATOR, Fact, FactEmbedding, FactScope, FactWriter
 from facts.signals import user_profile_changed

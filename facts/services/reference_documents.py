@@ -17,7 +17,7 @@ from agents.models import Agent
 from core.embeddings.spaces import embedding_expression, embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
 from core.models import EmbeddingSpace
-from core.queueing import task_enqueue_safely
+from core.runtime.queueing import task_enqueue_safely
 from facts import task_names as facts_tasks
 from facts.models import ReferenceChunk, ReferenceChunkEmbedding, ReferenceDocument
 

@@ -27,7 +27,7 @@ from django.db import connection
 
 from core.exceptions import ApplicationError
 from core.models import EmbeddingSpace
-from core.retrieval import corpus_documents_by_scope
+from core.search.retrieval import corpus_documents_by_scope
 from facts.selectors.search_scope import CORPUS_SHARED
 
 _NAME = re.compile(r"^fact_vectors_s(\d+)_a(\d+)_hnsw$")

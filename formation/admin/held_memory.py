@@ -8,7 +8,7 @@ from django.contrib import admin, messages
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from core.admin_utils import admin_link, admin_operator, text_shorten
+from core.admin.utils import admin_link, admin_operator, text_shorten
 from core.exceptions import ApplicationError
 from formation.models import HeldMemory
 from formation.services.memory_review import held_memory_approve, held_memory_keep_for_user, held_memory_reject

@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.db.models.functions import Left
 
 from conversations.models import Session
-from core.admin_utils import (
+from core.admin.utils import (
     FastActionCheckboxMixin,
     JobAdminMixin,
     ReadOnlyAdminMixin,

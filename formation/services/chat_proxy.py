@@ -25,9 +25,9 @@ from conversations.selectors.memory_scope import memory_scope_resolve
 from conversations.services.ingestion import MessageInput, session_append_messages
 from core.api.errors import error_body
 from core.exceptions import ApplicationError
-from core.fencing import MEMORY_NOTICE_BLOCK, memory_text_quote
-from core.limits import text_cap
-from core.tokens import count_tokens
+from core.llm.limits import text_cap
+from core.llm.tokens import count_tokens
+from core.safety.fencing import MEMORY_NOTICE_BLOCK, memory_text_quote
 from facts.selectors import facts_search
 from reflections.selectors.context import memory_context_get
 

@@ -20,7 +20,7 @@ from conversations.services.conversation_text import conversation_window
 from core.exceptions import ProviderError, ProviderPaused
 from core.llm.client import llm_calls_write, llm_job_calls
 from core.models import JobStatus, LLMCall
-from core.queueing import task_enqueue_safely
+from core.runtime.queueing import task_enqueue_safely
 from facts.services.extraction import facts_extract
 from facts.services.reconciliation import facts_reconcile_apply, facts_reconcile_plan
 from formation.models import FormationJob

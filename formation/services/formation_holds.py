@@ -22,7 +22,7 @@ from conversations.models import Session
 from core.llm.guard import llm_breaker_state, llm_redis, provider_key_for
 from core.llm.providers import get_llm_provider
 from core.llm.spend import day_end, llm_spend_today
-from core.queueing import task_enqueue_safely
+from core.runtime.queueing import task_enqueue_safely
 from formation import task_names as formation_tasks
 from reflections import task_names as reflections_tasks
 from reflections.selectors.consolidation_due import scopes_due_for_consolidation

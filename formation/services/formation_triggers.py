@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from agents.selectors.agent_settings import agent_thresholds
 from conversations.models import Message, Session
-from core.queueing import task_enqueue_safely
+from core.runtime.queueing import task_enqueue_safely
 from formation import task_names as formation_tasks
 
 logger = logging.getLogger(__name__)

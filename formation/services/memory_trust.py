@@ -3,8 +3,8 @@
 Facts and reflections formed from a conversation (and saved by the assistant's tools during one) come from an end
 user. Agent-wide memory is read by every user of the agent, so it is written from a user's words only as the agent's
 `agent_memory_from_users` allows: held for an operator's review (the default), kept at the user's own scope, or
-stored freely (an opt-in for single-user agents). Whatever reads as an instruction to the model (core.injection) is
-never stored; it is kept as a rejected HeldMemory with the rule that caught it, for operators to see."""
+stored freely (an opt-in for single-user agents). Whatever reads as an instruction to the model (core.safety.injection)
+is never stored; it is kept as a rejected HeldMemory with the rule that caught it, for operators to see."""
 
 from __future__ import annotations
 
@@ -16,14 +16,14 @@ from django.utils import timezone
 
 from agents.models import Agent, AgentMemoryFromUsers, EndUser
 from conversations.models import Message, Session
-from core.injection import injection_finding
+from core.safety.injection import injection_finding
 from facts.models import FactScope
 from facts.services.extraction import ExtractedFact
 from formation.models import HeldMemory
 from reflections.models import MemoryScope
 from reflections.services.reflections import LEVELS, ReflectionDrafts
 
-RULES_DECIDED_BY = "rules (core.injection)"
+RULES_DECIDED_BY = "rules (core.safety.injection)"
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,12 @@ from agents.models import Agent, AgentMemoryFromUsers, EndUser
 from conversations.models import Session
 from conversations.services.ingestion import end_user_get_or_create
 from core.api.fields import StrictCharField, StrictIntegerField, StrictRegexField
+from core.api.json_limits import JSONProblem, json_decode, json_unstorable_fields
 from core.exceptions import ApplicationError
-from core.injection import injection_finding
-from core.json_limits import JSONProblem, json_decode, json_unstorable_fields
 from core.models import SensitiveDataFinding
-from core.sensitive import Finding, SensitiveDataPolicy, SensitiveKind, sensitive_findings
-from core.sensitive_screening import sensitive_findings_record, statement_screen
+from core.safety.injection import injection_finding
+from core.safety.sensitive import Finding, SensitiveDataPolicy, SensitiveKind, sensitive_findings
+from core.safety.sensitive_screening import sensitive_findings_record, statement_screen
 from facts.models import Fact, FactScope, FactWriter
 from facts.selectors.facts import fact_get
 from facts.selectors.search import facts_search

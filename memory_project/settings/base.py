@@ -41,14 +41,14 @@ INSTALLED_APPS = [
 TENANT_MODEL = "agents.Agent"
 
 MIDDLEWARE = [
-    "core.middleware.RequestIdMiddleware",
-    "core.timing.ServerTimingMiddleware",
-    "core.middleware.ApiNotFoundMiddleware",
-    "core.middleware.RepeatedQueryParameterMiddleware",
+    "core.api.middleware.RequestIdMiddleware",
+    "core.runtime.timing.ServerTimingMiddleware",
+    "core.api.middleware.ApiNotFoundMiddleware",
+    "core.api.middleware.RepeatedQueryParameterMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "core.middleware.AdminLoginRateLimitMiddleware",
+    "core.api.middleware.AdminLoginRateLimitMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -91,7 +91,7 @@ if DATABASE_POOL_MAX_SIZE:
         "max_size": DATABASE_POOL_MAX_SIZE,
         "timeout": env.float("DATABASE_POOL_TIMEOUT_SECONDS", default=30.0),
     }
-# A streaming-replication standby of the primary for search reads (core/db_routers.py, docs/scaling.md).
+# A streaming-replication standby of the primary for search reads (core/runtime/db_routers.py, docs/scaling.md).
 DATABASE_REPLICA_URL = env("DATABASE_REPLICA_URL", default="")
 if DATABASE_REPLICA_URL:
     DATABASES["replica"] = env.db_url("DATABASE_REPLICA_URL") | {
@@ -100,7 +100,7 @@ if DATABASE_REPLICA_URL:
     }
     DATABASES["replica"]["HOST"] = unquote(DATABASES["replica"].get("HOST") or "")
     DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
-DATABASE_ROUTERS = ["core.db_routers.SearchReplicaRouter"]
+DATABASE_ROUTERS = ["core.runtime.db_routers.SearchReplicaRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis: Celery broker, result backend and cache --------------------------------------------------------
@@ -218,7 +218,8 @@ EMBEDDING_TIMEOUT_SECONDS = env.float("EMBEDDING_TIMEOUT_SECONDS", default=30.0)
 EMBEDDING_ONNX_PATH = Path(env("EMBEDDING_ONNX_PATH")) if env("EMBEDDING_ONNX_PATH", default="") else None
 # Query vectors kept per process (least recently used dropped first): a repeated query skips the model.
 EMBEDDING_QUERY_CACHE_SIZE = env.int("EMBEDDING_QUERY_CACHE_SIZE", default=2048)
-# Threads of the local model in each Celery worker process (core/worker_threads.py); 0: cores / worker processes.
+# Threads of the local model in each Celery worker process (core/runtime/worker_threads.py); 0: cores / worker
+# processes.
 EMBEDDING_WORKER_THREADS = env.int("EMBEDDING_WORKER_THREADS", default=0)
 
 # --- LLM ------------------------------------------------------------------------------------------------------------
@@ -308,8 +309,8 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "filters": {
-        "request_id": {"()": "core.logging.RequestIdFilter"},
-        "redact_secrets": {"()": "core.logging.SecretRedactionFilter"},
+        "request_id": {"()": "core.runtime.logging.RequestIdFilter"},
+        "redact_secrets": {"()": "core.runtime.logging.SecretRedactionFilter"},
     },
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}},
     "handlers": {

@@ -8,7 +8,7 @@ same normalised content. Writes are committed per session and per batch of facts
 vectors in the active embedding space; messages are embedded in batches after they are stored, by the workers as at
 ingestion (or here, on request).
 
-Bulk writes stay identical to what the services produce one by one: token counts from core.tokens, fact hashes and
+Bulk writes stay identical to what the services produce one by one: token counts from core.llm.tokens, fact hashes and
 normalisation from facts.services.facts, vectors in the active space with its own provider, reflections and blobs
 through reflection_create and consolidated_memory_replace."""
 
@@ -37,7 +37,7 @@ from conversations.services.ingestion import (
 from conversations.services.message_embeddings import message_embedding_enqueue, messages_embed_missing
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
-from core.limits import text_cap, words_cap
+from core.llm.limits import text_cap, words_cap
 from facts.models import Fact, FactWriter
 from facts.services.facts import (
     NewFact,

@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path
 
-from core.admin_utils import (
+from core.admin.utils import (
     admin_change_url,
     admin_is_changelist,
     admin_link,

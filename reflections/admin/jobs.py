@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 
-from core.admin_utils import JobAdminMixin
+from core.admin.utils import JobAdminMixin
 from reflections.models import ConsolidationJob
 from reflections.services.consolidation import ScopeKey
 from reflections.services.curation import scope_consolidation_request

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 
-from core.admin_utils import (
+from core.admin.utils import (
     FastActionCheckboxMixin,
     admin_link,
     text_shorten,

@@ -2,7 +2,7 @@
 
 from drf_spectacular.utils import OpenApiExample
 
-from core.fencing import MEMORY_NOTICE_BLOCK
+from core.safety.fencing import MEMORY_NOTICE_BLOCK
 
 CONTEXT_TEXT_EXAMPLE = (
     f"<MemoryContext>\n{MEMORY_NOTICE_BLOCK}\n<AgentMemory>\nAnswers are short and cite sources.\n</AgentMemory>\n"

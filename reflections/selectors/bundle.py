@@ -1,7 +1,7 @@
 """The memory bundle: everything memory offers for one prompt, cut to the caller's token budget.
 
 Parts, in the order they are given budget (the first ones are what an agent can least do without):
-0. `notice`: the standing notice that memory is quoted data, not instructions (core.fencing), first in the text
+0. `notice`: the standing notice that memory is quoted data, not instructions (core.safety.fencing), first in the text
    whenever other memory is given and the context block (which carries it) is not; a caller may turn it off with a
    part limit of 0;
 1. `context`: the always-in-context block (atomic: an XML-like block cut in the middle would mislead the model);
@@ -13,7 +13,7 @@ Parts, in the order they are given budget (the first ones are what an agent can 
 5. `similar_messages`: past messages similar to the query (turn-level retrieval), excluding the recent turns.
 
 Each part is capped by its own token limit and by what the parts before it left of the budget, checked on the part's
-rendered text. Token counts are those of core.tokens, which never count less than a text's size warrants (a long
+rendered text. Token counts are those of core.llm.tokens, which never count less than a text's size warrants (a long
 "word" costs a token per character); parts begin and end with a tag and are joined by a blank line, which costs
 nothing, so the rendered `text` costs the sum of the parts."""
 
@@ -27,8 +27,8 @@ from typing import Any
 from agents.models import Agent, EndUser
 from conversations.models import Message, Session
 from conversations.selectors.message_search import MessageHit, messages_search_similar
-from core.fencing import MEMORY_NOTICE_BLOCK, memory_text_quote
-from core.tokens import count_tokens
+from core.llm.tokens import count_tokens
+from core.safety.fencing import MEMORY_NOTICE_BLOCK, memory_text_quote
 from facts.selectors import FactHit, facts_search
 from reflections.models import ConsolidatedMemory, MemoryScope
 from reflections.selectors.context import MemoryContext, memory_context_get

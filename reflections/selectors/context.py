@@ -20,8 +20,8 @@ from django.db.models.functions import RowNumber
 from agents.models import Agent, EndUser
 from conversations.models import Session
 from core.exceptions import ApplicationError
-from core.fencing import MEMORY_NOTICE_BLOCK, memory_text_quote
-from core.tokens import count_tokens
+from core.llm.tokens import count_tokens
+from core.safety.fencing import MEMORY_NOTICE_BLOCK, memory_text_quote
 from facts.selectors.profile import user_profile
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.services.context_cache import context_cache_key
@@ -81,7 +81,8 @@ def _scope_part_render(*, tag: str, part: dict[str, Any]) -> str:
 
 def memory_context_render(*, parts: dict[str, Any]) -> str:
     """Empty scopes are left out, and a block with nothing in it is the empty string, so that callers can inject it
-    unconditionally. The block opens with the standing notice that memory is data, not instructions (core.fencing)."""
+    unconditionally. The block opens with the standing notice that memory is data, not instructions
+    (core.safety.fencing)."""
     sections = [
         _scope_part_render(tag=tag, part=parts[scope])
         for scope, tag in SCOPE_TAGS.items()

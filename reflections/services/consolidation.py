@@ -18,12 +18,12 @@ from agents.models import Agent, EndUser
 from agents.selectors.agent_settings import agent_thresholds
 from conversations.models import Session
 from core.exceptions import ApplicationError
-from core.injection import injection_lines_drop
-from core.limits import text_cap, words_cap
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
+from core.llm.limits import text_cap, words_cap
 from core.llm.output_rules import copies, has_words, holds_a_placeholder
 from core.models import JobStatus
-from core.sensitive_screening import long_text_screen
+from core.safety.injection import injection_lines_drop
+from core.safety.sensitive_screening import long_text_screen
 from reflections.models import (
     ConsolidatedMemory,
     ConsolidatedMemoryVersion,

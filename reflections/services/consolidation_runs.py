@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from core.queueing import task_enqueue_safely
+from core.runtime.queueing import task_enqueue_safely
 from reflections import task_names as reflections_tasks
 from reflections.services.consolidation import ScopeKey, scope_consolidate
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from core.exceptions import NotFoundError
-from core.queueing import task_enqueue_safely
+from core.runtime.queueing import task_enqueue_safely
 from reflections import task_names as reflections_tasks
 from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion
 from reflections.services.consolidation import ScopeKey, consolidated_memory_replace

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from core.db import automatic_times_restore
+from core.runtime.db import automatic_times_restore
 from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion, Reflection
 
 

@@ -9,7 +9,7 @@ from django.conf import settings
 
 from conversations.models import Message, Session
 from conversations.services.conversation_text import NumberedMessage, conversation_window
-from core.limits import words_cap
+from core.llm.limits import words_cap
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 
 MAX_QUESTION_ANSWER_PAIRS = 5

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from agents.models import Agent
 from core.models import JobStatus, SensitiveDataFinding
-from core.sensitive import SensitiveDataPolicy
+from core.safety.sensitive import SensitiveDataPolicy
 from formation.models import FormationJob
 
 pytestmark = pytest.mark.django_db

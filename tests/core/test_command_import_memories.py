@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 from agents.models import Agent, EndUser
 from conversations.models import Message, MessageEmbedding, Session
 from core.embeddings.spaces import embedding_space_active
-from core.tokens import count_tokens
+from core.llm.tokens import count_tokens
 from facts.models import Fact, FactEmbedding
 from portability.formats.locomo import read_locomo
 from reflections.models import ConsolidatedMemory, Reflection

@@ -9,9 +9,9 @@ import pytest
 from core.embeddings.onnx_export import onnx_model_ensure
 from core.embeddings.providers import get_embedding_provider
 from core.embeddings.spaces import embedding_record_models, embedding_space_active
+from core.llm.tokens import count_tokens, count_tokens_batch
 from core.models import EmbeddingSpace
-from core.retrieval import query_embedding_start
-from core.tokens import count_tokens, count_tokens_batch
+from core.search.retrieval import query_embedding_start
 
 REPO_DIR = Path(__file__).resolve().parents[2]
 

@@ -2,7 +2,7 @@ import time
 
 import pytest
 
-from core.worker_heartbeat import HEARTBEAT_KEY, _redis_client
+from core.runtime.worker_heartbeat import HEARTBEAT_KEY, _redis_client
 
 
 @pytest.mark.django_db(transaction=True)

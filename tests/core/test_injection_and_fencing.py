@@ -1,13 +1,13 @@
-"""The injection rules (core.injection) and the fencing of memory handed to a model (core.fencing): what the rules
-hold back and what they leave alone on purpose, and that no stored text can close or forge the service's tags in the
-context block, the bundle or the chat proxy's injected memory."""
+"""The injection rules (core.safety.injection) and the fencing of memory handed to a model (core.safety.fencing):
+what the rules hold back and what they leave alone on purpose, and that no stored text can close or forge the
+service's tags in the context block, the bundle or the chat proxy's injected memory."""
 
 from __future__ import annotations
 
 import pytest
 
-from core.fencing import MEMORY_NOTICE_BLOCK, memory_text_quote
-from core.injection import injection_finding
+from core.safety.fencing import MEMORY_NOTICE_BLOCK, memory_text_quote
+from core.safety.injection import injection_finding
 from facts.services.facts import fact_create
 from formation.services.chat_proxy import ChatMemoryOptions, chat_memory_gather
 from reflections.models import MemoryScope, Reflection

@@ -1,4 +1,4 @@
-"""Properties of the input validators that every request goes through: JSON within the limits (core/json_limits.py,
+"""Properties of the input validators that every request goes through: JSON within the limits (core/api/json_limits.py,
 for bodies and for JSON carried in strings), strict text fields, text cut to a character limit. Hypothesis generates
 the inputs; the suite runs a bounded, derandomised number (tests/fuzzing.py)."""
 
@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from rest_framework import serializers
 
 from core.api.fields import StrictCharField
-from core.json_limits import MAX_JSON_DEPTH, TOO_DEEP, JSONProblem, json_decode, json_unstorable_fields, json_walk
-from core.limits import text_cap
+from core.api.json_limits import MAX_JSON_DEPTH, TOO_DEEP, JSONProblem, json_decode, json_unstorable_fields, json_walk
+from core.llm.limits import text_cap
 from tests.fuzzing import examples, tally_add
 
 pytestmark = pytest.mark.fuzz

@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from conversations.models import Message
 from conversations.selectors.message_search import messages_search
 from conversations.services.message_embeddings import messages_embed_missing
-from core.db_routers import REPLICA_DB_ALIAS
+from core.runtime.db_routers import REPLICA_DB_ALIAS
 from facts.selectors import facts_search
 from facts.services.facts import fact_create
 from memory_project.devstack import EmbeddedPostgresReplica

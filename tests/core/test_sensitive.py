@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.sensitive import (
+from core.safety.sensitive import (
     SensitiveKind,
     iban_valid,
     luhn_valid,

@@ -1,5 +1,5 @@
-"""Services queue tasks by name (core.queueing, each app's task_names.py): every name they use, and every name the
-routes send to the formation queue, must be a task the workers register, or the work silently goes nowhere (or to
+"""Services queue tasks by name (core.runtime.queueing, each app's task_names.py): every name they use, and every name
+the routes send to the formation queue, must be a task the workers register, or the work silently goes nowhere (or to
 the wrong worker)."""
 
 from __future__ import annotations

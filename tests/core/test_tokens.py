@@ -16,13 +16,13 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
-from core.tokens import _tokenizer, count_tokens, count_tokens_batch
+from core.llm.tokens import _tokenizer, count_tokens, count_tokens_batch
 from tests.fuzzing import examples, tally_add
 
 pytestmark = pytest.mark.fuzz
 
 # Every token stands for at most 18 visible characters (the longest vocabulary entry) and 7 whitespace characters
-# that cost nothing (core/tokens.py); a text of only such whitespace has no token at all.
+# that cost nothing (core/llm/tokens.py); a text of only such whitespace has no token at all.
 MAX_CHARS_PER_TOKEN = 18 + 7
 FREE_WHITESPACE = 7
 

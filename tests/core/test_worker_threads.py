@@ -1,8 +1,8 @@
 from django.test import override_settings
 
-from core import worker_threads
 from core.embeddings.providers import get_embedding_provider
-from core.worker_threads import worker_embedding_threads
+from core.runtime import worker_threads
+from core.runtime.worker_threads import worker_embedding_threads
 
 
 def test_each_worker_process_gets_its_share_of_the_cores():

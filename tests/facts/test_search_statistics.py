@@ -14,7 +14,7 @@ from conversations.models import Message, MessageEmbedding
 from conversations.services.message_embeddings import messages_embed_missing
 from core.embeddings.providers import get_embedding_provider
 from core.models import CorpusStatisticsChange
-from core.retrieval import BM25_B, BM25_K1, FULL_STRENGTH_COVERAGE, reciprocal_rank_fusion
+from core.search.retrieval import BM25_B, BM25_K1, FULL_STRENGTH_COVERAGE, reciprocal_rank_fusion
 from core.services import corpus_statistics_fold
 from facts.models import Fact, FactEmbedding
 from facts.selectors import facts_search

@@ -9,7 +9,7 @@ from agents.models import Agent, AgentMemoryFromUsers, EndUser
 from agents.services.api_keys import api_key_create
 from conversations.models import Session
 from core.models import SensitiveDataFinding
-from core.sensitive import SensitiveDataPolicy
+from core.safety.sensitive import SensitiveDataPolicy
 from facts.models import Fact, FactWriter
 from facts.services.facts import fact_create
 from formation.models import HeldMemory

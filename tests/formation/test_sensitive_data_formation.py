@@ -14,7 +14,7 @@ from conversations.models import Session
 from conversations.services.ingestion import MessageInput, session_append_messages
 from core.llm.client import MalformedLLMOutput
 from core.models import SensitiveDataFinding
-from core.sensitive import SensitiveDataPolicy, SensitiveKind
+from core.safety.sensitive import SensitiveDataPolicy, SensitiveKind
 from facts.models import Fact
 from formation.selectors.sensitive_data import sensitive_data_counts
 from formation.services.formation import session_form_memories

@@ -17,7 +17,7 @@ from django.db import connection
 from django.test import Client
 
 from agents.services.api_keys import api_key_create
-from core.logging import SecretRedactionFilter
+from core.runtime.logging import SecretRedactionFilter
 from tests.conftest import REPO_DIR, database_url_of_test_database
 from tests.hardening.conftest import Tenants
 from tests.llm_stub_server import StubLLMServer

@@ -11,7 +11,7 @@ import pytest
 from django.conf import settings
 
 from conversations.models import Message, Session
-from core.tokens import count_tokens
+from core.llm.tokens import count_tokens
 from facts.models import Fact
 from reflections.models import Reflection
 from reflections.selectors.context import memory_context_get
@@ -177,7 +177,7 @@ def test_the_bundle_keeps_its_token_budget_whatever_the_stored_text(http, tenant
     bundle = response.json()
     assert bundle["tokens_used"] <= budget
     assert count_tokens(bundle["text"]) <= budget
-    assert len(bundle["text"]) <= 25 * budget  # every token stands for at most 25 characters (core/tokens.py)
+    assert len(bundle["text"]) <= 25 * budget  # every token stands for at most 25 characters (core/llm/tokens.py)
     assert bundle["parts"]["context"]["status"] == "over_budget"  # the 1 MB reflection is in the block
     assert bundle["parts"]["recent_turns"]["items"], "the long turn is shortened, never skipped"
     context = memory_context_get(agent=tenants.a.agent, user=tenants.a.user, session=tenants.a.session)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from agents.models import Agent, EndUser
 from conversations.models import Message, Session
-from core.tokens import count_tokens
+from core.llm.tokens import count_tokens
 from reflections.models import MemoryScope, Reflection
 from reflections.selectors.bundle import ELLIPSIS, memory_bundle_build, text_shorten_to_tokens
 from tests.core.test_tokens import FREE_WHITESPACE, MAX_CHARS_PER_TOKEN, any_text, wordpiece_count

@@ -10,8 +10,8 @@ from django.utils import timezone
 from agents.models import Agent, EndUser
 from conversations.models import Message, Session
 from conversations.services.message_embeddings import messages_embed_missing
-from core.fencing import MEMORY_NOTICE_BLOCK
-from core.tokens import count_tokens
+from core.llm.tokens import count_tokens
+from core.safety.fencing import MEMORY_NOTICE_BLOCK
 from facts.services.facts import fact_create
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.selectors.bundle import BUNDLE_PART_NAMES, BundleLimits, memory_bundle_build, text_shorten_to_tokens

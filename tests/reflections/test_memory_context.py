@@ -11,7 +11,7 @@ import reflections.signals  # noqa: F401  (connected by ReflectionsConfig.ready(
 from agents.models import Agent, EndUser
 from agents.services.api_keys import api_key_create
 from conversations.models import Session
-from core.fencing import MEMORY_NOTICE_BLOCK
+from core.safety.fencing import MEMORY_NOTICE_BLOCK
 from memory_project.celery import app as celery_app
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.selectors.context import memory_context_build, memory_context_get

@@ -24,11 +24,11 @@ import numpy as np
 from django.conf import settings
 from django.db import connection
 
-from core.db_routers import search_connection
 from core.embeddings.providers import EmbeddingProvider
 from core.models import TEXT_SEARCH_CONFIG
-from core.time_expressions import TIME_WORD, Period, asks_for_time, named_period
-from core.timing import in_request_context, stage_timed
+from core.runtime.db_routers import search_connection
+from core.runtime.timing import in_request_context, stage_timed
+from core.search.time_expressions import TIME_WORD, Period, asks_for_time, named_period
 
 BM25_K1 = 1.2
 BM25_B = 0.75

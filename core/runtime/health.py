@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import connection
 
 from core.embeddings.providers import get_embedding_provider
-from core.worker_heartbeat import worker_heartbeat_age_seconds
+from core.runtime.worker_heartbeat import worker_heartbeat_age_seconds
 
 ComponentStatus = dict[str, object]
 

@@ -1,6 +1,6 @@
 """What memory may keep of a text under its agent's sensitive-data policy (Agent.sensitive_data): the text itself
 when it holds no secret; otherwise nothing (withhold) or the text with each secret replaced (redact). Every secret
-kept out is recorded as a SensitiveDataFinding, without the secret. Detection is core.sensitive's."""
+kept out is recorded as a SensitiveDataFinding, without the secret. Detection is core.safety.sensitive's."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from core.models import SensitiveDataFinding
-from core.sensitive import (
+from core.safety.sensitive import (
     Finding,
     SensitiveDataPolicy,
     sensitive_findings,
@@ -18,7 +18,7 @@ from core.sensitive import (
 
 
 class ScreenedAgent(Protocol):
-    """What screening needs of an agent (conversations.Agent): its id, for the findings, and its policy."""
+    """What screening needs of an agent (agents.Agent): its id, for the findings, and its policy."""
 
     pk: int
     sensitive_data: str

@@ -2,7 +2,7 @@
 information about the user or the world. Deterministic and offline: rules, no model.
 
 Memory is read by a model in every later conversation, so a stored "ignore your instructions and ..." is a prompt
-injection that waits. Formation and the assistant's memory tools hold such text back (conversations.services.
+injection that waits. Formation and the assistant's memory tools hold such text back (formation.services.
 memory_trust); docs/security.md lists what the rules find and what they leave alone on purpose.
 
 The rules aim at the shape of an attack, not at its topic: a user's own wishes about the assistant ("The user wants

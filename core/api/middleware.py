@@ -12,8 +12,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 
 from core.api.errors import error_body, is_api_path, not_found_response
-from core.logging import current_request_id
-from core.ratelimit import window_clear, window_count, window_hit, window_retry_after
+from core.runtime.logging import current_request_id
+from core.runtime.ratelimit import window_clear, window_count, window_hit, window_retry_after
 
 REQUEST_ID_HEADER = "X-Request-ID"
 _CLIENT_REQUEST_ID = re.compile(r"^[A-Za-z0-9._\-]{1,64}$")
