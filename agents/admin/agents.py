@@ -13,7 +13,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from agents.models import Agent, EndUser
-from agents.selectors.agent_settings import OVERRIDABLE_SETTINGS, agent_thresholds
+from agents.selectors.agent_settings import OVERRIDABLE_SETTINGS, agent_daily_token_budget, agent_thresholds
 from conversations.models import Session
 from core.admin.utils import (
     admin_changelist_url,
@@ -28,10 +28,7 @@ from facts.selectors import SearchMode
 from formation.models import RetentionRun
 from formation.selectors.formation_backlog import agents_spend_today, formation_backlog
 from formation.selectors.sensitive_data import sensitive_data_counts, sensitive_findings_counted
-from formation.services.formation_holds import (
-    agent_daily_token_budget,
-    formation_resume_soon,
-)
+from formation.services.formation_holds import formation_resume_soon
 from reflections.models import ConsolidatedMemory, Reflection
 from reflections.selectors.inspection import memory_inspect
 

@@ -1,4 +1,5 @@
-"""The thresholds in force for an agent: its own override where set, else the deployment's setting."""
+"""The thresholds and the LLM budget in force for an agent: its own override where set, else the deployment's
+setting."""
 
 from __future__ import annotations
 
@@ -49,3 +50,10 @@ def agent_thresholds(*, agent: Agent) -> AgentThresholds:
         override = getattr(agent, field_name)
         values[field_name] = override if override is not None else getattr(settings, setting_name)
     return AgentThresholds(**values)
+
+
+def agent_daily_token_budget(*, agent: Agent) -> int:
+    """The agent's budget of tokens per UTC day; 0 means none."""
+    if agent.llm_daily_token_budget is not None:
+        return agent.llm_daily_token_budget
+    return settings.LLM_AGENT_DAILY_TOKEN_BUDGET

@@ -10,11 +10,11 @@ from django.db.models import Count, Min
 from django.utils import timezone
 
 from agents.models import Agent
+from agents.selectors.agent_settings import agent_daily_token_budget
 from conversations.models import Session
 from core.llm.guard import BreakerState, llm_breaker_state, provider_key_for
 from core.llm.providers import get_llm_provider
 from core.llm.spend import llm_spend_today
-from formation.services.formation_holds import agent_daily_token_budget
 
 Status = Session.FormationStatus
 Reason = Session.WaitingReason

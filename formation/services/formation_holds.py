@@ -18,6 +18,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from agents.models import Agent
+from agents.selectors.agent_settings import agent_daily_token_budget
 from conversations.models import Session
 from core.llm.guard import llm_breaker_state, llm_redis, provider_key_for
 from core.llm.providers import get_llm_provider
@@ -38,13 +39,6 @@ _DEFERRED_CONSOLIDATIONS = "consolidation-deferred-agents"
 class FormationHold:
     reason: str  # Session.WaitingReason
     detail: str
-
-
-def agent_daily_token_budget(*, agent: Agent) -> int:
-    """The agent's budget of tokens per UTC day; 0 means none."""
-    if agent.llm_daily_token_budget is not None:
-        return agent.llm_daily_token_budget
-    return settings.LLM_AGENT_DAILY_TOKEN_BUDGET
 
 
 def _renews() -> str:
