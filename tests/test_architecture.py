@@ -1,10 +1,14 @@
-"""The import rules of docs/architecture.md ("Parts and the imports they may make"), read from the source: core knows
-no domain app, facts knows nothing of reflections, nothing in the product imports the benchmarks, modules import each
-other without circles, and an import inside a function says why in a comment."""
+"""The import rules of docs/architecture.md ("Parts and the imports they may make"), read from the source: the apps
+are layers (core <- agents <- conversations <- facts, reflections <- formation; portability and each app's api/ and
+admin/ may use any app) and nothing imports upward; core imports no app and names no app's model in its code; facts
+knows nothing of reflections; nothing in the product imports the benchmarks; modules import each other without
+circles; an import inside a function says why in a comment. The rules are checked on made-up modules too, so that a
+breach is seen to fail them."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -181,3 +185,42 @@ def test_modules_import_each_other_without_circles():
         if module not in state:
             visit(module, [module])
     assert circles == [], "\n".join(" -> ".join(circle) for circle in circles)
+
+
+APP_NAMED = re.compile(r"\b(?:agents|conversations|facts|reflections|formation|portability)[._][a-z]")
+
+
+def _strings_naming_an_app(tree: ast.Module) -> list[tuple[int, str]]:
+    """String literals (docstrings aside) that name an app's model, table or module ("conversations.Agent",
+    "conversations_formationjob"): core must reach them through a registry or a setting instead."""
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+        and APP_NAMED.search(node.value)
+    ]
+
+
+def test_core_names_no_app_s_model_in_its_code():
+    named = [
+        f"{MODULES[module].relative_to(REPO)}:{line} {text!r}"
+        for module, tree in TREES.items()
+        if module.split(".")[0] == "core"
+        for line, text in _strings_naming_an_app(tree)
+    ]
+    assert named == [], "\n".join(named)
+
+
+def test_the_string_rule_catches_a_hard_coded_model():
+    tree = ast.parse('"""About conversations.Agent."""\nMODELS = {"formation": "conversations_formationjob"}\n')
+    assert _strings_naming_an_app(tree) == [(2, "conversations_formationjob")]
