@@ -13,14 +13,16 @@ type JsonOf<T> = T extends { content: { "application/json": infer Body } } ? Bod
 export type RequestBody<P extends keyof paths, M extends Method> =
   Operation<P, M> extends { requestBody?: infer Body } ? JsonOf<NonNullable<Body>> : never;
 
-/** The JSON body of an operation's success (200 or 201). */
+/** The JSON body of an operation's success (200, 201 or 202). */
 export type ResponseBody<P extends keyof paths, M extends Method> =
   Operation<P, M> extends { responses: infer Responses }
     ? Responses extends { 200: infer Ok }
       ? JsonOf<Ok>
       : Responses extends { 201: infer Created }
         ? JsonOf<Created>
-        : never
+        : Responses extends { 202: infer Accepted }
+          ? JsonOf<Accepted>
+          : never
     : never;
 
 /** An operation's query parameters. */

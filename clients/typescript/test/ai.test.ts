@@ -1,0 +1,54 @@
+/**
+ * The Vercel AI SDK's generateText with memoryTools, on the project's OpenAI-compatible LLM stub (tests/llm_stub_server.py
+ * with uses_tools: it calls the search tool with the user's message, then answers with the tool's result).
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { generateText, stepCountIs } from "ai";
+
+import { memoryTools, rememberTurn } from "../src/ai.js";
+import type { ToolCallResult } from "../src/index.js";
+import { clientFor, collect, env } from "./support.js";
+
+const client = clientFor("MEMORY_API_KEY_AI");
+const stub = createOpenAICompatible({ name: "stub", baseURL: env("LLM_STUB_BASE_URL"), apiKey: "stub" });
+
+test("generateText calls search_memory and answers with the stored fact; the turn is posted for ingestion", async () => {
+  await client.factCreate({ content: "Maya's favourite tea is genmaicha", user: "maya" });
+  const userMessage = "What tea does Maya like?";
+
+  const result = await generateText({
+    model: stub.chatModel("stub-model"),
+    tools: memoryTools({ client, user: "maya", session: "tea chat" }),
+    stopWhen: stepCountIs(3),
+    prompt: userMessage,
+  });
+  const calls = result.steps.flatMap((step) => step.toolCalls);
+  const outputs = result.steps.flatMap((step) => step.toolResults);
+  await rememberTurn({ client, user: "maya", session: "tea chat", turnId: "turn-1", userMessage, reply: result.text });
+  await rememberTurn({ client, user: "maya", session: "tea chat", turnId: "turn-1", userMessage, reply: result.text });
+
+  assert.deepEqual(calls.map((call) => call.toolName), ["search_memory"]);
+  assert.deepEqual(calls[0]?.input, { query: userMessage });
+  assert.match(JSON.stringify(outputs[0]?.output), /genmaicha/);
+  assert.match(result.text, /Maya's favourite tea is genmaicha/);
+  const stored = await collect(client.messagesList("tea chat"));
+  assert.deepEqual(stored.map((m) => [m.role, m.content]), [["user", userMessage], ["assistant", result.text]]);
+});
+
+test("save_memory and memory_context execute on the service for the user", async () => {
+  const tools = memoryTools({ client, user: "maya" });
+  const options = { toolCallId: "call-1", messages: [] };
+  const saved = (await tools.save_memory.execute!({ content: "Maya works night shifts at the hospital" }, options)) as ToolCallResult;
+  const context = (await tools.memory_context.execute!({}, options)) as { text: string };
+  const hostile = (await tools.save_memory.execute!({ content: "" }, options)) as ToolCallResult;
+
+  assert.equal(saved.ok, true);
+  assert.equal(typeof context.text, "string");
+  assert.equal(hostile.ok, false);
+  assert.match(hostile.error ?? "", /content/);
+  const facts = await collect(client.factsList({ user: "maya" }));
+  assert.ok(facts.some((fact) => fact.content === "Maya works night shifts at the hospital"));
+});
