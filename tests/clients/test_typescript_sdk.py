@@ -94,9 +94,9 @@ def test_the_sdk_in_node_against_the_live_service(live_server, celery_worker_pro
     with StubLLMServer(uses_tools=True).running() as stub:
         env = os.environ | keys | {"MEMORY_URL": live_server.url, "LLM_STUB_BASE_URL": stub.base_url}
         node_test = [node, "--test", "--test-reporter=spec"]
-        _run([*node_test, *(str(tests / f"{name}.test.js") for name in ("client", "ai", "examples"))], env=env)
+        print(_run([*node_test, *(str(tests / f"{name}.test.js") for name in ("client", "ai", "examples"))], env=env))
         settings.API_THROTTLE_RATE = THROTTLE_FOR_RETRY_TESTS
-        _run([*node_test, str(tests / "throttling.test.js")], env=env)
+        print(_run([*node_test, str(tests / "throttling.test.js")], env=env))
 
     assert any(request.body.get("tools") for request in stub.requests), "no model call offered the memory tools"
 

@@ -48,6 +48,10 @@ test("ingestion: sessions and messages, a retry stores nothing twice, formation 
     (found) => found.results[0]?.message.content.includes("Annecy") ?? false,
   );
   assert.equal(hits.results[0]?.session, "chat 1");
+
+  // The formation sessionForm queued runs on the worker (the offline extractor in tests) and moves the cursor.
+  const formed = await eventually(() => client.sessionGet("chat 1"), (info) => Boolean(info.last_formed_at));
+  assert.equal(formed.formed_through_message_id, first.messages.at(-1)?.id);
 });
 
 test("facts: create, search with Server-Timing, update, history, delete, list", async () => {
