@@ -14,7 +14,8 @@ and a share of requests fail: 429 with Retry-After, or 500. Replies can also be 
 every request is kept for assertions. Usage reports tokens in the OpenAI way (about 4 characters a token). With
 `uses_tools` it plays a model that looks things up before it answers: offered tools after a user message, it calls
 the search tool (the first offered whose name has "search", else the first) with the user's message as the query,
-and given a tool's result it answers with that result."""
+and given a tool's result it answers with that result. A request with `stream: true` gets its reply as OpenAI
+streams it (server-sent chunks)."""
 
 from __future__ import annotations
 
@@ -243,10 +244,13 @@ class StubLLMServer:
         received.status = status
         with self._lock:
             self.counts[str(status)] += 1
+        content_type = "application/json"
         data = json.dumps(payload).encode()
+        if status == 200 and body.get("stream"):
+            content_type, data = "text/event-stream", _event_stream(payload)
         with contextlib.suppress(OSError):  # the client may have given up (timeout) or died (killed worker)
             handler.send_response(status)
-            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Type", content_type)
             handler.send_header("Content-Length", str(len(data)))
             for name, value in headers.items():
                 handler.send_header(name, value)
@@ -283,6 +287,22 @@ class StubLLMServer:
             server.shutdown()
             server.server_close()
             thread.join(10)
+
+
+def _event_stream(completion: dict) -> bytes:
+    """A completion as OpenAI streams it (`stream: true`): server-sent chunks of deltas, the usage, then [DONE]."""
+    choice = completion["choices"][0]
+    message = choice["message"]
+    delta: dict[str, Any] = {"role": "assistant", "content": message["content"] or ""}
+    if message.get("tool_calls"):
+        delta["tool_calls"] = [{"index": n} | call for n, call in enumerate(message["tool_calls"])]
+    head = {key: completion[key] for key in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+    chunks = [
+        head | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+        head | {"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]},
+        head | {"choices": [], "usage": completion["usage"]},
+    ]
+    return "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks).encode() + b"data: [DONE]\n\n"
 
 
 def _section(body: dict, heading: str) -> list[str]:

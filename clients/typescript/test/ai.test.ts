@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { generateText, stepCountIs } from "ai";
+import { generateText, stepCountIs, streamText } from "ai";
 
 import { memoryTools, rememberTurn } from "../src/ai.js";
 import type { ToolCallResult } from "../src/index.js";
@@ -36,6 +36,31 @@ test("generateText calls search_memory and answers with the stored fact; the tur
   assert.match(result.text, /Maya's favourite tea is genmaicha/);
   const stored = await collect(client.messagesList("tea chat"));
   assert.deepEqual(stored.map((m) => [m.role, m.content]), [["user", userMessage], ["assistant", result.text]]);
+});
+
+test("streamText streams the answer after the memory tool; onFinish posts the turn", async () => {
+  await client.factCreate({ content: "Maya's dog is called Biscuit", user: "maya" });
+  const userMessage = "What is the name of Maya's dog?";
+  let remembered: Promise<unknown> | undefined;
+
+  const result = streamText({
+    model: stub.chatModel("stub-model"),
+    tools: memoryTools({ client, user: "maya", session: "dog chat" }),
+    stopWhen: stepCountIs(3),
+    prompt: userMessage,
+    onFinish: ({ text }) => {
+      remembered = rememberTurn({ client, user: "maya", session: "dog chat", turnId: "turn-1", userMessage, reply: text });
+    },
+  });
+  let streamed = "";
+  for await (const delta of result.textStream) streamed += delta;
+  await result.consumeStream();
+  await remembered;
+
+  assert.deepEqual((await result.steps).flatMap((step) => step.toolCalls.map((call) => call.toolName)), ["search_memory"]);
+  assert.match(streamed, /Maya's dog is called Biscuit/);
+  const stored = await collect(client.messagesList("dog chat"));
+  assert.deepEqual(stored.map((m) => [m.role, m.content]), [["user", userMessage], ["assistant", streamed]]);
 });
 
 test("save_memory and memory_context execute on the service for the user", async () => {
