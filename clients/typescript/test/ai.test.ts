@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { generateText, stepCountIs, streamText } from "ai";
+import { asSchema, type FlexibleSchema, generateText, stepCountIs, streamText } from "ai";
 
 import { memoryTools, rememberTurn } from "../src/ai.js";
 import type { ToolCallResult } from "../src/index.js";
@@ -76,4 +76,21 @@ test("save_memory and memory_context execute on the service for the user", async
   assert.match(hostile.error ?? "", /content/);
   const facts = await collect(client.factsList({ user: "maya" }));
   assert.ok(facts.some((fact) => fact.content === "Maya works night shifts at the hospital"));
+});
+
+test("the tools' input schemas take what the service's own tool definitions take", async () => {
+  const tools = memoryTools({ client, user: "maya" });
+  const served = new Map(
+    (await client.tools()).map((definition) => {
+      const fn = definition["function"] as { name: string; parameters: { properties: object; required?: string[] } };
+      return [fn.name, fn.parameters] as const;
+    }),
+  );
+  for (const name of ["search_memory", "save_memory"] as const) {
+    const ours = await asSchema<unknown>(tools[name].inputSchema as FlexibleSchema<unknown>).jsonSchema;
+    const theirs = served.get(name);
+    assert.ok(theirs, `the service has no ${name} tool`);
+    assert.deepEqual(Object.keys(ours.properties ?? {}).sort(), Object.keys(theirs.properties).sort(), name);
+    assert.deepEqual([...(ours.required ?? [])].sort(), [...(theirs.required ?? [])].sort(), name);
+  }
 });
