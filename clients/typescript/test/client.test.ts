@@ -141,6 +141,7 @@ test("tenant isolation: one agent's key never reads or changes another agent's m
 });
 
 test("hostile input: a MemoryAPIError naming the field, and nothing stored changes", async () => {
+  const target = await client.factCreate({ content: "Gene's favourite colour is teal", user: "gene" });
   const before = await collect(client.factsList({ status: "all" }));
   const cases: [() => Promise<unknown>, string][] = [
     // A role the API does not know, sent as a plain JavaScript caller could (no compiler in the way).
@@ -149,7 +150,7 @@ test("hostile input: a MemoryAPIError naming the field, and nothing stored chang
     [() => client.factCreate({ content: "x".repeat(100_000), user: "gene" }), "content"],
     [() => client.search({ query: "anything", top_k: -1 }), "top_k"],
     [() => client.search({ query: "' OR 1=1; DROP TABLE facts_fact; --", mode: "sql" as "text" }), "mode"],
-    [() => client.factUpdate(before[0]!.id, { content: "", reason: "blank" }), "content"],
+    [() => client.factUpdate(target.id, { content: "", reason: "blank" }), "content"],
     [() => client.messagesAppend("no user yet", [{ role: "user", content: "hi" }]), "user"],
   ];
   for (const [call, field] of cases) {
