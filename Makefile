@@ -6,16 +6,19 @@ STAMP := $(VENV)/.installed
 # The admin's browser tests drive Debian's Chromium through Playwright (never `playwright install`: it downloads).
 CHROMIUM := /usr/bin/chromium
 ARGS ?=
+# The TypeScript SDK's packages (clients/typescript), from its committed lockfile; Node.js 20+ is needed for them.
+TS_DIR := clients/typescript
+NODE_STAMP := $(TS_DIR)/node_modules/.installed
 
 .PHONY: run test install lint clean bench fuzz local-llm
 
 run: $(STAMP)
 	$(BIN)/python -m memory_project.devstack run
 
-test: $(STAMP)
+test: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python -m memory_project.devstack test $(ARGS)
 
-install: $(STAMP)
+install: $(STAMP) $(NODE_STAMP)
 
 # torch is installed on its own first, pinned to the CPU build; requirements then find it satisfied. The embedding
 # model is exported to ONNX once (.data/models/), which is what the service runs.
@@ -26,6 +29,15 @@ $(STAMP): requirements/base.txt requirements/model-export.txt requirements/local
 	$(BIN)/pip install --quiet -r requirements/local.txt
 	$(BIN)/python -m core.embeddings.onnx_export
 	touch $(STAMP)
+
+$(NODE_STAMP): $(TS_DIR)/package-lock.json
+	@command -v node >/dev/null && command -v npm >/dev/null || { \
+		echo "Node.js 20+ and npm are needed for the TypeScript SDK (clients/typescript) and its tests:" \
+			"install them (apt-get install nodejs npm, or https://nodejs.org)" >&2; exit 1; }
+	@node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' || { \
+		echo "Node.js 20+ is needed for the TypeScript SDK (clients/typescript), found $$(node --version)" >&2; exit 1; }
+	cd $(TS_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $(NODE_STAMP)
 
 # Order-only prerequisite of the stamp: installed when missing, never reinstalled because of its date.
 $(CHROMIUM):
@@ -68,4 +80,4 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 clean:
-	rm -rf $(VENV) .data
+	rm -rf $(VENV) .data $(TS_DIR)/node_modules

@@ -11,7 +11,11 @@ user message becomes an agent-wide fact (and the user's own) and an agent reflec
 every reconciliation rewrites (or, when the user asks to remove something, deletes) the first existing fact it is
 shown. Optionally each answer comes after a log-normal latency (the median and 95th percentile of a real provider),
 and a share of requests fail: 429 with Retry-After, or 500. Replies can also be scripted one by one (`then`), and
-every request is kept for assertions. Usage reports tokens in the OpenAI way (about 4 characters a token)."""
+every request is kept for assertions. Usage reports tokens in the OpenAI way (about 4 characters a token). With
+`uses_tools` it plays a model that looks things up before it answers: offered tools after a user message, it calls
+the search tool (the first offered whose name has "search", else the first) with the user's message as the query,
+and given a tool's result it answers with that result. A request with `stream: true` gets its reply as OpenAI
+streams it (server-sent chunks)."""
 
 from __future__ import annotations
 
@@ -102,6 +106,7 @@ class StubLLMServer:
     facts: list[dict] | None = None
     reflections: dict[str, list[str]] | None = None
     obeys_users: bool = False
+    uses_tools: bool = False
     script: list[StubReply] = field(default_factory=list)
     latency: Latency = field(default_factory=Latency)
     rate_429: float = 0.0
@@ -134,8 +139,22 @@ class StubLLMServer:
 
     # --- replies ------------------------------------------------------------------------------------------------
 
+    def tool_call(self, body: dict) -> dict | None:
+        """The search call of `uses_tools` (see the module docstring), or None when the model answers in text."""
+        messages, tools = body.get("messages") or [], body.get("tools") or []
+        if not (self.uses_tools and tools and messages and messages[-1].get("role") == "user"):
+            return None
+        names = [tool["function"]["name"] for tool in tools]
+        name = next((name for name in names if "search" in name), names[0])
+        arguments = json.dumps({"query": messages[-1].get("content") or ""})
+        call_id = f"call_stub_{self.counts['requests']}"
+        return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
     def healthy_content(self, body: dict) -> str:
         purpose = purpose_of(body)
+        last = (body.get("messages") or [{}])[-1]
+        if self.uses_tools and last.get("role") == "tool":
+            return f"From memory: {last.get('content')}"
         if self.obeys_users and purpose in ("extract_facts", "reconcile_facts", "reflect"):
             return json.dumps(_obedient_reply(purpose, body))
         if purpose == "extract_facts":
@@ -199,7 +218,11 @@ class StubLLMServer:
                 headers["Retry-After"] = f"{reply.retry_after:g}"
         else:
             status = 200
+            tool_call = self.tool_call(body) if reply.content is None else None
             content = reply.content if reply.content is not None else self.healthy_content(body)
+            message = {"role": "assistant", "content": content}
+            if tool_call is not None:
+                content, message = "", {"role": "assistant", "content": None, "tool_calls": [tool_call]}
             prompt_tokens = reply.prompt_tokens
             if prompt_tokens is None:
                 prompt_tokens = max(1, len(received.text()) // 4)
@@ -211,9 +234,7 @@ class StubLLMServer:
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": body.get("model", "stub"),
-                "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
-                ],
+                "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if tool_call else "stop"}],
                 "usage": {
                     "prompt_tokens": prompt_tokens,
                     "completion_tokens": completion_tokens,
@@ -223,10 +244,13 @@ class StubLLMServer:
         received.status = status
         with self._lock:
             self.counts[str(status)] += 1
+        content_type = "application/json"
         data = json.dumps(payload).encode()
+        if status == 200 and body.get("stream"):
+            content_type, data = "text/event-stream", _event_stream(payload)
         with contextlib.suppress(OSError):  # the client may have given up (timeout) or died (killed worker)
             handler.send_response(status)
-            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Type", content_type)
             handler.send_header("Content-Length", str(len(data)))
             for name, value in headers.items():
                 handler.send_header(name, value)
@@ -263,6 +287,22 @@ class StubLLMServer:
             server.shutdown()
             server.server_close()
             thread.join(10)
+
+
+def _event_stream(completion: dict) -> bytes:
+    """A completion as OpenAI streams it (`stream: true`): server-sent chunks of deltas, the usage, then [DONE]."""
+    choice = completion["choices"][0]
+    message = choice["message"]
+    delta: dict[str, Any] = {"role": "assistant", "content": message["content"] or ""}
+    if message.get("tool_calls"):
+        delta["tool_calls"] = [{"index": n} | call for n, call in enumerate(message["tool_calls"])]
+    head = {key: completion[key] for key in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+    chunks = [
+        head | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+        head | {"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]},
+        head | {"choices": [], "usage": completion["usage"]},
+    ]
+    return "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks).encode() + b"data: [DONE]\n\n"
 
 
 def _section(body: dict, heading: str) -> list[str]:

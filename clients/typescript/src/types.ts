@@ -1,0 +1,68 @@
+/**
+ * The request and response shapes of the client, all taken from `schema.ts`, which openapi-typescript generates
+ * from the service's OpenAPI schema (drf-spectacular). They are looked up by path and method, so a change of the
+ * API changes them, and a test fails while `schema.ts` is older than the service (see README.md).
+ */
+import type { components, paths } from "./schema.js";
+
+type Method = "get" | "post" | "patch" | "delete";
+type Operation<P extends keyof paths, M extends Method> = NonNullable<paths[P][M]>;
+type JsonOf<T> = T extends { content: { "application/json": infer Body } } ? Body : never;
+
+/** The JSON body an operation accepts. */
+export type RequestBody<P extends keyof paths, M extends Method> =
+  Operation<P, M> extends { requestBody?: infer Body } ? JsonOf<NonNullable<Body>> : never;
+
+/** The JSON body of an operation's success (200, 201 or 202). */
+export type ResponseBody<P extends keyof paths, M extends Method> =
+  Operation<P, M> extends { responses: infer Responses }
+    ? Responses extends { 200: infer Ok }
+      ? JsonOf<Ok>
+      : Responses extends { 201: infer Created }
+        ? JsonOf<Created>
+        : Responses extends { 202: infer Accepted }
+          ? JsonOf<Accepted>
+          : never
+    : never;
+
+/** An operation's query parameters. */
+export type QueryParameters<P extends keyof paths, M extends Method> =
+  Operation<P, M> extends { parameters: { query?: infer Query } } ? NonNullable<Query> : never;
+
+type Schemas = components["schemas"];
+
+export type MemoryContext = ResponseBody<"/api/v1/memory/context", "get">;
+export type MemoryContextQuery = QueryParameters<"/api/v1/memory/context", "get">;
+export type MemoryBundleRequest = RequestBody<"/api/v1/memory/bundle", "post">;
+export type MemoryBundle = ResponseBody<"/api/v1/memory/bundle", "post">;
+export type SearchRequest = RequestBody<"/api/v1/memory/search", "post">;
+export type SearchResults = ResponseBody<"/api/v1/memory/search", "post">;
+export type FactHit = Schemas["FactHitOutput"];
+export type MessageSearchRequest = RequestBody<"/api/v1/messages/search", "post">;
+export type MessageSearchResults = ResponseBody<"/api/v1/messages/search", "post">;
+export type MessageHit = Schemas["MessageHitOutput"];
+
+export type FactsListQuery = Omit<QueryParameters<"/api/v1/facts", "get">, "cursor">;
+export type Fact = Schemas["FactOutput"];
+export type FactCreateRequest = RequestBody<"/api/v1/facts", "post">;
+export type FactUpdateRequest = RequestBody<"/api/v1/facts/{fact_id}", "patch">;
+export type FactDeleteQuery = QueryParameters<"/api/v1/facts/{fact_id}", "delete">;
+export type FactHistory = ResponseBody<"/api/v1/facts/{fact_id}/history", "get">;
+export type FactVersion = Schemas["FactVersionOutput"];
+
+export type ToolDefinitions = ResponseBody<"/api/v1/tools", "get">;
+export type ToolCallRequest = RequestBody<"/api/v1/tools/call", "post">;
+export type ToolCallResult = ResponseBody<"/api/v1/tools/call", "post">;
+
+export type SessionCreateRequest = RequestBody<"/api/v1/sessions", "post">;
+export type SessionInfo = ResponseBody<"/api/v1/sessions/{session_id}", "get">;
+export type MessageIn = Schemas["MessageInput"];
+export type AppendResult = ResponseBody<"/api/v1/sessions/{session_id}/messages", "post">;
+export type StoredMessage = Schemas["MessageOutput"];
+export type FormationQueued = ResponseBody<"/api/v1/sessions/{session_id}/form", "post">;
+
+export type DocumentCreateRequest = RequestBody<"/api/v1/documents", "post">;
+export type ReferenceDocument = Schemas["DocumentOutput"];
+
+/** The service's one error shape: `{"error": {"code", "message", "fields"}}`. */
+export type ErrorBody = Schemas["ErrorBody"];

@@ -1,0 +1,96 @@
+/**
+ * The Vercel AI SDK's generateText with memoryTools, on the project's OpenAI-compatible LLM stub (tests/llm_stub_server.py
+ * with uses_tools: it calls the search tool with the user's message, then answers with the tool's result).
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { asSchema, type FlexibleSchema, generateText, stepCountIs, streamText } from "ai";
+
+import { memoryTools, rememberTurn } from "../src/ai.js";
+import type { ToolCallResult } from "../src/index.js";
+import { clientFor, collect, env } from "./support.js";
+
+const client = clientFor("MEMORY_API_KEY_AI");
+const stub = createOpenAICompatible({ name: "stub", baseURL: env("LLM_STUB_BASE_URL"), apiKey: "stub" });
+
+test("generateText calls search_memory and answers with the stored fact; the turn is posted for ingestion", async () => {
+  await client.factCreate({ content: "Maya's favourite tea is genmaicha", user: "maya" });
+  const userMessage = "What tea does Maya like?";
+
+  const result = await generateText({
+    model: stub.chatModel("stub-model"),
+    tools: memoryTools({ client, user: "maya", session: "tea chat" }),
+    stopWhen: stepCountIs(3),
+    prompt: userMessage,
+  });
+  const calls = result.steps.flatMap((step) => step.toolCalls);
+  const outputs = result.steps.flatMap((step) => step.toolResults);
+  await rememberTurn({ client, user: "maya", session: "tea chat", turnId: "turn-1", userMessage, reply: result.text });
+  await rememberTurn({ client, user: "maya", session: "tea chat", turnId: "turn-1", userMessage, reply: result.text });
+
+  assert.deepEqual(calls.map((call) => call.toolName), ["search_memory"]);
+  assert.deepEqual(calls[0]?.input, { query: userMessage });
+  assert.match(JSON.stringify(outputs[0]?.output), /genmaicha/);
+  assert.match(result.text, /Maya's favourite tea is genmaicha/);
+  const stored = await collect(client.messagesList("tea chat"));
+  assert.deepEqual(stored.map((m) => [m.role, m.content]), [["user", userMessage], ["assistant", result.text]]);
+});
+
+test("streamText streams the answer after the memory tool; onFinish posts the turn", async () => {
+  await client.factCreate({ content: "Maya's dog is called Biscuit", user: "maya" });
+  const userMessage = "What is the name of Maya's dog?";
+  let remembered: Promise<unknown> | undefined;
+
+  const result = streamText({
+    model: stub.chatModel("stub-model"),
+    tools: memoryTools({ client, user: "maya", session: "dog chat" }),
+    stopWhen: stepCountIs(3),
+    prompt: userMessage,
+    onFinish: ({ text }) => {
+      remembered = rememberTurn({ client, user: "maya", session: "dog chat", turnId: "turn-1", userMessage, reply: text });
+    },
+  });
+  let streamed = "";
+  for await (const delta of result.textStream) streamed += delta;
+  await result.consumeStream();
+  await remembered;
+
+  assert.deepEqual((await result.steps).flatMap((step) => step.toolCalls.map((call) => call.toolName)), ["search_memory"]);
+  assert.match(streamed, /Maya's dog is called Biscuit/);
+  const stored = await collect(client.messagesList("dog chat"));
+  assert.deepEqual(stored.map((m) => [m.role, m.content]), [["user", userMessage], ["assistant", streamed]]);
+});
+
+test("save_memory and memory_context execute on the service for the user", async () => {
+  const tools = memoryTools({ client, user: "maya" });
+  const options = { toolCallId: "call-1", messages: [] };
+  const saved = (await tools.save_memory.execute!({ content: "Maya works night shifts at the hospital" }, options)) as ToolCallResult;
+  const context = (await tools.memory_context.execute!({}, options)) as { text: string };
+  const hostile = (await tools.save_memory.execute!({ content: "" }, options)) as ToolCallResult;
+
+  assert.equal(saved.ok, true);
+  assert.equal(typeof context.text, "string");
+  assert.equal(hostile.ok, false);
+  assert.match(hostile.error ?? "", /content/);
+  const facts = await collect(client.factsList({ user: "maya" }));
+  assert.ok(facts.some((fact) => fact.content === "Maya works night shifts at the hospital"));
+});
+
+test("the tools' input schemas take what the service's own tool definitions take", async () => {
+  const tools = memoryTools({ client, user: "maya" });
+  const served = new Map(
+    (await client.tools()).map((definition) => {
+      const fn = definition["function"] as { name: string; parameters: { properties: object; required?: string[] } };
+      return [fn.name, fn.parameters] as const;
+    }),
+  );
+  for (const name of ["search_memory", "save_memory"] as const) {
+    const ours = await asSchema<unknown>(tools[name].inputSchema as FlexibleSchema<unknown>).jsonSchema;
+    const theirs = served.get(name);
+    assert.ok(theirs, `the service has no ${name} tool`);
+    assert.deepEqual(Object.keys(ours.properties ?? {}).sort(), Object.keys(theirs.properties).sort(), name);
+    assert.deepEqual([...(ours.required ?? [])].sort(), [...(theirs.required ?? [])].sort(), name);
+  }
+});
