@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from conversations.models import Agent
-from conversations.services.api_keys import api_key_create
+from agents.models import Agent
+from agents.services.api_keys import api_key_create
 from tests.conftest import REPO_DIR
 from tests.llm_stub_server import StubLLMServer
 
