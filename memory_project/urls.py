@@ -2,11 +2,13 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from core.observability.http import metrics_view
 from core.views import health_view
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("health/", health_view, name="health"),
+    path("metrics", metrics_view, name="metrics"),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/v1/", include("conversations.api.urls")),

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from conversations.metrics import formation_job_count
 from conversations.models import Agent, EndUser, FormationJob, Message, Session
 from conversations.services.conversation_text import conversation_window
 from conversations.services.formation_holds import (
@@ -153,6 +154,7 @@ def formation_job_fail(
         job.input = input_snapshot
         job.save(update_fields=["status", "finished_at", "error", "input"])
         llm_calls_write(records=calls)
+        _job_count(job=job, outcome="retrying" if retrying else "failed")
         Session.objects.filter(pk=job.session_id).update(
             formation_status=Status.QUEUED if retrying else Status.FAILED, formation_queued_at=now
         )
@@ -166,6 +168,7 @@ def _formation_pause(*, job: FormationJob, hold: FormationHold, input_snapshot: 
         job.error, job.input = f"paused: {hold.detail}"[:5000], input_snapshot
         job.save(update_fields=["status", "finished_at", "error", "input"])
         llm_calls_write(records=calls)
+        _job_count(job=job, outcome="paused")
         session_formation_wait(session_id=job.session_id, hold=hold)
 
 
@@ -271,6 +274,7 @@ def _session_finish(*, session: Session, through: int | None) -> None:
 
 def _job_finish(*, job: FormationJob, through: int | None, message_count: int) -> None:
     job.status, job.finished_at = JobStatus.SUCCEEDED, timezone.now()
+    _job_count(job=job, outcome="succeeded")
     job.through_message_id, job.message_count = through, message_count
     job.save(
         update_fields=[
@@ -284,6 +288,12 @@ def _job_finish(*, job: FormationJob, through: int | None, message_count: int) -
             "facts_unchanged",
             "reflections_added",
         ]
+    )
+
+
+def _job_count(*, job: FormationJob, outcome: str) -> None:
+    formation_job_count(
+        trigger=job.trigger, outcome=outcome, seconds=(job.finished_at - job.started_at).total_seconds()
     )
 
 

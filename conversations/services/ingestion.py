@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from conversations.metrics import messages_ingested_count
 from conversations.models import Agent, EndUser, Message, Session
 from conversations.services.formation_triggers import (
     formation_request,
@@ -147,6 +148,7 @@ def _messages_store(
         session.last_activity_at = now
         session.closed_at = None
         session.save(update_fields=["message_count", "token_count", "last_activity_at", "closed_at"])
+        messages_ingested_count(roles=[message.role for message in created])
         message_embedding_enqueue(message_ids=[message.pk for message in created])
         if session_formation_due_by_interval(session=session):
             formation_request(session=session, trigger="interval")
