@@ -78,10 +78,14 @@ class RequestIdFilter(logging.Filter):
     `log_ids`, what the plain format shows: `<request id>`, `task:<task id>`, both, or '-'."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        request_id = current_request_id.get()
+        request_id, agent = current_request_id.get(), current_agent.get()
+        # Django logs a 4xx or 5xx response after the middleware is done, with the request in the record.
+        request = getattr(record, "request", None)
+        if request_id is None and request is not None:
+            request_id, agent = getattr(request, "request_id", None), getattr(request, "agent_external_id", None)
         task_id, task_name = _celery_task()
         record.request_id, record.task_id, record.task_name = request_id, task_id, task_name
-        record.agent = current_agent.get()
+        record.agent = agent
         ids = [request_id] if request_id else []
         if task_id:
             ids.append(f"task:{task_id}")

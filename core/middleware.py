@@ -34,6 +34,8 @@ class RequestIdMiddleware:
         try:
             response = self.get_response(request)
         finally:
+            # Kept on the request for the lines Django logs after the middleware (django.request's "Not Found").
+            request.agent_external_id = current_agent.get()
             current_request_id.reset(token)
             current_agent.reset(agent_token)
         response[REQUEST_ID_HEADER] = request_id
