@@ -29,12 +29,7 @@ def tracing_enabled() -> bool:
     return _instrumented
 
 
-def instrumentations_enable() -> None:
-    """Switch on the maintained instrumentations, once per process, before Django builds its middleware chain and
-    before the first database connection (CoreConfig.ready)."""
-    global _instrumented
-    if _instrumented:
-        return
+def _instrumentors() -> list:
     # Loaded only where tracing is on: the instrumentations import what they wrap, and cost start-up time.
     from opentelemetry.instrumentation.celery import CeleryInstrumentor
     from opentelemetry.instrumentation.django import DjangoInstrumentor
@@ -42,12 +37,31 @@ def instrumentations_enable() -> None:
     from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
     from opentelemetry.instrumentation.psycopg import PsycopgInstrumentor
 
-    DjangoInstrumentor().instrument(excluded_urls="health/,metrics")
-    CeleryInstrumentor().instrument()
-    PsycopgInstrumentor().instrument(enable_commenter=False, capture_parameters=False)
-    HTTPXClientInstrumentor().instrument()
-    OpenAIInstrumentor().instrument()
+    return [DjangoInstrumentor(), CeleryInstrumentor(), PsycopgInstrumentor(), HTTPXClientInstrumentor(),
+            OpenAIInstrumentor()]  # fmt: skip
+
+
+def instrumentations_enable() -> None:
+    """Switch on the maintained instrumentations, once per process, before Django builds its middleware chain and
+    before the first database connection (CoreConfig.ready). Statement parameters are never recorded."""
+    global _instrumented
+    if _instrumented:
+        return
+    options = {
+        "DjangoInstrumentor": {"excluded_urls": "health/,metrics"},
+        "PsycopgInstrumentor": {"enable_commenter": False, "capture_parameters": False},
+    }
+    for instrumentor in _instrumentors():
+        instrumentor.instrument(**options.get(type(instrumentor).__name__, {}))
     _instrumented = True
+
+
+def instrumentations_disable() -> None:
+    """The reverse, for a test that switched tracing on in a process that goes on without it."""
+    global _instrumented
+    for instrumentor in _instrumentors():
+        instrumentor.uninstrument()
+    _instrumented = False
 
 
 def tracing_configure() -> bool:
