@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.db import transaction
 from prometheus_client import Counter, Histogram
 
-from core.observability.metrics import NAMESPACE, TASK_BUCKETS
+from core.observability.metrics import NAMESPACE, TASK_BUCKETS, metrics_enabled
 
 ingested_messages = Counter(
     "ingested_messages",
@@ -36,6 +36,8 @@ TRIGGERS = frozenset({"interval", "cold", "closed", "explicit", "sweep", "resume
 
 def messages_ingested_count(*, roles: list[str]) -> None:
     """Counted once the append commits (a rolled-back append stored nothing)."""
+    if not metrics_enabled():
+        return
 
     def count() -> None:
         for role in roles:
@@ -46,6 +48,8 @@ def messages_ingested_count(*, roles: list[str]) -> None:
 
 def formation_job_count(*, trigger: str, outcome: str, seconds: float) -> None:
     """Counted once the job's end commits."""
+    if not metrics_enabled():
+        return
 
     def count() -> None:
         formation_jobs.labels(trigger if trigger in TRIGGERS else "other", outcome).inc()

@@ -508,13 +508,13 @@ def metrics_environments(*, data_dir: Path, names: list[str]) -> dict[str, dict[
 
 
 def metrics_targets_write(*, data_dir: Path, web: str, environments: dict[str, dict[str, str]]) -> list[str]:
-    targets = [{"targets": [web], "labels": {"job": "web"}}] + [
-        {"targets": [f"127.0.0.1:{env['WORKER_METRICS_PORT']}"], "labels": {"job": name}}
+    targets = [{"targets": [web], "labels": {"job": "memory-web"}}] + [
+        {"targets": [f"127.0.0.1:{env['WORKER_METRICS_PORT']}"], "labels": {"job": f"memory-{name}"}}
         for name, env in environments.items()
         if "WORKER_METRICS_PORT" in env
     ]
     (data_dir / "metrics" / "targets.json").write_text(json.dumps(targets, indent=2) + "\n")
-    return [f"{target['labels']['job']} {target['targets'][0]}" for target in targets]
+    return [f"{target['labels']['job'].removeprefix('memory-')} {target['targets'][0]}" for target in targets]
 
 
 def run(*, port: int, host: str, data_dir: Path) -> int:

@@ -15,6 +15,7 @@ from core.observability.metrics import (
     http_request_duration,
     http_requests,
     label_bounded,
+    metrics_enabled,
     scrape_registry,
     search_stage_duration,
 )
@@ -57,6 +58,8 @@ class MetricsMiddleware:
 
 def metrics_view(request: HttpRequest) -> HttpResponse:
     """GET /metrics: the Prometheus text format, for a scraper with the bearer token or from an allowed network."""
+    if not metrics_enabled():
+        return JsonResponse(error_body(code="not_found", message="Metrics are off (METRICS_ENABLED)."), status=404)
     refusal = metrics_access_refusal(
         remote_address=request.META.get("REMOTE_ADDR", ""), authorization=request.headers.get("Authorization", "")
     )

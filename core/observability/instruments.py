@@ -9,7 +9,14 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from core.observability import tracing
-from core.observability.metrics import embedded_texts, embedding_duration, llm_call_duration, llm_calls, llm_tokens
+from core.observability.metrics import (
+    embedded_texts,
+    embedding_duration,
+    llm_call_duration,
+    llm_calls,
+    llm_tokens,
+    metrics_enabled,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -18,6 +25,8 @@ def llm_call_observe(
     *, provider: str, purpose: str, outcome: str, prompt_tokens: int, completion_tokens: int, latency_ms: int
 ) -> None:
     """One recorded LLM call (every attempt, whatever its outcome)."""
+    if not metrics_enabled():
+        return
     llm_calls.labels(provider, purpose, outcome).inc()
     if prompt_tokens:
         llm_tokens.labels(provider, purpose, "prompt").inc(prompt_tokens)
@@ -38,8 +47,9 @@ def embedding_call_observed(embed: F) -> F:
         attributes = {"embedding.provider": self.provider, "embedding.model": self.model, "embedding.texts": len(texts)}
         with tracing.span("embedding", **attributes):
             vectors = embed(self, texts)
-        embedding_duration.labels(self.provider).observe(time.perf_counter() - started)
-        embedded_texts.labels(self.provider).inc(len(texts))
+        if metrics_enabled():
+            embedding_duration.labels(self.provider).observe(time.perf_counter() - started)
+            embedded_texts.labels(self.provider).inc(len(texts))
         return vectors
 
     return observed  # type: ignore[return-value]

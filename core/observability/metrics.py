@@ -19,6 +19,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 
+from django.conf import settings
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import REGISTRY
@@ -103,6 +104,11 @@ celery_task_duration = Histogram(
     namespace=NAMESPACE,
     buckets=TASK_BUCKETS,
 )
+
+
+def metrics_enabled() -> bool:
+    """METRICS_ENABLED (on by default)."""
+    return settings.METRICS_ENABLED
 
 
 def label_bounded(value: str, *, allowed: Iterable[str]) -> str:

@@ -24,7 +24,7 @@ from core.observability.log_context import (
     request_context_from_task_headers,
     request_context_to_task_headers,
 )
-from core.observability.metrics import OTHER, celery_task_duration, celery_tasks, scrape_registry
+from core.observability.metrics import OTHER, celery_task_duration, celery_tasks, metrics_enabled, scrape_registry
 
 logger = logging.getLogger(__name__)
 
@@ -40,11 +40,13 @@ def _task_label(task: Any) -> str:
 
 
 def _task_started(task_id: str | None = None, **_: Any) -> None:
-    if task_id:
+    if task_id and metrics_enabled():
         _started[task_id] = time.perf_counter()
 
 
 def _task_finished(task_id: str | None = None, task: Any = None, state: str | None = None, **_: Any) -> None:
+    if not metrics_enabled():
+        return
     started = _started.pop(task_id, None) if task_id else None
     name = _task_label(task)
     celery_tasks.labels(name, _OUTCOMES.get(state or "", OTHER)).inc()
@@ -82,7 +84,7 @@ _server: WSGIServer | None = None
 def _exporter_start(sender: Any = None, **_: Any) -> None:
     global _server
     port = settings.WORKER_METRICS_PORT
-    if not port or _server is not None:
+    if not port or _server is not None or not metrics_enabled():
         return
     try:
         _server = make_server(

@@ -324,6 +324,11 @@ LOGGING = {
 }
 
 # --- Metrics and traces (docs/operations.md "Metrics") ----------------------------------------------------------------
+# Off: no /metrics, no request, search-stage, LLM, embedding or task metrics recorded (benchmarks/metrics_overhead.py
+# measures the difference).
+METRICS_ENABLED = env.bool("METRICS_ENABLED", default=True)
+if not METRICS_ENABLED:
+    MIDDLEWARE.remove("core.observability.http.MetricsMiddleware")
 # /metrics answers a scraper that sends `Authorization: Bearer <METRICS_BEARER_TOKEN>`, or whose address is in
 # METRICS_ALLOWED_NETWORKS (CIDRs, the connection's address); with neither set it answers nobody. Never the API keys.
 METRICS_BEARER_TOKEN = env("METRICS_BEARER_TOKEN", default="")

@@ -1,6 +1,7 @@
 """Starts the whole stack with `make run`, on a free port and a temporary data folder, and stops it as Ctrl-C in its
 terminal does: SIGINT to the whole process group (make and the devstack)."""
 
+import contextlib
 import json
 import os
 import signal
@@ -84,11 +85,13 @@ def test_make_run_stack_comes_up_healthy_and_stops_cleanly_on_ctrl_c(tmp_path):
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as response:
             assert b"memory_http_requests_total" in response.read()
         targets = json.loads((tmp_path / "metrics" / "targets.json").read_text())
-        assert [target["labels"]["job"] for target in targets] == ["web", "worker", "formation-worker"]
+        jobs = [target["labels"]["job"] for target in targets]
+        assert jobs == ["memory-web", "memory-worker", "memory-formation-worker"]
         with urllib.request.urlopen(f"http://{targets[1]['targets'][0]}/metrics", timeout=30) as response:
             assert response.status == 200 and response.headers["Content-Type"].startswith("text/plain; version=")
     finally:
-        os.killpg(stack.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole foreground process group
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(stack.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole foreground process group
         stack.wait(timeout=90)
         reader.join(10)
     printed = "".join(output)

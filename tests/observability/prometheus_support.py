@@ -52,6 +52,14 @@ class PrometheusServer:
         with urllib.request.urlopen(f"{self.url}/api/v1/series?{parameters}", timeout=10) as response:
             return json.loads(response.read())["data"]
 
+    def metric_names(self) -> set[str]:
+        with urllib.request.urlopen(f"{self.url}/api/v1/label/__name__/values", timeout=10) as response:
+            return set(json.loads(response.read())["data"])
+
+    def rules(self) -> list[dict]:
+        with urllib.request.urlopen(f"{self.url}/api/v1/rules", timeout=10) as response:
+            return [rule for group in json.loads(response.read())["data"]["groups"] for rule in group["rules"]]
+
     def targets_up(self) -> dict[str, str]:
         with urllib.request.urlopen(f"{self.url}/api/v1/targets", timeout=10) as response:
             active = json.loads(response.read())["data"]["activeTargets"]

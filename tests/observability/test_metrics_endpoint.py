@@ -139,3 +139,18 @@ def test_the_families_of_the_issue_are_exported(metrics_token, agent, end_user):
     ingested = {s.labels["role"]: s.value for s in families["memory_ingested_messages"] if s.name.endswith("_total")}
     assert ingested["user"] >= 1 and ingested["assistant"] >= 1
     assert HeldMemory.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_metrics_off_answer_404_and_count_nothing(settings, metrics_token):
+    from core.observability.instruments import llm_call_observe
+    from core.observability.metrics import llm_calls
+
+    settings.METRICS_ENABLED = False
+    before = llm_calls.labels("test", "off-check", "ok")._value.get()
+    llm_call_observe(
+        provider="test", purpose="off-check", outcome="ok", prompt_tokens=1, completion_tokens=1, latency_ms=1
+    )
+    assert llm_calls.labels("test", "off-check", "ok")._value.get() == before
+    response = Client(HTTP_AUTHORIZATION=f"Bearer {TOKEN}").get("/metrics")
+    assert response.status_code == 404 and "METRICS_ENABLED" in response.json()["error"]["message"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import urllib.request
@@ -24,6 +25,7 @@ from tests.conftest import REPO_DIR, database_url_of_test_database
 from tests.formation_support import celery_workers_paused
 from tests.llm_stub_server import StubLLMServer
 from tests.observability.prometheus_support import prometheus_binary, prometheus_running, wait_for
+from tests.observability.test_monitoring_files import ALERTS, alert_rules, dashboard_expressions
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -119,14 +121,15 @@ def _traffic(*, base: str, key: str, round_name: str, sessions: int) -> tuple[in
 
 
 def test_prometheus_scrapes_every_process_and_sees_the_service_move(stack, stub, tmp_path):
-    agent = Agent.objects.create(external_id="parrots", name="Parrots", formation_msg_interval=4)
+    agent = Agent.objects.create(
+        external_id="aviary", name="Aviary", formation_msg_interval=4, llm_daily_token_budget=10_000_000
+    )
     _, key = api_key_create(agent=agent, name="scrape test")
     base = f"http://{stack['web']}"
 
-    with prometheus_running(
-        tmp_path / "prometheus", jobs={"web": stack["web"], "worker": stack["worker"]}, bearer_token=TOKEN
-    ) as prometheus:
-        wait_for(lambda: prometheus.targets_up() == {"web": "up", "worker": "up"}, timeout=30, what="both targets up")
+    jobs = {"memory-web": stack["web"], "memory-worker": stack["worker"]}
+    with prometheus_running(tmp_path / "prometheus", jobs=jobs, bearer_token=TOKEN, rule_files=[ALERTS]) as prometheus:
+        wait_for(lambda: set(prometheus.targets_up().values()) == {"up"}, timeout=30, what="both targets up")
 
         appends, searches, used = _traffic(base=base, key=key, round_name="first", sessions=4)
         appended = f'sum(memory_http_requests_total{{route="{MESSAGES_ROUTE}",method="POST",status="201"}})'
@@ -144,13 +147,17 @@ def test_prometheus_scrapes_every_process_and_sees_the_service_move(stack, stub,
             "llm calls": 'sum(memory_llm_calls_total{provider="openai",purpose="extract_facts",outcome="ok"})',
             "llm tokens": 'sum(memory_llm_tokens_total{provider="openai"})',
             "tasks": 'sum(memory_celery_tasks_total{task="conversations.form_session_memories",outcome="succeeded"})',
-            "embedded": 'sum(memory_embedded_texts_total{job="worker"})',
+            "embedded": 'sum(memory_embedded_texts_total{job="memory-worker"})',
         }
         values = {
             name: wait_for(lambda q=query: prometheus.value(q), timeout=90, what=name) for name, query in first.items()
         }
         assert values["ingested"] == appends  # one user message per append
-        assert values["formed"] >= 4 and values["llm calls"] >= 4
+        # Each of the four sessions is formed (once its four messages are in), with an extraction call each.
+        for name in ("formed", "llm calls", "tasks"):
+            values[name] = wait_for(
+                lambda q=first[name]: (prometheus.value(q) or 0) >= 4 and prometheus.value(q), timeout=90, what=name
+            )
         for gauge in (
             "memory_formation_lag_seconds",
             "memory_formation_backlog_sessions",
@@ -172,3 +179,17 @@ def test_prometheus_scrapes_every_process_and_sees_the_service_move(stack, stub,
         label_values = {value for labels in series for value in labels.values()}
         assert not {value for value in label_values for secret in used if secret in value}
         assert not any(word in value for value in label_values for word in ("user-", "session-", "Kiwi", "parrot"))
+
+        # The dashboard's and the alerts' queries run on this data, and name only families the service exports.
+        exported = prometheus.metric_names()
+        for expression in dashboard_expressions() + [rule["expr"] for rule in alert_rules()]:
+            prometheus.query(expression.replace("$__rate_interval", "1m"))
+            for name in re.findall(r"\b(memory_[a-z_]+)", expression):
+                assert name in exported, f"{name} (in {expression}) is not exported"
+        assert prometheus.value('max(memory_llm_agent_budget_used_ratio{agent="aviary"})') > 0
+        rules = wait_for(lambda: [r for r in prometheus.rules() if r.get("lastEvaluation", "").startswith("20")],
+                         timeout=30, what="the alert rules' first evaluation")  # fmt: skip
+        assert {rule["name"] for rule in rules} == {rule["alert"] for rule in alert_rules()}
+        assert all(rule["health"] == "ok" for rule in rules), rules
+        firing = {rule["name"] for rule in rules if rule["state"] != "inactive"}
+        assert firing == set(), f"alerts on a healthy stack: {firing}"
