@@ -564,6 +564,12 @@ def _serve(*, children: ProcessGroup, port: int, host: str, data_dir: Path, env:
     wait_for_port(port, timeout=60)
     wait_until_healthy(f"{base}/health/", timeout=120)
     scraped = metrics_targets_write(data_dir=data_dir, web=base.removeprefix("http://"), environments=metrics_env)
+    for name, worker_metrics in metrics_env.items():
+        if "WORKER_METRICS_PORT" in worker_metrics:  # a worker opens it once ready, which may follow its heartbeat
+            try:
+                wait_for_port(int(worker_metrics["WORKER_METRICS_PORT"]), timeout=60)
+            except RuntimeError:
+                log(f"warning: the {name}'s metrics endpoint did not open within 60s")
     log("the memory service is up:")
     log(f"  admin     {base}/admin/   (login {admin_login})")
     log(f"  API docs  {base}/api/v1/docs/")
