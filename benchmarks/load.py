@@ -200,7 +200,7 @@ def create_keys(data_dir: Path, clients: int, stack_output: list[str]) -> list[s
     database_url = EmbeddedPostgres(data_dir / "postgres", database="memory").start()  # the running server's URL
     redis_port = next(line.split()[-1] for line in stack_output if "Redis-compatible server" in line)
     code = (
-        "import json; from conversations.models import Agent; from agents.services.api_keys import "
+        "import json; from agents.models import Agent; from agents.services.api_keys import "
         f"api_key_create; print(json.dumps([api_key_create(agent=Agent.objects.create(external_id=f'load-{{n}}'))[1] "
         f"for n in range({clients})]))"
     )

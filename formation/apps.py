@@ -14,10 +14,12 @@ class FormationConfig(AppConfig):
         from core.admin.redirects import admin_moved_model_register
         from core.admin.utils import admin_job_model_register
         from core.llm.client import llm_provider_recovered
+        from core.observability.metrics import metrics_collector_register
         from core.runtime.health import health_check_register
         from formation.models import FormationJob
         from formation.selectors.formation_backlog import formation_health
         from formation.selectors.memory_review import review_queue_health
+        from formation.selectors.operations_metrics import formation_metrics, review_queue_metrics
         from formation.services.formation_holds import formation_resume_on_provider_recovery
         from formation.services.formation_triggers import formation_on_messages_appended, formation_on_session_closed
 
@@ -29,5 +31,7 @@ class FormationConfig(AppConfig):
         admin_job_model_register("formation", FormationJob)
         health_check_register("formation", formation_health)
         health_check_register("memory_review", review_queue_health)
+        metrics_collector_register("formation", formation_metrics)
+        metrics_collector_register("review_queue", review_queue_metrics)
         for model_name, old_app_label in MOVED_HERE_FROM.items():
             admin_moved_model_register(old_app_label=old_app_label, new_app_label=self.label, model_name=model_name)

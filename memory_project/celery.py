@@ -15,12 +15,14 @@ app.autodiscover_tasks()
 
 from celery.signals import celeryd_after_setup, task_prerun  # noqa: E402
 
+from core.observability.worker import celery_observability_connect  # noqa: E402
 from core.runtime.worker_heartbeat import WorkerHeartbeatStep  # noqa: E402
 from core.runtime.worker_threads import worker_embedding_threads_limit, worker_processes_record  # noqa: E402
 
 app.steps["worker"].add(WorkerHeartbeatStep)
 celeryd_after_setup.connect(worker_processes_record, weak=False, dispatch_uid="worker_processes_record")
 task_prerun.connect(worker_embedding_threads_limit, weak=False, dispatch_uid="worker_embedding_threads_limit")
+celery_observability_connect()
 
 app.conf.beat_schedule = {
     "formation-sweep": {"task": "formation.sweep_formation", "schedule": 60.0},

@@ -3,6 +3,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from core.admin.redirects import admin_moved_model_urls
+from core.observability.http import metrics_view
 from core.views import health_view
 
 urlpatterns = [
@@ -10,6 +11,7 @@ urlpatterns = [
     path("admin/", include(admin_moved_model_urls())),
     path("admin/", admin.site.urls),
     path("health/", health_view, name="health"),
+    path("metrics", metrics_view, name="metrics"),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/v1/", include("conversations.api.urls")),

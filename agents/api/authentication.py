@@ -9,6 +9,7 @@ from rest_framework.request import Request
 
 from agents.models import Agent, AgentAPIKey
 from agents.services.api_keys import api_key_authenticate
+from core.runtime.logging import current_agent
 
 AGENT_HEADER = "X-Agent-ID"
 
@@ -70,6 +71,7 @@ class IsAgentOrStaff(permissions.BasePermission):
 def request_agent(request: Request) -> Agent:
     """The agent a request acts for. Every query of an API view is filtered by it."""
     if isinstance(request.auth, AgentAPIKey):
+        current_agent.set(request.auth.agent.external_id)
         return request.auth.agent
     external_id = request.headers.get(AGENT_HEADER) or request.query_params.get("agent")
     if not external_id:
@@ -77,6 +79,7 @@ def request_agent(request: Request) -> Agent:
     agent = Agent.objects.filter(external_id=external_id).first()
     if agent is None:
         raise exceptions.NotFound(f"No agent {external_id!r}.")
+    current_agent.set(agent.external_id)
     return agent
 
 

@@ -11,6 +11,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from agents.models import Agent, EndUser
+from conversations.metrics import messages_ingested_count
 from conversations.models import Message, Session
 from conversations.services.message_embeddings import message_embedding_enqueue
 from conversations.signals import messages_appended, session_closed
@@ -145,6 +146,7 @@ def _messages_store(
         session.last_activity_at = now
         session.closed_at = None
         session.save(update_fields=["message_count", "token_count", "last_activity_at", "closed_at"])
+        messages_ingested_count(roles=[message.role for message in created])
         message_embedding_enqueue(message_ids=[message.pk for message in created])
         messages_appended.send(sender=Session, session=session)
     return AppendResult(session=session, messages=ordered, created_count=len(created))

@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 
 from core.api.errors import error_body, is_api_path, not_found_response
-from core.runtime.logging import current_request_id
+from core.runtime.logging import current_agent, current_request_id
 from core.runtime.ratelimit import window_clear, window_count, window_hit, window_retry_after
 
 REQUEST_ID_HEADER = "X-Request-ID"
@@ -30,11 +30,14 @@ class RequestIdMiddleware:
         given = request.headers.get(REQUEST_ID_HEADER, "")
         request_id = given if _CLIENT_REQUEST_ID.match(given) else uuid.uuid4().hex
         request.request_id = request_id
-        token = current_request_id.set(request_id)
+        token, agent_token = current_request_id.set(request_id), current_agent.set(None)
         try:
             response = self.get_response(request)
         finally:
+            # Kept on the request for the lines Django logs after the middleware (django.request's "Not Found").
+            request.agent_external_id = current_agent.get()
             current_request_id.reset(token)
+            current_agent.reset(agent_token)
         response[REQUEST_ID_HEADER] = request_id
         return response
 

@@ -14,12 +14,19 @@ from tokenizers import Tokenizer
 
 from core.embeddings.onnx_export import default_onnx_path, model_directory, model_max_tokens, onnx_model_ensure
 from core.exceptions import ProviderError
+from core.observability.instruments import embedding_call_observed
 
 
 class EmbeddingProvider(ABC):
     provider: str
     model: str
     dimensions: int
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        # Every provider's calls are timed, counted and traced (core.observability), whichever class makes them.
+        super().__init_subclass__(**kwargs)
+        if "embed" in cls.__dict__:
+            cls.embed = embedding_call_observed(cls.__dict__["embed"])
 
     @property
     def space_name(self) -> str:

@@ -30,6 +30,8 @@ from core.llm.guard import llm_call_admit, llm_call_report, provider_key_for
 from core.llm.providers import get_llm_provider
 from core.llm.spend import llm_spend_add
 from core.models import LLMCall
+from core.observability import tracing
+from core.observability.instruments import llm_call_observe
 from core.runtime.db import release_connection_while_waiting
 
 logger = logging.getLogger(__name__)
@@ -125,6 +127,14 @@ def _record(
         rule_violations=rule_violations or {},
         job_kind=context.get("job_kind", ""),
         job_id=context.get("job_id"),
+    )
+    llm_call_observe(
+        provider=call.provider,
+        purpose=call.purpose,
+        outcome=call.outcome,
+        prompt_tokens=call.prompt_tokens,
+        completion_tokens=call.completion_tokens,
+        latency_ms=call.latency_ms,
     )
     job = _job_calls.get()
     if job is None:
@@ -224,7 +234,8 @@ def llm_complete_json(
     provider = get_llm_provider()
     for attempt in (1, 2):
         try:
-            reply = _complete(provider=provider, request=request, attempt=attempt, context=context)
+            with tracing.span(f"llm {purpose}", **{"llm.purpose": purpose, "llm.provider": provider.name}):
+                reply = _complete(provider=provider, request=request, attempt=attempt, context=context)
         except (ProviderPaused, ProviderRateLimited):
             raise  # nothing was sent, or each 429 is recorded already
         except ProviderError as error:

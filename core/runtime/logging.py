@@ -1,6 +1,8 @@
-"""Logging filters of the one console handler (settings.LOGGING): every line carries the request id (web) or the
-Celery task id (workers; FormationJob.task_id and the admin's job pages show the same id), and secrets are
-redacted from messages and tracebacks whatever logged them (our code, Django, the openai SDK, httpx)."""
+"""Logging filters of the one console handler (settings.LOGGING): every line carries the request id (web), the Celery
+task id (workers; FormationJob.task_id and the admin's job pages show the same id) and, in a task a request queued,
+that request's id too (core.observability.log_context carries it in the task's headers), and the agent acted for;
+secrets are redacted from messages and tracebacks whatever logged them (our code, Django, the openai SDK, httpx).
+LOG_FORMAT=json writes each record as one JSON object (core.observability.log_context.JsonFormatter)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ import re
 from django.conf import settings
 
 current_request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("current_request_id", default=None)
+# The external id of the agent a request or task acts for (set once the API knows it).
+current_agent: contextvars.ContextVar[str | None] = contextvars.ContextVar("current_agent", default=None)
 
 REDACTED = "[redacted]"
 _SECRET_PATTERNS = [
@@ -60,18 +64,30 @@ class SecretRedactionFilter(logging.Filter):
         return True
 
 
-def _celery_task_id() -> str | None:
+def _celery_task() -> tuple[str | None, str | None]:
     from celery import current_task  # logging is configured before Celery loads: imported when a record is made
 
-    return getattr(current_task.request, "id", None) if current_task else None
+    if not current_task:
+        return None, None
+    return getattr(current_task.request, "id", None), getattr(current_task, "name", None)
 
 
 class RequestIdFilter(logging.Filter):
-    """Adds `record.request_id`: the HTTP request's id, else `task:<celery task id>`, else '-'."""
+    """Adds to each record `request_id` (the HTTP request's id, in a task the id of the request that queued it; else
+    None), `task_id` and `task_name` (in a Celery task; else None), `agent` (the agent's external id, else None) and
+    `log_ids`, what the plain format shows: `<request id>`, `task:<task id>`, both, or '-'."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        request_id = current_request_id.get()
-        if request_id is None and (task_id := _celery_task_id()):
-            request_id = f"task:{task_id}"
-        record.request_id = request_id or "-"
+        request_id, agent = current_request_id.get(), current_agent.get()
+        # Django logs a 4xx or 5xx response after the middleware is done, with the request in the record.
+        request = getattr(record, "request", None)
+        if request_id is None and request is not None:
+            request_id, agent = getattr(request, "request_id", None), getattr(request, "agent_external_id", None)
+        task_id, task_name = _celery_task()
+        record.request_id, record.task_id, record.task_name = request_id, task_id, task_name
+        record.agent = agent
+        ids = [request_id] if request_id else []
+        if task_id:
+            ids.append(f"task:{task_id}")
+        record.log_ids = " ".join(ids) or "-"
         return True

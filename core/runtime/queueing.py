@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import copy_context
 
 from celery import current_app
 
@@ -46,4 +47,5 @@ def call_in_background(function, *args, what: str) -> None:
         except Exception:
             logger.warning("%s failed", what, exc_info=True)
 
-    _background_thread.submit(call)
+    # In a copy of the caller's context: the call's log lines name the request that asked for it.
+    _background_thread.submit(copy_context().run, call)

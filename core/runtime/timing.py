@@ -32,6 +32,11 @@ def stage_timed(name: str) -> Iterator[None]:
         stage_record(name, time.perf_counter() - started)
 
 
+def stages_recorded() -> list[tuple[str, float]]:
+    """The stages recorded so far in this request (empty outside one): what the metrics middleware observes."""
+    return list(_stages.get() or ())
+
+
 def in_request_context(function: Callable[[], T]) -> Callable[[], T]:
     """`function` bound to the caller's context, for a pool thread whose stages belong to the caller's request."""
     context = copy_context()

@@ -23,6 +23,7 @@ from core.models import JobStatus, LLMCall
 from core.runtime.queueing import task_enqueue_safely
 from facts.services.extraction import facts_extract
 from facts.services.reconciliation import facts_reconcile_apply, facts_reconcile_plan
+from formation.metrics import formation_job_count
 from formation.models import FormationJob
 from formation.services.formation_holds import (
     FormationHold,
@@ -155,6 +156,7 @@ def formation_job_fail(
         job.input = input_snapshot
         job.save(update_fields=["status", "finished_at", "error", "input"])
         llm_calls_write(records=calls)
+        _job_count(job=job, outcome="retrying" if retrying else "failed")
         Session.objects.filter(pk=job.session_id).update(
             formation_status=Status.QUEUED if retrying else Status.FAILED, formation_queued_at=now
         )
@@ -168,6 +170,7 @@ def _formation_pause(*, job: FormationJob, hold: FormationHold, input_snapshot: 
         job.error, job.input = f"paused: {hold.detail}"[:5000], input_snapshot
         job.save(update_fields=["status", "finished_at", "error", "input"])
         llm_calls_write(records=calls)
+        _job_count(job=job, outcome="paused")
         session_formation_wait(session_id=job.session_id, hold=hold)
 
 
@@ -273,6 +276,7 @@ def _session_finish(*, session: Session, through: int | None) -> None:
 
 def _job_finish(*, job: FormationJob, through: int | None, message_count: int) -> None:
     job.status, job.finished_at = JobStatus.SUCCEEDED, timezone.now()
+    _job_count(job=job, outcome="succeeded")
     job.through_message_id, job.message_count = through, message_count
     job.save(
         update_fields=[
@@ -286,6 +290,12 @@ def _job_finish(*, job: FormationJob, through: int | None, message_count: int) -
             "facts_unchanged",
             "reflections_added",
         ]
+    )
+
+
+def _job_count(*, job: FormationJob, outcome: str) -> None:
+    formation_job_count(
+        trigger=job.trigger, outcome=outcome, seconds=(job.finished_at - job.started_at).total_seconds()
     )
 
 

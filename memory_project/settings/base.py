@@ -43,6 +43,7 @@ TENANT_MODEL = "agents.Agent"
 MIDDLEWARE = [
     "core.api.middleware.RequestIdMiddleware",
     "core.runtime.timing.ServerTimingMiddleware",
+    "core.observability.http.MetricsMiddleware",
     "core.api.middleware.ApiNotFoundMiddleware",
     "core.api.middleware.RepeatedQueryParameterMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -304,7 +305,11 @@ REFERENCE_RESTATEMENT_SIMILARITY = env.float("REFERENCE_RESTATEMENT_SIMILARITY",
 SESSION_SUMMARY_EVERY_N_PAIRS = env.int("SESSION_SUMMARY_EVERY_N_PAIRS", default=10)
 REFLECTION_MAX_WORDS = env.int("REFLECTION_MAX_WORDS", default=35)
 
-# Every line names its request (X-Request-ID) or Celery task (the task_id of job rows); secrets are redacted.
+# Every line names its request (X-Request-ID; in a task, the request that queued it), its Celery task (the task_id of
+# job rows) and its agent; secrets are redacted. LOG_FORMAT: "plain" (one line of text) or "json" (one JSON object).
+LOG_FORMAT = env("LOG_FORMAT", default="plain")
+if LOG_FORMAT not in ("plain", "json"):
+    raise ValueError(f"LOG_FORMAT must be plain or json, not {LOG_FORMAT!r}")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -312,16 +317,39 @@ LOGGING = {
         "request_id": {"()": "core.runtime.logging.RequestIdFilter"},
         "redact_secrets": {"()": "core.runtime.logging.SecretRedactionFilter"},
     },
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(log_ids)s] %(message)s"},
+        "json": {"()": "core.observability.log_context.JsonFormatter"},
+    },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
-            "formatter": "plain",
+            "formatter": LOG_FORMAT,
             "filters": ["request_id", "redact_secrets"],
         }
     },
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
 }
+
+# --- Metrics and traces (docs/operations.md "Metrics") ----------------------------------------------------------------
+# Off: no /metrics, no request, search-stage, LLM, embedding or task metrics recorded (benchmarks/metrics_overhead.py
+# measures the difference).
+METRICS_ENABLED = env.bool("METRICS_ENABLED", default=True)
+if not METRICS_ENABLED:
+    MIDDLEWARE.remove("core.observability.http.MetricsMiddleware")
+# /metrics answers a scraper that sends `Authorization: Bearer <METRICS_BEARER_TOKEN>`, or whose address is in
+# METRICS_ALLOWED_NETWORKS (CIDRs, the connection's address); with neither set it answers nobody. Never the API keys.
+METRICS_BEARER_TOKEN = env("METRICS_BEARER_TOKEN", default="")
+METRICS_ALLOWED_NETWORKS = env.list("METRICS_ALLOWED_NETWORKS", default=[])
+# Each Celery worker serves its own metrics (task runtimes and failures, its LLM and embedding calls) on this port of
+# WORKER_METRICS_ADDRESS, guarded the same way. 0: none.
+WORKER_METRICS_PORT = env.int("WORKER_METRICS_PORT", default=0)
+WORKER_METRICS_ADDRESS = env("WORKER_METRICS_ADDRESS", default="0.0.0.0")
+# Per-agent series (spend against the agent's daily budget) for at most this many agents, those nearest their budget.
+METRICS_MAX_AGENT_SERIES = env.int("METRICS_MAX_AGENT_SERIES", default=20)
+# OpenTelemetry traces, off unless an OTLP/HTTP collector is named (core/observability/tracing.py).
+OTEL_EXPORTER_OTLP_ENDPOINT = env("OTEL_EXPORTER_OTLP_ENDPOINT", default="")
+OTEL_SERVICE_NAME = env("OTEL_SERVICE_NAME", default="memory-service")
 
 # --- Memory reads: always-in-context block, turn-level retrieval, bundle ----------------------------------------------
 MEMORY_CONTEXT_CACHE_SECONDS = env.int("MEMORY_CONTEXT_CACHE_SECONDS", default=3600)

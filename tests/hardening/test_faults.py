@@ -240,7 +240,7 @@ def stack(request) -> Iterator[Stack]:
                 [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], env=env, cwd=REPO_DIR, check=True
             )
             stack.key = stack.django(
-                "from conversations.models import Agent; from agents.services.api_keys import api_key_create; "
+                "from agents.models import Agent; from agents.services.api_keys import api_key_create; "
                 "print(api_key_create(agent=Agent.objects.create(external_id='faults'))[1])"
             ).splitlines()[-1]
             stack.start("web", [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"])
