@@ -22,11 +22,10 @@ from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
 from conversations.api.authentication import AgentAPIKeyAuthentication
-from conversations.api.serializers import EXTERNAL_ID_MAX_LENGTH
 from conversations.api.throttling import AgentKeyRateThrottle
 from core.api.errors import error_body
 from mcp_server.server import CALLER_STATE_KEY, in_django_thread, memory_mcp_server
-from mcp_server.tools import SESSION_HEADER, USER_HEADER, Caller
+from mcp_server.tools import SESSION_HEADER, USER_HEADER, Caller, MemoryToolError, pinned_id
 
 MCP_PATH = "/mcp"
 
@@ -42,17 +41,10 @@ class _Refused(Exception):
 
 
 def _pinned(headers: Headers, name: str) -> str | None:
-    value = headers.get(name)
-    if value is None:
-        return None
-    if not value.strip() or len(value) > EXTERNAL_ID_MAX_LENGTH:
-        raise _Refused(
-            status=400,
-            code="invalid",
-            message=f"The {name} header must be an id of 1 to {EXTERNAL_ID_MAX_LENGTH} characters.",
-            **{name: "not a valid id"},
-        )
-    return value
+    try:
+        return pinned_id(header=name, value=headers.get(name))
+    except MemoryToolError as error:
+        raise _Refused(status=400, code="invalid", message=error.message, **{name: "not a valid id"}) from error
 
 
 def caller_authenticate(*, headers: Headers) -> Caller:

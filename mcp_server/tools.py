@@ -49,6 +49,18 @@ class Caller:
         return bool(self.user or self.session)
 
 
+def pinned_id(*, header: str, value: str | None) -> str | None:
+    """The end user or session id a header pins a connection to; MemoryToolError naming the header if it is not one."""
+    if value is None:
+        return None
+    if not value.strip() or len(value) > EXTERNAL_ID_MAX_LENGTH:
+        raise MemoryToolError(
+            f"The {header} header must be an id of 1 to {EXTERNAL_ID_MAX_LENGTH} characters.",
+            fields={header: ["not a valid id"]},
+        )
+    return value
+
+
 class MemoryToolError(Exception):
     """What the model got wrong, with the argument it concerns."""
 

@@ -1,20 +1,26 @@
-"""The ASGI application that `make run` (uvicorn) and docker-compose.yml's web service serve: Django, with the MCP
-server at /mcp beside it (mcp_server.asgi). docs/architecture.md says why one process serves both, with the figures."""
+"""The ASGI application that `make run` and docker-compose.yml's web service serve (uvicorn): the MCP server at /mcp
+(mcp_server.asgi) beside Django, which serves everything else as the WSGI application it is, on a pool of
+WEB_THREADS long-lived threads (a2wsgi). Django's own ASGI handler runs each request on a new thread, so that every
+request opened a new database connection: 15 to 20 ms more per search, measured (docs/architecture.md)."""
 
 import os
 
+from a2wsgi import WSGIMiddleware
 from django.conf import settings
-from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
-from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_project.settings.production")
-django_application = get_asgi_application()
 
-from core.embeddings.providers import embedding_provider_prepare_for_web  # noqa: E402  (needs Django set up)
+from memory_project.wsgi import application as wsgi_application  # noqa: E402  (sets Django up and warms the model)
+
+# isort: split
 from mcp_server.asgi import service_asgi_application  # noqa: E402  (needs Django set up)
 
-embedding_provider_prepare_for_web()
 if settings.DEBUG:
     # What runserver did for `make run`: the admin's static files straight from the apps (production collects them).
-    django_application = ASGIStaticFilesHandler(django_application)
-application = service_asgi_application(django_application=django_application)
+    from django.contrib.staticfiles.handlers import StaticFilesHandler
+
+    wsgi_application = StaticFilesHandler(wsgi_application)
+
+application = service_asgi_application(
+    django_application=WSGIMiddleware(wsgi_application, workers=int(os.environ.get("WEB_THREADS", "8")))
+)

