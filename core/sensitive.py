@@ -4,8 +4,8 @@ offline rules (no model, nothing downloaded), in what formation is about to stor
 and what they deliberately leave alone.
 
 The rules look for a value in a context that makes it a secret: a card number must pass the Luhn check and start
-like a card, an IBAN must pass its mod-97 check, a US social security number the SSA's rules (checksums and
-registries from python-stdnum), a password needs a word like "password" and a value after it, a
+like a card, an IBAN must pass its mod-97 check and its country's length and structure (both checks from
+python-stdnum), a password needs a word like "password" and a value after it, a
 passport number a word like "passport" and a value with a digit. A finding's span is the value alone, so that a
 redacted statement keeps its meaning: "The user's passport number is [redacted government id]"."""
 
@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 from django.db import models
 from stdnum import iban, luhn
-from stdnum.us import ssn
 
 
 class SensitiveKind(models.TextChoices):
@@ -104,9 +103,10 @@ def _password_value(value: str, explicit: bool) -> bool:
     return explicit or (_has_digit(value) and len(value) >= 4)
 
 
-# "password for the router is X", "wifi password: X"
+# "password for the router is X", "the wifi password at my place is X", "wifi password: X"
 _FOR_WHAT = (
-    r"(?:\s+(?:for|of|to)\s+(?:the\s+|my\s+|our\s+|your\s+)?[\w'-]+(?:\s+[\w'-]+)?(?=\s*(?::|=|\bis\b|\bwas\b)))?"
+    r"(?:\s+(?:for|of|to|at|in|on)\s+(?:the\s+|my\s+|our\s+|your\s+)?[\w'-]+(?:\s+[\w'-]+)?"
+    r"(?=\s*(?::|=|\bis\b|\bwas\b)))?"
 )
 _PASSWORD_WORDS = (
     r"password|passwort|passwd|pwd|passphrase|passcode|pass\s+code|pin|pin\s+code|pin\s+number"
@@ -226,7 +226,9 @@ _ID_WORDS = (
     r"|aadhaa?r|pan\s+card|dni|nie|nif|cpf|bsn|codice\s+fiscale|steuer-?id|personalausweis|medicare|nhs"
 )
 _ID_QUALIFIER = r"(?:\s+(?:number|no\.?|#|id|card|code))?"
-_SSN = re.compile(r"\b\d{3}-\d{2}-\d{4}\b")
+# The SSA's area, group and serial rules. Not python-stdnum's us.ssn: it also refuses the numbers once published as
+# examples (078-05-1120), which people still type as their own, and a secret-shaped number is withheld all the same.
+_SSN = re.compile(r"\b(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}\b")
 _UK_NATIONAL_INSURANCE = re.compile(
     r"\b(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]\s?\d{2}\s?\d{2}\s?\d{2}\s?[A-D]\b"
 )
@@ -238,11 +240,9 @@ def _id_value(value: str, explicit: bool) -> bool:
 
 
 def _government_ids(text: str) -> Iterator[Finding]:
-    for match in _SSN.finditer(text):
-        if ssn.is_valid(match.group()):  # area, group and serial rules, and the numbers published as examples
+    for pattern in (_SSN, _UK_NATIONAL_INSURANCE):
+        for match in pattern.finditer(text):
             yield Finding(kind=SensitiveKind.GOVERNMENT_ID, start=match.start(), end=match.end())
-    for match in _UK_NATIONAL_INSURANCE.finditer(text):
-        yield Finding(kind=SensitiveKind.GOVERNMENT_ID, start=match.start(), end=match.end())
     yield from _keyword_values(
         text,
         keywords=_ID_WORDS,

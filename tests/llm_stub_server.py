@@ -74,6 +74,8 @@ class StubReply:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     retry_after: float | None = None  # a Retry-After header (seconds), for a 429
+    # Tool calls the model makes, in OpenAI's format ({"id", "type": "function", "function": {"name", "arguments"}}).
+    tool_calls: list[dict] | None = None
 
 
 @dataclass
@@ -154,6 +156,9 @@ class StubLLMServer:
             return json.dumps({"content": "\n".join(lines) or "- The session had no notable content."})
         if (body.get("response_format") or {}).get("type") == "json_object":
             return "{}"
+        last = (body.get("messages") or [{}])[-1]
+        if last.get("role") == "tool":  # the reply after a tool call: what the tool returned, as an agent answers
+            return f"From memory: {_text_of(last.get('content'))}"
         return "Noted."
 
     def _next_reply(self) -> StubReply:
@@ -199,7 +204,8 @@ class StubLLMServer:
                 headers["Retry-After"] = f"{reply.retry_after:g}"
         else:
             status = 200
-            content = reply.content if reply.content is not None else self.healthy_content(body)
+            content = reply.content if reply.content is not None or reply.tool_calls else self.healthy_content(body)
+            content = content or ""
             prompt_tokens = reply.prompt_tokens
             if prompt_tokens is None:
                 prompt_tokens = max(1, len(received.text()) // 4)
@@ -211,9 +217,7 @@ class StubLLMServer:
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": body.get("model", "stub"),
-                "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
-                ],
+                "choices": [_choice(content=content, tool_calls=reply.tool_calls)],
                 "usage": {
                     "prompt_tokens": prompt_tokens,
                     "completion_tokens": completion_tokens,
@@ -263,6 +267,20 @@ class StubLLMServer:
             server.shutdown()
             server.server_close()
             thread.join(10)
+
+
+def _choice(*, content: str, tool_calls: list[dict] | None) -> dict:
+    if tool_calls:
+        message = {"role": "assistant", "content": content or None, "tool_calls": tool_calls}
+        return {"index": 0, "message": message, "finish_reason": "tool_calls"}
+    return {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+
+
+def _text_of(content: Any) -> str:
+    """A message's content as text: a string, or the text parts of a list of content parts."""
+    if isinstance(content, list):
+        return " ".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content or ""
 
 
 def _section(body: dict, heading: str) -> list[str]:

@@ -10,14 +10,16 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-PRODUCT = ("core", "conversations", "facts", "reflections", "portability", "memory_project")
+PRODUCT = ("core", "conversations", "facts", "reflections", "portability", "mcp_server", "memory_project")
 DOMAIN = ("conversations", "facts", "reflections", "portability")
+# The MCP server is part of the API layer: it may import every app, and only the wiring (memory_project) imports it.
 FORBIDDEN = {
-    "core": DOMAIN + ("benchmarks",),
-    "facts": ("reflections", "portability", "benchmarks"),
-    "conversations": ("portability", "benchmarks"),
-    "reflections": ("portability", "benchmarks"),
-    "portability": ("benchmarks",),
+    "core": DOMAIN + ("mcp_server", "benchmarks"),
+    "facts": ("reflections", "portability", "mcp_server", "benchmarks"),
+    "conversations": ("portability", "mcp_server", "benchmarks"),
+    "reflections": ("portability", "mcp_server", "benchmarks"),
+    "portability": ("mcp_server", "benchmarks"),
+    "mcp_server": ("benchmarks",),
     "memory_project": ("benchmarks",),
 }
 # The admin is the operator's view of every part: an app's admin may also use the parts above its app.
