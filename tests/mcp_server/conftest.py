@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import socket
+import sys
 import threading
 import time
+import tomllib
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 import uvicorn
@@ -17,6 +21,7 @@ from a2wsgi import WSGIMiddleware
 from django.core.wsgi import get_wsgi_application
 from django.db import connections
 from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -25,6 +30,7 @@ from conversations.services.api_keys import api_key_create
 from conversations.services.message_embeddings import messages_embed_missing
 from mcp_server.asgi import service_asgi_application
 from reflections.models import MemoryScope, Reflection
+from tests.conftest import REPO_DIR
 
 
 @dataclass(frozen=True)
@@ -105,3 +111,39 @@ def tool_json(result) -> dict:
 def tool_error(result) -> str:
     assert result.is_error, result.content
     return result.content[0].text
+
+
+CLIENT_DIR = REPO_DIR / "clients" / "python"
+
+
+def console_script_entry_point(name: str) -> str:
+    """The `module:function` the client package's pyproject.toml installs as a console script."""
+    with (CLIENT_DIR / "pyproject.toml").open("rb") as pyproject:
+        return tomllib.load(pyproject)["project"]["scripts"][name]
+
+
+@pytest.fixture(scope="session")
+def console_scripts_dir(tmp_path_factory) -> Path:
+    """A folder holding `agent-memory-mcp` as pip writes a console script (this interpreter running the entry point
+    that pyproject.toml declares), for the tests to put on PATH as a desktop client's environment has it."""
+    folder = tmp_path_factory.mktemp("bin")
+    module, _, function = console_script_entry_point("agent-memory-mcp").partition(":")
+    script = folder / "agent-memory-mcp"
+    script.write_text(
+        f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(CLIENT_DIR)!r})\n"
+        f"from {module} import {function}\nsys.exit({function}())\n"
+    )
+    script.chmod(0o755)
+    return folder
+
+
+def stdio_server(*, command: str, env: dict[str, str], scripts_dir: Path) -> StdioServerParameters:
+    """What a desktop client starts: `command` with `env`, on a PATH that has the console script."""
+    path = f"{scripts_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+    return StdioServerParameters(command=command, env=env | {"PATH": path})
+
+
+@contextlib.asynccontextmanager
+async def mcp_stdio(parameters: StdioServerParameters) -> AsyncIterator[Client]:
+    async with Client(parameters) as client:
+        yield client
