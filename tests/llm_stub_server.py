@@ -10,8 +10,10 @@ gets a short chat reply. With `obeys_users` it plays a compromised model, the wo
 user message becomes an agent-wide fact (and the user's own) and an agent reflection in the user's own words, and
 every reconciliation rewrites (or, when the user asks to remove something, deletes) the first existing fact it is
 shown. Optionally each answer comes after a log-normal latency (the median and 95th percentile of a real provider),
-and a share of requests fail: 429 with Retry-After, or 500. Replies can also be scripted one by one (`then`), and
-every request is kept for assertions. Usage reports tokens in the OpenAI way (about 4 characters a token)."""
+and a share of requests fail: 429 with Retry-After, or 500. Replies can also be scripted one by one (`then`), a tool
+call among them (`tool_calls`: an agent's model asking for a tool); the reply after a tool's result repeats what the
+tool returned, as an agent's answer would. Every request is kept for assertions. Usage reports tokens in the OpenAI
+way (about 4 characters a token)."""
 
 from __future__ import annotations
 
@@ -91,7 +93,7 @@ class ReceivedRequest:
         return purpose_of(self.body)
 
     def text(self) -> str:
-        return "\n".join(m.get("content") or "" for m in self.body.get("messages", []))
+        return "\n".join(_text_of(m.get("content")) for m in self.body.get("messages", []))
 
 
 @dataclass
