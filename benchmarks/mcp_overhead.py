@@ -5,19 +5,22 @@
 
 One throwaway stack (benchmarks/stack.py) with one agent, one user and FACTS facts, and two web servers side by side
 on the same database: the service's ASGI application under uvicorn (what `make run` and docker-compose.yml serve:
-REST and /mcp in one process) and the WSGI application under gunicorn (what served REST before /mcp existed). Each
-round runs, one after the other and in a rotating order, SEARCHES searches of:
+REST and /mcp in one process) and, when gunicorn is installed, the WSGI application under gunicorn (what served REST
+before /mcp existed). Each round runs SEARCHES searches through every path, the paths taking turns query by query
+(rotating who goes first), so that the load of a shared machine weighs on all of them alike:
 - `rest-asgi`: POST /api/v1/memory/search on uvicorn, with a keep-alive HTTP client (httpx);
 - `mcp-http`: tools/call search_memory on uvicorn's /mcp, with the mcp SDK's client over one open connection;
 - `rest-wsgi`: POST /api/v1/memory/search on gunicorn (one worker, 4 threads, the same keep-alive client).
 Every call is the same query family and top_k 5, one at a time (concurrency 1: latency, not throughput). Prints
-per-round p50/p95 and the median over rounds, the MCP overhead (mcp-http p50 minus rest-asgi p50) and the ASGI cost
-(rest-asgi minus rest-wsgi), with the machine's load average before and after; writes
-benchmarks/results/mcp_overhead.json."""
+per-round p50/p95 and the median over rounds, the MCP overhead (mcp-http p50 minus rest-asgi p50, and the median of
+the per-query differences) and what the ASGI server costs REST (rest-asgi minus rest-wsgi), with the machine's load
+average before and after; writes benchmarks/results/mcp_overhead.json."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib.util
 import json
 import os
 import random
@@ -29,6 +32,7 @@ from pathlib import Path
 
 import anyio
 import httpx
+import httpx2
 
 REPO_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_DIR))
@@ -79,35 +83,44 @@ def _start_gunicorn(stack) -> str:
     return f"http://127.0.0.1:{port}"
 
 
-def _rest_timings(base_url: str, key: str, queries: list[str]) -> list[float]:
-    timings = []
-    with httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {key}"}, timeout=60) as http:
-        for query in queries:
-            started = time.perf_counter()
-            response = http.post("/api/v1/memory/search", json={"query": query, "user": USER, "top_k": 5})
-            timings.append((time.perf_counter() - started) * 1000)
-            response.raise_for_status()
-    return timings
-
-
-def _mcp_timings(base_url: str, key: str, queries: list[str]) -> list[float]:
+async def _measure(*, asgi_url: str, wsgi_url: str | None, key: str, rounds: list[list[str]]) -> list[dict]:
+    """Per round, each search's time through every path, the paths taking turns query by query (in a rotating
+    order), so that the machine's load at any moment weighs on all of them alike. One keep-alive connection per path
+    for the whole run, as a client keeps it."""
     from mcp.client import Client  # the MCP SDK, loaded only where this benchmark uses it
     from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
 
-    async def run() -> list[float]:
-        timings = []
-        http = create_mcp_http_client(headers={"Authorization": f"Bearer {key}", "X-Memory-User": USER})
-        async with http, Client(streamable_http_client(f"{base_url}/mcp", http_client=http)) as client:
-            for query in queries:
-                started = time.perf_counter()
-                result = await client.call_tool("search_memory", {"query": query, "top_k": 5})
-                timings.append((time.perf_counter() - started) * 1000)
-                if result.is_error:
-                    raise RuntimeError(result.content)
-        return timings
+    auth = {"Authorization": f"Bearer {key}"}
+    body = {"user": USER, "top_k": 5}
+    async with contextlib.AsyncExitStack() as stack:
+        rest = {"rest-asgi": await stack.enter_async_context(httpx.AsyncClient(base_url=asgi_url, headers=auth))}
+        if wsgi_url:
+            rest["rest-wsgi"] = await stack.enter_async_context(httpx.AsyncClient(base_url=wsgi_url, headers=auth))
+        http = await stack.enter_async_context(httpx2.AsyncClient(headers=auth | {"X-Memory-User": USER}, timeout=60))
+        mcp = await stack.enter_async_context(Client(streamable_http_client(f"{asgi_url}/mcp", http_client=http)))
+        await mcp.list_tools()
 
-    return anyio.run(run)
+        async def via_rest(name: str, query: str) -> None:
+            response = await rest[name].post("/api/v1/memory/search", json=body | {"query": query}, timeout=60)
+            response.raise_for_status()
+
+        async def via_mcp(name: str, query: str) -> None:
+            result = await mcp.call_tool("search_memory", {"query": query, "top_k": 5})
+            if result.is_error:
+                raise RuntimeError(result.content)
+
+        paths = {name: via_rest for name in rest} | {"mcp-http": via_mcp}
+        names = list(paths)
+        measured = []
+        for queries in rounds:
+            timings: dict[str, list[float]] = {name: [] for name in names}
+            for index, query in enumerate(queries):
+                for name in names[index % len(names) :] + names[: index % len(names)]:
+                    started = time.perf_counter()
+                    await paths[name](name, query)
+                    timings[name].append((time.perf_counter() - started) * 1000)
+            measured.append(timings)
+        return measured
 
 
 def main() -> None:
@@ -123,28 +136,28 @@ def main() -> None:
     with throwaway_stack() as stack:
         key = stack.api_key("bench-agent")
         asgi_url = _start_uvicorn(stack)
-        wsgi_url = _start_gunicorn(stack)
+        # The WSGI baseline needs gunicorn (requirements/production.txt); without it, the two ASGI columns only.
+        wsgi_url = _start_gunicorn(stack) if importlib.util.find_spec("gunicorn") else None
         client = MemoryClient(asgi_url, key, timeout=120)
         for content in _facts(args.facts, rng):
             client.fact_create(content=content, user=USER)
-        runners = {
-            "rest-asgi": lambda queries: _rest_timings(asgi_url, key, queries),
-            "mcp-http": lambda queries: _mcp_timings(asgi_url, key, queries),
-            "rest-wsgi": lambda queries: _rest_timings(wsgi_url, key, queries),
-        }
-        for runner in runners.values():  # warm-up: embedding sessions, connections, code paths
-            runner(_queries(20, rng))
-        rounds: dict[str, list[dict[str, float]]] = {name: [] for name in runners}
-        names = list(runners)
-        for number in range(args.rounds):
-            queries = _queries(args.searches, rng)
-            for name in names[number % len(names) :] + names[: number % len(names)]:
-                timings = runners[name](queries)
-                rounds[name].append({"p50": percentile(timings, 50), "p95": percentile(timings, 95)})
-            print(
-                f"round {number + 1}: " + ", ".join(f"{name} p50 {rounds[name][-1]['p50']:.2f} ms" for name in names),
-                flush=True,
+        warm_up = [_queries(30, rng)]
+        anyio.run(lambda: _measure(asgi_url=asgi_url, wsgi_url=wsgi_url, key=key, rounds=warm_up))
+        measured = anyio.run(
+            lambda: _measure(
+                asgi_url=asgi_url,
+                wsgi_url=wsgi_url,
+                key=key,
+                rounds=[_queries(args.searches, rng) for _ in range(args.rounds)],
             )
+        )
+    rounds: dict[str, list[dict[str, float]]] = {name: [] for name in measured[0]}
+    for number, timings in enumerate(measured, start=1):
+        for name, values in timings.items():
+            rounds[name].append({"p50": percentile(values, 50), "p95": percentile(values, 95)})
+        paired = [mcp - rest for mcp, rest in zip(timings["mcp-http"], timings["rest-asgi"], strict=True)]
+        rounds.setdefault("mcp-minus-rest", []).append({"p50": percentile(paired, 50), "p95": percentile(paired, 95)})
+        print(f"round {number}: " + ", ".join(f"{name} p50 {rounds[name][-1]['p50']:.2f} ms" for name in rounds))
     load_after = os.getloadavg()
     summary = {
         name: {
@@ -154,7 +167,9 @@ def main() -> None:
         for name, entries in rounds.items()
     }
     summary["mcp_overhead_p50_ms"] = summary["mcp-http"]["p50_ms"] - summary["rest-asgi"]["p50_ms"]
-    summary["asgi_cost_p50_ms"] = summary["rest-asgi"]["p50_ms"] - summary["rest-wsgi"]["p50_ms"]
+    summary["mcp_overhead_paired_p50_ms"] = summary["mcp-minus-rest"]["p50_ms"]
+    if "rest-wsgi" in summary:
+        summary["asgi_cost_p50_ms"] = summary["rest-asgi"]["p50_ms"] - summary["rest-wsgi"]["p50_ms"]
     report = {
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine(),
