@@ -81,10 +81,11 @@ def tenant() -> Tenant:
 
 
 @contextlib.asynccontextmanager
-async def mcp_http(url: str, *, headers: dict[str, str]) -> AsyncIterator[Client]:
-    """The SDK's client over Streamable HTTP with these headers (the API key, a pinned user)."""
+async def mcp_http(url: str, *, headers: dict[str, str], mode: str = "auto") -> AsyncIterator[Client]:
+    """The SDK's client over Streamable HTTP with these headers (the API key, a pinned user). `mode` "legacy": the
+    initialize handshake of the 2025 revisions, as most clients still speak it."""
     http = create_mcp_http_client(headers=headers)
-    async with http, Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client:
+    async with http, Client(streamable_http_client(f"{url}/mcp", http_client=http), mode=mode) as client:
         yield client
 
 

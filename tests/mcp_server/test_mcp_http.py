@@ -66,6 +66,19 @@ def test_tools_are_listed_with_schemas_descriptions_and_annotations(service_url,
     assert by_name["search_memory"].input_schema["properties"]["top_k"]["maximum"] == 20
 
 
+def test_a_client_of_the_2025_handshake_revisions_is_served_too(service_url, tenant):
+    async def main():
+        async with mcp_http(service_url, headers=_bearer(tenant, user="gene"), mode="legacy") as client:
+            saved = tool_json(await client.call_tool("save_memory", {"content": "Gene plays the cello."}))
+            found = tool_json(await client.call_tool("search_memory", {"query": "What does Gene play?"}))
+            return client.protocol_version, saved, found
+
+    protocol_version, saved, found = anyio.run(main)
+
+    assert protocol_version == "2025-11-25"
+    assert saved["saved"] is True and found["memories"][0]["content"] == "Gene plays the cello."
+
+
 def test_a_connection_pinned_to_a_user_offers_no_user_argument(service_url, tenant):
     async def main():
         async with mcp_http(service_url, headers=_bearer(tenant, user="gene")) as client:
