@@ -155,3 +155,20 @@ def test_json_nested_past_what_the_protocol_parser_reads_is_refused_not_a_500(se
     reply = response.json()
     assert "error" in reply or reply["result"]["isError"] is True, reply
     assert not Fact.objects.exists() and not EndUser.objects.exists()
+
+
+def test_a_pinning_header_that_is_not_an_id_is_refused_naming_it(service_url):
+    tenant = tenant_create("agent-a")
+    headers = {"Authorization": f"Bearer {tenant.key}", "X-Memory-User": "u" * 201}
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+
+    over_mcp = httpx.post(
+        f"{service_url}/mcp",
+        json=call,
+        headers=headers | {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"},
+    )
+    over_rest = httpx.get(f"{service_url}/api/v1/mcp/tools", headers=headers)
+
+    for response in (over_mcp, over_rest):
+        assert response.status_code == 400
+        assert list(response.json()["error"]["fields"]) == ["X-Memory-User"]
