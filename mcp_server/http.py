@@ -14,6 +14,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from types import SimpleNamespace
 
+import anyio.to_thread
 from django.conf import settings
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from rest_framework import exceptions
@@ -91,6 +92,9 @@ class MCPEndpoint:
 
     @contextlib.asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
+        # Tool calls run on the event loop's default worker threads (mcp_server.server.in_django_thread), each with
+        # its own database connection: as many as MCP_THREADS at once, so the process's connections stay bounded.
+        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.MCP_THREADS
         async with self.session_manager.run():
             yield
 

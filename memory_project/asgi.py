@@ -22,5 +22,5 @@ if settings.DEBUG:
     wsgi_application = StaticFilesHandler(wsgi_application)
 
 application = service_asgi_application(
-    django_application=WSGIMiddleware(wsgi_application, workers=int(os.environ.get("WEB_THREADS", "8")))
+    django_application=WSGIMiddleware(wsgi_application, workers=settings.WEB_THREADS)
 )
