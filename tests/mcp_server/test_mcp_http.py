@@ -20,6 +20,7 @@ from tests.mcp_server.conftest import (
     tool_error,
     tool_json,
 )
+from tests.memory_client_support import MemoryClient
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -208,11 +209,16 @@ def test_a_secret_said_in_a_conversation_is_never_handed_back(service_url, polic
         headers=_bearer(tenant),
     ).json()
 
+    through_client = MemoryClient(service_url, tenant.key).messages_search(
+        query="what is the wifi password?", user="gene"
+    )
+
     shown = turns["messages"][0]["content"]
     assert "hunter2-blue" not in shown and "kayaking" in shown
     assert ("[redacted password or PIN]" in shown) == (policy == SensitiveDataPolicy.REDACT)
     assert "hunter2-blue" not in bundle["text"]
     assert "hunter2-blue" not in rest["results"][0]["message"]["content"]
+    assert "hunter2-blue" not in through_client["results"][0]["message"]["content"]
     assert Message.objects.get(pk=said.pk).content.endswith(f"{WIFI}. And I love kayaking.")
     if policy == SensitiveDataPolicy.WITHHOLD:
         assert "not saved" in tool_error(saved)
