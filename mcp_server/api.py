@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 from conversations.api.authentication import request_agent
 from core.api.fields import StrictCharField
 from core.exceptions import ApplicationError
+from facts.api.tool_views import ArgumentsField
 from mcp_server.tools import (
     SESSION_HEADER,
     USER_HEADER,
@@ -39,7 +40,8 @@ class MCPToolListOutputSerializer(serializers.Serializer):
 
 class MCPToolCallInputSerializer(serializers.Serializer):
     name = StrictCharField(max_length=100)
-    arguments = serializers.DictField(required=False, default=dict)
+    # An object, or its JSON text as models write it: the same field as /api/v1/tools/call.
+    arguments = ArgumentsField(required=False, default=dict)
 
 
 class MCPToolCallOutputSerializer(serializers.Serializer):

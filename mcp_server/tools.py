@@ -405,7 +405,9 @@ def memory_tool_call(*, caller: Caller, name: str, arguments: object) -> MemoryT
         )
     if not isinstance(arguments, dict):
         return MemoryToolOutcome(
-            ok=False, error="arguments must be an object of named parameters.", fields={"arguments": ["not an object"]}
+            ok=False,
+            error="invalid arguments: arguments: must be a JSON object of named parameters.",
+            fields={"arguments": ["not an object"]},
         )
     try:
         return MemoryToolOutcome(ok=True, result=_call(caller=caller, name=name, arguments=arguments))
