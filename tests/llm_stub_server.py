@@ -10,12 +10,12 @@ gets a short chat reply. With `obeys_users` it plays a compromised model, the wo
 user message becomes an agent-wide fact (and the user's own) and an agent reflection in the user's own words, and
 every reconciliation rewrites (or, when the user asks to remove something, deletes) the first existing fact it is
 shown. Optionally each answer comes after a log-normal latency (the median and 95th percentile of a real provider),
-and a share of requests fail: 429 with Retry-After, or 500. Replies can also be scripted one by one (`then`), and
-every request is kept for assertions. Usage reports tokens in the OpenAI way (about 4 characters a token). With
-`uses_tools` it plays a model that looks things up before it answers: offered tools after a user message, it calls
-the search tool (the first offered whose name has "search", else the first) with the user's message as the query,
-and given a tool's result it answers with that result. A request with `stream: true` gets its reply as OpenAI
-streams it (server-sent chunks)."""
+and a share of requests fail: 429 with Retry-After, or 500. Replies can also be scripted one by one (`then`), a tool
+call among them (`tool_calls`: an agent's model asking for a tool), and every request is kept for assertions. Usage
+reports tokens in the OpenAI way (about 4 characters a token). With `uses_tools` it plays a model that looks things
+up before it answers: offered tools after a user message, it calls the search tool (the first offered whose name has
+"search", else the first) with the user's message as the query, and given a tool's result it answers with that
+result. A request with `stream: true` gets its reply as OpenAI streams it (server-sent chunks)."""
 
 from __future__ import annotations
 
@@ -78,6 +78,8 @@ class StubReply:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     retry_after: float | None = None  # a Retry-After header (seconds), for a 429
+    # Tool calls the model makes, in OpenAI's format ({"id", "type": "function", "function": {"name", "arguments"}}).
+    tool_calls: list[dict] | None = None
 
 
 @dataclass
@@ -93,7 +95,7 @@ class ReceivedRequest:
         return purpose_of(self.body)
 
     def text(self) -> str:
-        return "\n".join(m.get("content") or "" for m in self.body.get("messages", []))
+        return "\n".join(_text_of(m.get("content")) for m in self.body.get("messages", []))
 
 
 @dataclass
@@ -153,8 +155,8 @@ class StubLLMServer:
     def healthy_content(self, body: dict) -> str:
         purpose = purpose_of(body)
         last = (body.get("messages") or [{}])[-1]
-        if self.uses_tools and last.get("role") == "tool":
-            return f"From memory: {last.get('content')}"
+        if last.get("role") == "tool":  # the reply after a tool call: what the tool returned, as an agent answers
+            return f"From memory: {_text_of(last.get('content'))}"
         if self.obeys_users and purpose in ("extract_facts", "reconcile_facts", "reflect"):
             return json.dumps(_obedient_reply(purpose, body))
         if purpose == "extract_facts":
@@ -218,11 +220,10 @@ class StubLLMServer:
                 headers["Retry-After"] = f"{reply.retry_after:g}"
         else:
             status = 200
-            tool_call = self.tool_call(body) if reply.content is None else None
-            content = reply.content if reply.content is not None else self.healthy_content(body)
-            message = {"role": "assistant", "content": content}
-            if tool_call is not None:
-                content, message = "", {"role": "assistant", "content": None, "tool_calls": [tool_call]}
+            tool_call = self.tool_call(body) if reply.content is None and not reply.tool_calls else None
+            tool_calls = reply.tool_calls or ([tool_call] if tool_call is not None else None)
+            content = reply.content if reply.content is not None or tool_calls else self.healthy_content(body)
+            content = content or ""
             prompt_tokens = reply.prompt_tokens
             if prompt_tokens is None:
                 prompt_tokens = max(1, len(received.text()) // 4)
@@ -234,7 +235,7 @@ class StubLLMServer:
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": body.get("model", "stub"),
-                "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if tool_call else "stop"}],
+                "choices": [_choice(content=content, tool_calls=tool_calls)],
                 "usage": {
                     "prompt_tokens": prompt_tokens,
                     "completion_tokens": completion_tokens,
@@ -303,6 +304,20 @@ def _event_stream(completion: dict) -> bytes:
         head | {"choices": [], "usage": completion["usage"]},
     ]
     return "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks).encode() + b"data: [DONE]\n\n"
+
+
+def _choice(*, content: str, tool_calls: list[dict] | None) -> dict:
+    if tool_calls:
+        message = {"role": "assistant", "content": content or None, "tool_calls": tool_calls}
+        return {"index": 0, "message": message, "finish_reason": "tool_calls"}
+    return {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+
+
+def _text_of(content: Any) -> str:
+    """A message's content as text: a string, or the text parts of a list of content parts."""
+    if isinstance(content, list):
+        return " ".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content or ""
 
 
 def _section(body: dict, heading: str) -> list[str]:

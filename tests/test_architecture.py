@@ -14,7 +14,10 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-PRODUCT = ("core", "agents", "conversations", "facts", "reflections", "formation", "portability", "memory_project")
+PRODUCT = (
+    "core", "agents", "conversations", "facts", "reflections", "formation", "portability",
+    "mcp_server", "memory_project",
+)  # fmt: skip
 # The domain, bottom to top: an app may import the apps below it, never one above (docs/architecture.md). facts and
 # reflections sit side by side above conversations; reflections may read facts (the profile), facts knows nothing of
 # reflections.
@@ -27,9 +30,11 @@ ABOVE = {
     "formation": ("portability",),
     "portability": (),
 }
+# The MCP server is part of the API layer: it may import every app, and only the wiring (memory_project) imports it.
 FORBIDDEN = {
-    "core": LAYERS + ("benchmarks",),
-    **{app: above + ("benchmarks",) for app, above in ABOVE.items()},
+    "core": LAYERS + ("mcp_server", "benchmarks"),
+    **{app: above + ("mcp_server", "benchmarks") for app, above in ABOVE.items()},
+    "mcp_server": ("benchmarks",),
     "memory_project": ("benchmarks",),
 }
 # The interfaces (each app's api/ and admin/ packages: the REST API and the operator's view of every part) may use any

@@ -28,6 +28,7 @@ from pgvector.django import CosineDistance
 
 from agents.models import Agent, EndUser
 from conversations.models import Message, MessageEmbedding, Session
+from conversations.selectors.message_screening import messages_screen_for_reading
 from conversations.services.message_embeddings import speaker_name
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from core.exceptions import ApplicationError
@@ -380,6 +381,8 @@ def messages_search(
     best = fusion.best_first(scores)[:top_k]
     with stage_timed("hits_sql"):
         messages = Message.objects.select_related("session").in_bulk(best)
+    with stage_timed("screen"):
+        messages_screen_for_reading(agent=agent, messages=messages.values())
     return [
         MessageHit(
             message=messages[pk],

@@ -38,6 +38,12 @@ TASK_BUCKETS = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 3
 
 HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
+# Every metric below opens its file in the folder as it is defined. gunicorn's master makes the folder first
+# (gunicorn.conf.py) and docker-compose.yml mounts it; uvicorn's workers make nothing, and a missing folder would stop
+# each of them at import.
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    os.makedirs(os.environ["PROMETHEUS_MULTIPROC_DIR"], exist_ok=True)
+
 http_requests = Counter(
     "http_requests",
     "HTTP requests answered, by route (the URL pattern, never the path), method and status code.",

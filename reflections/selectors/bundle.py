@@ -26,6 +26,7 @@ from typing import Any
 
 from agents.models import Agent, EndUser
 from conversations.models import Message, Session
+from conversations.selectors.message_screening import messages_screen_for_reading
 from conversations.selectors.message_search import MessageHit, messages_search_similar
 from core.llm.tokens import count_tokens
 from core.safety.fencing import MEMORY_NOTICE_BLOCK, memory_text_quote
@@ -340,6 +341,7 @@ def memory_bundle_build(
     recent: list[Message] = []
     if session is not None and limits.recent_turns > 0:
         recent = list(Message.objects.filter(session=session).order_by("-id")[: limits.recent_turns])
+        messages_screen_for_reading(agent=agent, messages=recent)
     _part_fill(
         part=parts["recent_turns"],
         tag="RecentTurns",

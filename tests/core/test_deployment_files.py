@@ -18,7 +18,8 @@ def test_compose_has_the_production_services_with_their_commands():
     assert {"postgres", "redis", "web", "worker", "formation-worker", "beat", "migrate"} <= set(services)
     assert services["postgres"]["image"].startswith("pgvector/pgvector:")
     assert services["redis"]["image"].startswith("redis:")
-    assert services["web"]["command"][0] == "gunicorn"
+    # The ASGI application: Django and the MCP server at /mcp (docs/architecture.md).
+    assert services["web"]["command"][:2] == ["uvicorn", "memory_project.asgi:application"]
     assert services["worker"]["command"][:4] == ["celery", "-A", "memory_project", "worker"]
     assert "-Q celery" in " ".join(services["worker"]["command"])
     # The formation worker is make run's: the formation queue on a thread pool, with a bounded connection pool.

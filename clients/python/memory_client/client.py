@@ -16,6 +16,7 @@ from memory_client.types import (
     Fact,
     FactHistory,
     FormationQueued,
+    MCPToolCallResult,
     MemoryBundle,
     MemoryContext,
     MessageIn,
@@ -174,6 +175,26 @@ class MemoryClient:
         payload = {"name": name, "arguments": arguments, "user": user, "session": session}
         return cast(ToolCallResult, self._post("/api/v1/tools/call", payload))
 
+    def mcp_tools(self, *, user: str | None = None, session: str | None = None) -> list[dict[str, Any]]:
+        """The MCP server's tools as MCP `Tool` objects (what /mcp lists). With `user` or `session`, the tools are
+        pinned to them and do not take those arguments."""
+        return cast(
+            list[dict[str, Any]], self._request("GET", "/api/v1/mcp/tools", headers=_pinned(user, session))[1]["tools"]
+        )
+
+    def mcp_tool_call(
+        self, *, name: str, arguments: dict[str, Any], user: str | None = None, session: str | None = None
+    ) -> MCPToolCallResult:
+        """Run one of the MCP server's tools. A mistake of the model is not an exception: ok=False, an `error` naming
+        the argument, and `fields`."""
+        _, body = self._request(
+            "POST",
+            "/api/v1/mcp/tools/call",
+            json_body={"name": name, "arguments": arguments},
+            headers=_pinned(user, session),
+        )
+        return cast(MCPToolCallResult, body)
+
     # --- ingestion ------------------------------------------------------------------------------------------------
 
     def session_create(self, *, user: str, session: str) -> SessionInfo:
@@ -250,6 +271,12 @@ class MemoryClient:
             if error.code == 304:
                 return 304, None
             raise _api_error(error) from None
+
+
+def _pinned(user: str | None, session: str | None) -> dict[str, str]:
+    """The headers that pin an MCP call to an end user and session."""
+    pinned = {"X-Memory-User": user, "X-Memory-Session": session}
+    return {name: value for name, value in pinned.items() if value is not None}
 
 
 def _server_timing(header: str) -> dict[str, float]:

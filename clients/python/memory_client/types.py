@@ -80,6 +80,13 @@ class ToolCallResult(TypedDict, total=False):
     error: str
 
 
+class MCPToolCallResult(TypedDict, total=False):
+    ok: bool
+    result: Any
+    error: str
+    fields: dict[str, list[str]]
+
+
 BundlePartStatus = Literal["included", "partial", "over_budget", "empty", "disabled", "in_context"]
 
 

@@ -141,6 +141,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/mcp/tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The MCP server's tools, as MCP tools/list gives them
+         * @description Without an X-Memory-User (or X-Memory-Session) header each tool takes `user` and `session` arguments; with one, the calls are about that user and the tools do not offer them.
+         */
+        get: operations["api_v1_mcp_tools_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/mcp/tools/call": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run one MCP tool call
+         * @description A mistake of the caller's model (unknown tool, wrong or missing argument, an id it cannot see) is a 200 with ok=false, an error naming the argument and `fields`: what MCP returns as a tool error.
+         */
+        post: operations["api_v1_mcp_tools_call_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/memory/bundle": {
         parameters: {
             query?: never;
@@ -676,6 +716,27 @@ export interface components {
          * @enum {string}
          */
         FormationWaitingReasonEnum: "agent_budget" | "global_budget" | "provider";
+        MCPToolCallInput: {
+            name: string;
+            arguments?: {
+                [key: string]: unknown;
+            } | string;
+        };
+        MCPToolCallOutput: {
+            ok: boolean;
+            result?: unknown;
+            /** @description When not ok: what to fix, naming the argument. */
+            error?: string;
+            fields?: {
+                [key: string]: string[];
+            };
+        };
+        MCPToolListOutput: {
+            /** @description MCP Tool objects: name, title, description, inputSchema, annotations. */
+            tools: {
+                [key: string]: unknown;
+            }[];
+        };
         MemoryBundle: {
             query: string;
             token_budget: number;
@@ -738,7 +799,10 @@ export interface components {
             user: components["schemas"]["ScopePart"] | null;
             session: components["schemas"]["ScopePart"] | null;
         };
-        /** @description The time options of both searches (core.retrieval.time_query_read); the selectors check how they combine. */
+        /**
+         * @description The time options of both searches (core.search.retrieval.time_query_read); the selectors check how they
+         *     combine.
+         */
         MemorySearchInput: {
             /**
              * Format: date
@@ -855,7 +919,10 @@ export interface components {
             idempotency_key?: string | null;
             metadata?: unknown;
         };
-        /** @description The time options of both searches (core.retrieval.time_query_read); the selectors check how they combine. */
+        /**
+         * @description The time options of both searches (core.search.retrieval.time_query_read); the selectors check how they
+         *     combine.
+         */
         MessageSearchInput: {
             /**
              * Format: date
@@ -1472,6 +1539,48 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FactHistoryOutput"];
+                };
+            };
+        };
+    };
+    api_v1_mcp_tools_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MCPToolListOutput"];
+                };
+            };
+        };
+    };
+    api_v1_mcp_tools_call_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MCPToolCallInput"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MCPToolCallOutput"];
                 };
             };
         };

@@ -1,0 +1,108 @@
+"""/mcp: the MCP server over Streamable HTTP, behind the REST API's own gate.
+
+Every HTTP request is authenticated by the REST API's authentication class (`Authorization: Bearer <key>` or
+`X-API-Key`, conflicting credentials refused) and counted by its throttle (one budget per key, shared with the REST
+API), before the SDK reads a byte of the body; the body is capped at the REST API's DATA_UPLOAD_MAX_MEMORY_SIZE. A
+refused request gets the API's one error shape with 401 / 429 / 400, as REST would answer.
+
+Stateless and JSON responses (the SDK's `stateless_http` and `json_response`): no tool streams, and a stateless
+endpoint can be served by any number of web processes behind a load balancer, with no session to pin."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from types import SimpleNamespace
+
+import anyio.to_thread
+from django.conf import settings
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from rest_framework import exceptions
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+from starlette.types import Receive, Scope, Send
+
+from agents.api.authentication import AgentAPIKeyAuthentication
+from agents.api.throttling import AgentKeyRateThrottle
+from core.api.errors import error_body
+from mcp_server.server import CALLER_STATE_KEY, in_django_thread, memory_mcp_server
+from mcp_server.tools import SESSION_HEADER, USER_HEADER, Caller, MemoryToolError, pinned_id
+
+MCP_PATH = "/mcp"
+
+
+class _Refused(Exception):
+    def __init__(self, *, status: int, code: str, message: str, headers: dict[str, str] | None = None, **fields):
+        super().__init__(message)
+        self.response = JSONResponse(
+            error_body(code=code, message=message, fields={name: [problem] for name, problem in fields.items()}),
+            status_code=status,
+            headers=headers,
+        )
+
+
+def _pinned(headers: Headers, name: str) -> str | None:
+    try:
+        return pinned_id(header=name, value=headers.get(name))
+    except MemoryToolError as error:
+        raise _Refused(status=400, code="invalid", message=error.message, **{name: "not a valid id"}) from error
+
+
+def caller_authenticate(*, headers: Headers) -> Caller:
+    """The caller of one HTTP request, as the REST API would authenticate and throttle it; _Refused otherwise."""
+    try:
+        authenticated = AgentAPIKeyAuthentication().authenticate(SimpleNamespace(headers=headers))
+    except exceptions.AuthenticationFailed as failed:
+        raise _Refused(
+            status=401,
+            code="authentication_failed",
+            message=str(failed.detail),
+            headers={"WWW-Authenticate": 'Bearer realm="api"'},
+        ) from failed
+    if authenticated is None:
+        raise _Refused(
+            status=401,
+            code="not_authenticated",
+            message="An agent API key is required: Authorization: Bearer <key>, or X-API-Key.",
+            headers={"WWW-Authenticate": 'Bearer realm="api"'},
+        )
+    _, api_key = authenticated
+    throttle = AgentKeyRateThrottle()
+    if not throttle.allow_request(SimpleNamespace(auth=api_key, user=None), None):
+        wait = throttle.wait() or 1
+        raise _Refused(
+            status=429,
+            code="throttled",
+            message=f"Request was throttled. Expected available in {wait} seconds.",
+            headers={"Retry-After": str(wait)},
+        )
+    return Caller(agent=api_key.agent, user=_pinned(headers, USER_HEADER), session=_pinned(headers, SESSION_HEADER))
+
+
+class MCPEndpoint:
+    """The ASGI app of /mcp. `lifespan()` must be entered once per process before it serves (memory_project.asgi)."""
+
+    def __init__(self) -> None:
+        self.session_manager = StreamableHTTPSessionManager(
+            app=memory_mcp_server(),
+            json_response=True,
+            stateless=True,
+            max_request_body_size=settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
+        )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self) -> AsyncIterator[None]:
+        # Tool calls run on the event loop's default worker threads (mcp_server.server.in_django_thread), each with
+        # its own database connection: as many as MCP_THREADS at once, so the process's connections stay bounded.
+        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.MCP_THREADS
+        async with self.session_manager.run():
+            yield
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            caller = await in_django_thread(caller_authenticate, headers=Headers(scope=scope))
+        except _Refused as refused:
+            await refused.response(scope, receive, send)
+            return
+        scope.setdefault("state", {})[CALLER_STATE_KEY] = caller
+        await self.session_manager.handle_request(scope, receive, send)

@@ -1,0 +1,434 @@
+"""The memory tools of the MCP server, one registry for both transports: their MCP definitions (JSON Schema,
+descriptions, annotations) and their execution for one caller.
+
+The four memory tools of /api/v1/tools (search_memory, save_memory, update_memory, delete_memory) are taken from
+formation.services.tools as they are: same definitions, same execution (tool_call_execute), so the poisoning and
+sensitive-data rules are the ones the REST tools follow. Three read tools are added here, where conversations, facts
+and reflections may all be reached: search_conversations, get_memory_context and get_memory_bundle, through the same
+selectors as their REST endpoints and with the same input limits.
+
+Which end user (and session) a call is about: pinned by the caller (the X-Memory-User / X-Memory-Session headers, or
+the stdio server's MEMORY_USER), or else the `user` / `session` argument of each call. A pinned connection's tools do
+not offer those arguments, and a call naming another user than the pinned one is refused: the model on the other end
+must not be able to read another user's memory because a conversation told it to."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rest_framework import serializers
+
+from agents.models import Agent
+from conversations.api.serializers import EXTERNAL_ID_MAX_LENGTH
+from conversations.selectors.memory_scope import MemoryScopeTarget, memory_scope_resolve
+from conversations.selectors.message_search import messages_search
+from core.api.fields import StrictCharField, StrictIntegerField
+from core.api.json_limits import json_unstorable_fields
+from core.exceptions import ApplicationError
+from formation.services.tools import ToolContext, tool_call_execute, tool_definitions
+from reflections.selectors.bundle import BundleLimits, memory_bundle_build
+from reflections.selectors.context import memory_context_get
+
+USER_HEADER = "X-Memory-User"
+SESSION_HEADER = "X-Memory-Session"
+CONVERSATION_SEARCH_TOP_K_MAX = 20
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who calls: the agent of the API key, and the end user and session the connection is pinned to, if any."""
+
+    agent: Agent
+    user: str | None = None
+    session: str | None = None
+
+    @property
+    def pinned(self) -> bool:
+        return bool(self.user or self.session)
+
+
+def pinned_id(*, header: str, value: str | None) -> str | None:
+    """The end user or session id a header pins a connection to; MemoryToolError naming the header if it is not one."""
+    if value is None:
+        return None
+    if not value.strip() or len(value) > EXTERNAL_ID_MAX_LENGTH:
+        raise MemoryToolError(
+            f"The {header} header must be an id of 1 to {EXTERNAL_ID_MAX_LENGTH} characters.",
+            fields={header: ["not a valid id"]},
+        )
+    return value
+
+
+class MemoryToolError(Exception):
+    """What the model got wrong, with the argument it concerns."""
+
+    def __init__(self, message: str, *, fields: dict[str, list[str]] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fields = fields or {}
+
+
+@dataclass(frozen=True)
+class MemoryToolOutcome:
+    ok: bool
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    fields: dict[str, list[str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Hints:
+    """MCP tool annotations: what a client may assume before calling (e.g. ask before a destructive call)."""
+
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+
+    def annotations(self, title: str) -> dict[str, Any]:
+        return {
+            "title": title,
+            "readOnlyHint": self.read_only,
+            "destructiveHint": self.destructive,
+            "idempotentHint": self.idempotent,
+            "openWorldHint": False,
+        }
+
+
+READ = Hints(read_only=True, destructive=False, idempotent=True)
+# The memory tools of formation.services.tools. Saving the same statement twice finds it known; updating closes the old
+# version (kept as history) and deleting closes the fact, so both change what memory says: destructive for a client.
+FACT_TOOL_HINTS = {
+    "search_memory": READ,
+    "save_memory": Hints(read_only=False, destructive=False, idempotent=True),
+    "update_memory": Hints(read_only=False, destructive=True, idempotent=False),
+    "delete_memory": Hints(read_only=False, destructive=True, idempotent=True),
+}
+FACT_TOOL_TITLES = {
+    "search_memory": "Search memory",
+    "save_memory": "Save a memory",
+    "update_memory": "Correct a memory",
+    "delete_memory": "Forget a memory",
+}
+UNKNOWN_TOOL_HINTS = Hints(read_only=False, destructive=True, idempotent=False)
+
+SCOPE_PROPERTIES = {
+    "user": {
+        "type": "string",
+        "maxLength": EXTERNAL_ID_MAX_LENGTH,
+        "description": "The end user this is about (their id in your application). Leave out for memory shared by "
+        "every user of this assistant.",
+    },
+    "session": {
+        "type": "string",
+        "maxLength": EXTERNAL_ID_MAX_LENGTH,
+        "description": "The conversation (session id) this happens in, if any; it implies its user.",
+    },
+}
+
+
+@dataclass(frozen=True)
+class _ReadTool:
+    name: str
+    title: str
+    description: str
+    properties: dict[str, dict]
+    required: list[str]
+    run: Callable[[Agent, MemoryScopeTarget, dict], dict]
+    needs_user: bool = False
+
+
+def _definition(
+    *, name: str, title: str, description: str, parameters: dict, hints: Hints, caller: Caller
+) -> dict[str, Any]:
+    properties = dict(parameters.get("properties", {}))
+    if not caller.pinned:
+        properties |= SCOPE_PROPERTIES
+    return {
+        "name": name,
+        "title": title,
+        "description": description,
+        "inputSchema": {
+            "type": "object",
+            "properties": properties,
+            "required": list(parameters.get("required", [])),
+            "additionalProperties": False,
+        },
+        "annotations": hints.annotations(title),
+    }
+
+
+# --- the read tools ---------------------------------------------------------------------------------------------------
+
+
+class _ConversationSearchArguments(serializers.Serializer):
+    query = StrictCharField(max_length=2000)
+    top_k = StrictIntegerField(min_value=1, max_value=CONVERSATION_SEARCH_TOP_K_MAX, default=5)
+
+
+class _BundleArguments(serializers.Serializer):
+    query = StrictCharField(max_length=20000)
+    token_budget = StrictIntegerField(min_value=1, max_value=200_000, default=2000)
+    facts_top_k = StrictIntegerField(min_value=0, max_value=CONVERSATION_SEARCH_TOP_K_MAX, default=10)
+    recent_turns = StrictIntegerField(min_value=0, max_value=200, default=10)
+    similar_messages_top_k = StrictIntegerField(min_value=0, max_value=50, default=5)
+
+
+class _NoArguments(serializers.Serializer):
+    pass
+
+
+def _validated(serializer_class: type[serializers.Serializer], arguments: dict) -> dict:
+    unknown = sorted(set(arguments) - set(serializer_class().fields))
+    if unknown:
+        raise MemoryToolError(
+            f"unknown argument(s): {', '.join(unknown)}.", fields={name: ["unknown argument"] for name in unknown}
+        )
+    data = serializer_class(data=arguments)
+    if not data.is_valid():
+        fields = {name: [str(error) for error in errors] for name, errors in data.errors.items()}
+        problems = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in fields.items())
+        raise MemoryToolError(f"invalid arguments: {problems}", fields=fields)
+    return dict(data.validated_data)
+
+
+def _search_conversations(agent: Agent, target: MemoryScopeTarget, arguments: dict) -> dict:
+    options = _validated(_ConversationSearchArguments, arguments)
+    hits = messages_search(agent=agent, user=target.user, session=target.session, **options)
+    return {
+        "messages": [
+            {
+                "session": hit.session_external_id,
+                "role": hit.message.role,
+                "content": hit.message.content,
+                "said_at": hit.message.created_at.isoformat(),
+                "score": round(hit.score, 3),
+            }
+            for hit in hits
+        ]
+    }
+
+
+def _memory_context(agent: Agent, target: MemoryScopeTarget, arguments: dict) -> dict:
+    _validated(_NoArguments, arguments)
+    context = memory_context_get(agent=agent, user=target.user, session=target.session)
+    if not context.enabled:
+        raise MemoryToolError("always-in-context memory is switched off for this assistant; answer without it.")
+    return {"text": context.text, "token_count": context.token_count}
+
+
+def _memory_bundle(agent: Agent, target: MemoryScopeTarget, arguments: dict) -> dict:
+    options = _validated(_BundleArguments, arguments)
+    bundle = memory_bundle_build(
+        agent=agent,
+        user=target.user,
+        session=target.session,
+        query=options["query"],
+        token_budget=options["token_budget"],
+        limits=BundleLimits(
+            facts_top_k=options["facts_top_k"],
+            similar_messages_top_k=options["similar_messages_top_k"],
+            recent_turns=options["recent_turns"],
+        ),
+    )
+    return {
+        "text": bundle.text,
+        "tokens_used": bundle.tokens_used,
+        "token_budget": bundle.token_budget,
+        "parts": {name: {"status": part.status, "tokens": part.tokens} for name, part in bundle.parts.items()},
+    }
+
+
+READ_TOOLS = (
+    _ReadTool(
+        name="search_conversations",
+        title="Search past conversations",
+        description="Search what was said in earlier conversations with this user (their own words and your "
+        "replies), when you need the exact turn rather than a remembered fact: 'what did I say about ...', 'when did "
+        "we talk about ...'. Secrets said in a conversation are withheld or redacted in what this returns.",
+        properties={
+            "query": {
+                "type": "string",
+                "maxLength": 2000,
+                "description": "What to look for, as a question or keywords.",
+            },
+            "top_k": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": CONVERSATION_SEARCH_TOP_K_MAX,
+                "description": "How many turns to return (default 5).",
+            },
+        },
+        required=["query"],
+        run=_search_conversations,
+        needs_user=True,
+    ),
+    _ReadTool(
+        name="get_memory_context",
+        title="Get the memory context block",
+        description="What you know about this assistant's users in general, this user and this conversation, as one "
+        "short block to keep in mind for the whole conversation. Call it once at the start of a conversation.",
+        properties={},
+        required=[],
+        run=_memory_context,
+    ),
+    _ReadTool(
+        name="get_memory_bundle",
+        title="Get the memory bundle for a prompt",
+        description="Everything memory has for one request, cut to a token budget: the context block, the "
+        "conversation's recent turns, the facts that match the request and similar past turns, as one text to read "
+        "before answering.",
+        properties={
+            "query": {
+                "type": "string",
+                "maxLength": 20000,
+                "description": "The user's request memory is gathered for.",
+            },
+            "token_budget": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 200_000,
+                "description": "At most this many tokens of memory (default 2000).",
+            },
+            "facts_top_k": {"type": "integer", "minimum": 0, "maximum": 20, "description": "Facts (default 10)."},
+            "recent_turns": {"type": "integer", "minimum": 0, "maximum": 200, "description": "Recent turns (10)."},
+            "similar_messages_top_k": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": 50,
+                "description": "Similar past turns (default 5).",
+            },
+        },
+        required=["query"],
+        run=_memory_bundle,
+    ),
+)
+READ_TOOLS_BY_NAME = {tool.name: tool for tool in READ_TOOLS}
+
+
+# --- the registry -----------------------------------------------------------------------------------------------------
+
+
+def memory_tool_definitions(*, caller: Caller) -> list[dict[str, Any]]:
+    """Every tool this caller may use, as MCP `Tool` objects (plain dicts): the memory tools of /api/v1/tools for
+    this agent (search_memory only while its RAG is on), then the read tools."""
+    definitions = []
+    for openai_tool in tool_definitions(agent=caller.agent):
+        function = openai_tool["function"]
+        definitions.append(
+            _definition(
+                name=function["name"],
+                title=FACT_TOOL_TITLES.get(function["name"], function["name"]),
+                description=function["description"],
+                parameters=function["parameters"],
+                hints=FACT_TOOL_HINTS.get(function["name"], UNKNOWN_TOOL_HINTS),
+                caller=caller,
+            )
+        )
+    for tool in READ_TOOLS:
+        definitions.append(
+            _definition(
+                name=tool.name,
+                title=tool.title,
+                description=tool.description,
+                parameters={"properties": tool.properties, "required": tool.required},
+                hints=READ,
+                caller=caller,
+            )
+        )
+    return definitions
+
+
+def _scope_argument(arguments: dict, name: str, pinned: str | None) -> str | None:
+    if name not in arguments:
+        return pinned
+    value = arguments.pop(name)
+    if value is None:
+        return pinned
+    if not isinstance(value, str) or not value.strip() or len(value) > EXTERNAL_ID_MAX_LENGTH:
+        raise MemoryToolError(
+            f"invalid arguments: {name}: must be a non-empty string of at most {EXTERNAL_ID_MAX_LENGTH} characters.",
+            fields={name: ["not a valid id"]},
+        )
+    if pinned is not None and value != pinned:
+        raise MemoryToolError(
+            f"invalid arguments: {name}: this connection is for {name} {pinned!r}; leave `{name}` out.",
+            fields={name: [f"this connection is for {name} {pinned!r}"]},
+        )
+    return value
+
+
+def _call(*, caller: Caller, name: str, arguments: dict) -> dict:
+    if problems := json_unstorable_fields(arguments):
+        named = {
+            f"arguments.{path}" if path != "non_field_errors" else "arguments": errors
+            for path, errors in problems.items()
+        }
+        raise MemoryToolError(
+            "invalid arguments: " + "; ".join(f"{path}: {' '.join(errors)}" for path, errors in named.items()),
+            fields=named,
+        )
+    arguments = dict(arguments)
+    user = _scope_argument(arguments, "user", caller.user)
+    session = _scope_argument(arguments, "session", caller.session)
+    target = memory_scope_resolve(agent=caller.agent, user_external_id=user, session_external_id=session)
+    read_tool = READ_TOOLS_BY_NAME.get(name)
+    if read_tool is not None:
+        if read_tool.needs_user and not (user or session):
+            raise MemoryToolError(
+                "invalid arguments: user: past conversations belong to one user; give `user` (or `session`).",
+                fields={"user": ["required: whose conversations to search"]},
+            )
+        return read_tool.run(caller.agent, target, arguments)
+    context = ToolContext(
+        agent=caller.agent,
+        user=target.user,
+        user_external_id=target.user.external_id if target.user else user,
+        session=target.session,
+    )
+    outcome = tool_call_execute(context=context, name=name, arguments=arguments)
+    if not outcome.ok:
+        raise MemoryToolError(outcome.error or "the tool call failed.")
+    return outcome.result or {}
+
+
+def memory_tool_call(*, caller: Caller, name: str, arguments: object) -> MemoryToolOutcome:
+    """Run one tool call. What the model got wrong (an unknown tool, a wrong or missing argument, an id it cannot
+    see, a secret it tried to save) is an outcome with ok=False naming what to fix, never an exception."""
+    known = {definition["name"] for definition in memory_tool_definitions(caller=caller)}
+    if name not in known:
+        return MemoryToolOutcome(
+            ok=False,
+            error=f"unknown tool {name!r}; the tools are {', '.join(sorted(known))}.",
+            fields={"name": ["unknown tool"]},
+        )
+    if not isinstance(arguments, dict):
+        return MemoryToolOutcome(
+            ok=False,
+            error="invalid arguments: arguments: must be a JSON object of named parameters.",
+            fields={"arguments": ["not an object"]},
+        )
+    try:
+        return MemoryToolOutcome(ok=True, result=_call(caller=caller, name=name, arguments=arguments))
+    except MemoryToolError as error:
+        return MemoryToolOutcome(ok=False, error=error.message, fields=error.fields)
+    except ApplicationError as error:
+        return MemoryToolOutcome(ok=False, error=error.message, fields=error.fields)
+
+
+# --- the context resource ---------------------------------------------------------------------------------------------
+
+CONTEXT_RESOURCE_URI = "memory://context"
+USER_CONTEXT_TEMPLATE = "memory://users/{user}/context"
+
+
+def memory_context_resource_text(*, caller: Caller, user: str | None) -> str:
+    """The always-in-context block of a user (the pinned one for memory://context, or the agent's alone when the
+    connection names none), for a resource read. Raises MemoryToolError naming `user` when it may not be read."""
+    outcome = memory_tool_call(
+        caller=caller, name="get_memory_context", arguments={"user": user} if user is not None else {}
+    )
+    if not outcome.ok:
+        raise MemoryToolError(outcome.error or "", fields=outcome.fields)
+    return (outcome.result or {}).get("text", "")

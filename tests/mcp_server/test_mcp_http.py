@@ -1,0 +1,282 @@
+"""The MCP server over Streamable HTTP at /mcp, driven by the mcp SDK's own client against the live stack (uvicorn
+serving the service's ASGI application, real PostgreSQL and Redis): every tool, the resource, the annotations, the
+review queue and the sensitive-data rules, authentication and throttling."""
+
+from __future__ import annotations
+
+import anyio
+import httpx
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from agents.models import AgentMemoryFromUsers, EndUser
+from conversations.models import Message
+from core.safety.sensitive import SensitiveDataPolicy
+from facts.models import Fact
+from formation.models import HeldMemory
+from tests.mcp_server.conftest import (
+    conversation_store,
+    mcp_http,
+    reflection_store,
+    tenant_create,
+    tool_error,
+    tool_json,
+)
+from tests.memory_client_support import MemoryClient
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ALL_TOOLS = {
+    "search_memory",
+    "save_memory",
+    "update_memory",
+    "delete_memory",
+    "search_conversations",
+    "get_memory_context",
+    "get_memory_bundle",
+}
+WIFI = "the wifi password at my place is hunter2-blue"
+
+
+def _bearer(tenant, **pinned) -> dict[str, str]:
+    headers = {"Authorization": f"Bearer {tenant.key}"}
+    if "user" in pinned:
+        headers["X-Memory-User"] = pinned["user"]
+    return headers
+
+
+def test_tools_are_listed_with_schemas_descriptions_and_annotations(service_url, tenant):
+    async def main():
+        async with mcp_http(service_url, headers=_bearer(tenant)) as client:
+            return (await client.list_tools()).tools, client.protocol_version
+
+    tools, protocol_version = anyio.run(main)
+
+    assert protocol_version >= "2025-06-18"
+    by_name = {tool.name: tool for tool in tools}
+    assert set(by_name) == ALL_TOOLS
+    for tool in tools:
+        assert len(tool.description) > 60, tool.name
+        assert tool.input_schema["type"] == "object" and tool.input_schema["additionalProperties"] is False
+        assert {"user", "session"} <= set(tool.input_schema["properties"]), tool.name
+    read_only = {name for name, tool in by_name.items() if tool.annotations.read_only_hint}
+    assert read_only == {"search_memory", "search_conversations", "get_memory_context", "get_memory_bundle"}
+    destructive = {name for name, tool in by_name.items() if tool.annotations.destructive_hint}
+    assert destructive == {"update_memory", "delete_memory"}
+    assert by_name["delete_memory"].annotations.idempotent_hint is True
+    assert by_name["update_memory"].annotations.idempotent_hint is False
+    assert by_name["save_memory"].input_schema["required"] == ["content"]
+    assert by_name["search_memory"].input_schema["properties"]["top_k"]["maximum"] == 20
+
+
+def test_a_client_of_the_2025_handshake_revisions_is_served_too(service_url, tenant):
+    async def main():
+        async with mcp_http(service_url, headers=_bearer(tenant, user="gene"), mode="legacy") as client:
+            saved = tool_json(await client.call_tool("save_memory", {"content": "Gene plays the cello."}))
+            found = tool_json(await client.call_tool("search_memory", {"query": "What does Gene play?"}))
+            return client.protocol_version, saved, found
+
+    protocol_version, saved, found = anyio.run(main)
+
+    assert protocol_version == "2025-11-25"
+    assert saved["saved"] is True and found["memories"][0]["content"] == "Gene plays the cello."
+
+
+def test_a_connection_pinned_to_a_user_offers_no_user_argument(service_url, tenant):
+    async def main():
+        async with mcp_http(service_url, headers=_bearer(tenant, user="gene")) as client:
+            return (await client.list_tools()).tools
+
+    for tool in anyio.run(main):
+        assert "user" not in tool.input_schema["properties"], tool.name
+
+
+def test_every_tool_and_the_resource_over_http(service_url, tenant):
+    conversation_store(
+        agent=tenant.agent,
+        user="gene",
+        session="s1",
+        turns=[("user", "We finally went kayaking on Lake Annecy last weekend."), ("assistant", "Sounds lovely!")],
+    )
+    reflection_store(agent=tenant.agent, user="gene", content="Gene prefers short answers.")
+
+    async def main():
+        async with mcp_http(service_url, headers=_bearer(tenant, user="gene")) as client:
+            saved = tool_json(await client.call_tool("save_memory", {"content": "Gene's birthday is March 15th."}))
+            fact_id = saved["memory"]["id"]
+            found = tool_json(await client.call_tool("search_memory", {"query": "When is Gene's birthday?"}))
+            updated = tool_json(
+                await client.call_tool("update_memory", {"id": fact_id, "content": "Gene's birthday is March 16th."})
+            )
+            turns = tool_json(await client.call_tool("search_conversations", {"query": "Where did we go kayaking?"}))
+            context = tool_json(await client.call_tool("get_memory_context", {}))
+            bundle = tool_json(await client.call_tool("get_memory_bundle", {"query": "plan Gene's birthday"}))
+            deleted = tool_json(await client.call_tool("delete_memory", {"id": updated["memory"]["id"]}))
+            after = tool_json(await client.call_tool("search_memory", {"query": "birthday"}))
+            resources = (await client.list_resources()).resources
+            templates = (await client.list_resource_templates()).resource_templates
+            pinned = await client.read_resource("memory://context")
+            by_template = await client.read_resource("memory://users/gene/context")
+            return (
+                saved,
+                found,
+                updated,
+                turns,
+                context,
+                bundle,
+                deleted,
+                after,
+                resources,
+                templates,
+                pinned,
+                by_template,
+            )
+
+    saved, found, updated, turns, context, bundle, deleted, after, resources, templates, pinned, by_template = (
+        anyio.run(main)
+    )
+
+    assert saved["saved"] is True and saved["memory"]["scope"] == ["user"]
+    assert found["memories"][0]["content"] == "Gene's birthday is March 15th."
+    assert updated["updated"] is True and updated["memory"]["content"] == "Gene's birthday is March 16th."
+    assert "Lake Annecy" in turns["messages"][0]["content"] and turns["messages"][0]["session"] == "s1"
+    assert "Gene prefers short answers." in context["text"]
+    assert "March 16th" in bundle["text"] and bundle["tokens_used"] <= bundle["token_budget"]
+    assert deleted == {"deleted": True, "id": updated["memory"]["id"]}
+    assert after["memories"] == []
+    assert [resource.uri for resource in resources] == ["memory://context"]
+    assert [template.uri_template for template in templates] == ["memory://users/{user}/context"]
+    assert "Gene prefers short answers." in pinned.contents[0].text
+    assert by_template.contents[0].text == pinned.contents[0].text
+    fact = Fact.objects.get(pk=saved["memory"]["id"])
+    assert fact.agent == tenant.agent and fact.user.external_id == "gene"
+
+
+def test_an_unpinned_connection_names_the_user_in_each_call(service_url, tenant):
+    async def main():
+        async with mcp_http(service_url, headers=_bearer(tenant)) as client:
+            await client.call_tool("save_memory", {"content": "Ana works at Nordlicht GmbH.", "user": "ana"})
+            for_ana = tool_json(
+                await client.call_tool("search_memory", {"query": "Where does Ana work?", "user": "ana"})
+            )
+            for_bob = tool_json(
+                await client.call_tool("search_memory", {"query": "Where does Ana work?", "user": "bob"})
+            )
+            no_user = tool_error(await client.call_tool("search_conversations", {"query": "anything"}))
+            return for_ana, for_bob, no_user
+
+    for_ana, for_bob, no_user = anyio.run(main)
+
+    assert [memory["content"] for memory in for_ana["memories"]] == ["Ana works at Nordlicht GmbH."]
+    assert for_bob["memories"] == []
+    assert "user" in no_user
+
+
+def test_agent_wide_memory_from_a_user_goes_to_the_review_queue(service_url, tenant):
+    assert tenant.agent.agent_memory_from_users == AgentMemoryFromUsers.REVIEW
+
+    async def main():
+        async with mcp_http(service_url, headers=_bearer(tenant, user="gene")) as client:
+            return tool_json(
+                await client.call_tool("save_memory", {"content": "The office closes at 6 pm.", "scope": "agent"})
+            )
+
+    result = anyio.run(main)
+
+    assert result["held_for_review"] is True and result["saved"] is False
+    held = HeldMemory.objects.get(pk=result["review_id"])
+    assert held.agent == tenant.agent and held.content == "The office closes at 6 pm."
+    assert not Fact.objects.filter(agent=tenant.agent).exists()
+
+
+@pytest.mark.parametrize("policy", [SensitiveDataPolicy.WITHHOLD, SensitiveDataPolicy.REDACT])
+def test_a_secret_said_in_a_conversation_is_never_handed_back(service_url, policy):
+    """Over MCP, over REST and through the bundle; the stored transcript keeps it (docs/security.md)."""
+    tenant = tenant_create("agent-secrets", sensitive_data=policy)
+    (said,) = conversation_store(
+        agent=tenant.agent, user="gene", session="s1", turns=[("user", f"Note this: {WIFI}. And I love kayaking.")]
+    )
+
+    async def main():
+        async with mcp_http(service_url, headers=_bearer(tenant, user="gene")) as client:
+            turns = tool_json(await client.call_tool("search_conversations", {"query": "what is the wifi password?"}))
+            bundle = tool_json(await client.call_tool("get_memory_bundle", {"query": "what is the wifi password?"}))
+            saved = await client.call_tool("save_memory", {"content": f"Gene says {WIFI}."})
+            return turns, bundle, saved
+
+    turns, bundle, saved = anyio.run(main)
+    rest = httpx.post(
+        f"{service_url}/api/v1/messages/search",
+        json={"query": "what is the wifi password?", "user": "gene"},
+        headers=_bearer(tenant),
+    ).json()
+
+    through_client = MemoryClient(service_url, tenant.key).messages_search(
+        query="what is the wifi password?", user="gene"
+    )
+
+    shown = turns["messages"][0]["content"]
+    assert "hunter2-blue" not in shown and "kayaking" in shown
+    assert ("[redacted password or PIN]" in shown) == (policy == SensitiveDataPolicy.REDACT)
+    assert "hunter2-blue" not in bundle["text"]
+    assert "hunter2-blue" not in rest["results"][0]["message"]["content"]
+    assert "hunter2-blue" not in through_client["results"][0]["message"]["content"]
+    assert Message.objects.get(pk=said.pk).content.endswith(f"{WIFI}. And I love kayaking.")
+    if policy == SensitiveDataPolicy.WITHHOLD:
+        assert "not saved" in tool_error(saved)
+    else:
+        assert "hunter2-blue" not in tool_json(saved)["memory"]["content"]
+
+
+def test_requests_without_a_valid_key_are_refused_before_the_sdk(service_url, tenant):
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+
+    missing = httpx.post(f"{service_url}/mcp", json=initialize, headers=headers)
+    wrong = httpx.post(f"{service_url}/mcp", json=initialize, headers=headers | {"X-API-Key": "mem_wrong"})
+    conflicting = httpx.post(
+        f"{service_url}/mcp",
+        json=initialize,
+        headers=headers | {"X-API-Key": tenant.key, "Authorization": "Bearer mem_other"},
+    )
+
+    assert missing.status_code == 401 and missing.json()["error"]["code"] == "not_authenticated"
+    assert missing.headers["WWW-Authenticate"].startswith("Bearer")
+    assert wrong.status_code == 401 and wrong.json()["error"]["code"] == "authentication_failed"
+    assert conflicting.status_code == 401
+
+
+def test_the_sdk_client_with_a_wrong_key_gets_an_error_not_a_hang(service_url, tenant):
+    async def main():
+        async with mcp_http(service_url, headers={"X-API-Key": "mem_wrong"}) as client:
+            await client.list_tools()
+
+    with pytest.raises(Exception) as raised:  # noqa: PT011 (the SDK wraps the HTTP 401 in its own errors)
+        anyio.run(main)
+    assert "401" in repr(raised.value) or isinstance(raised.value, MCPError | BaseExceptionGroup)
+
+
+def test_mcp_calls_share_the_keys_throttle_with_rest(service_url, tenant, settings):
+    settings.API_THROTTLE_RATE = "3/minute"
+    headers = _bearer(tenant)
+
+    rest = [httpx.get(f"{service_url}/api/v1/tools", headers=headers).status_code for _ in range(2)]
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    mcp_headers = headers | {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+    mcp = [httpx.post(f"{service_url}/mcp", json=call, headers=mcp_headers) for _ in range(2)]
+
+    assert rest == [200, 200]
+    assert mcp[0].status_code != 429
+    assert mcp[1].status_code == 429 and int(mcp[1].headers["Retry-After"]) >= 1
+    assert mcp[1].json()["error"]["code"] == "throttled"
+
+
+def test_a_body_over_the_api_limit_is_refused(service_url, tenant, settings):
+    huge = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "save_memory"}}
+    huge["params"]["arguments"] = {"content": "x" * (11 * 1024 * 1024)}
+    headers = _bearer(tenant) | {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+
+    response = httpx.post(f"{service_url}/mcp", json=huge, headers=headers, timeout=60)
+
+    assert response.status_code == 413
+    assert not Fact.objects.exists() and not EndUser.objects.exists()

@@ -1,0 +1,175 @@
+"""What one tenant can reach through MCP, and what hostile tool arguments do: key A never sees or changes agent B's
+memory through any tool or the resource; wrong types, huge strings, deep JSON, unknown arguments and unknown tools
+come back as MCP tool errors naming the argument, and store nothing."""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import httpx
+import pytest
+
+from agents.models import AgentMemoryFromUsers, EndUser
+from facts.models import Fact
+from formation.models import HeldMemory
+from tests.mcp_server.conftest import (
+    conversation_store,
+    mcp_http,
+    reflection_store,
+    tenant_create,
+    tool_error,
+    tool_json,
+)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+B_SECRET_WORDS = ("Zanzibar", "quokka", "B-only")
+
+
+def test_key_a_never_reaches_agent_bs_memory_through_any_tool(service_url):
+    a = tenant_create("agent-a")
+    b = tenant_create("agent-b", agent_memory_from_users=AgentMemoryFromUsers.OPEN)
+    conversation_store(agent=b.agent, user="gene", session="s1", turns=[("user", "My quokka lives in Zanzibar.")])
+    reflection_store(agent=b.agent, user="gene", content="B-only: Gene keeps a quokka.")
+
+    async def as_b():
+        async with mcp_http(service_url, headers={"Authorization": f"Bearer {b.key}"}) as client:
+            user_fact = tool_json(
+                await client.call_tool("save_memory", {"content": "Gene's quokka is from Zanzibar.", "user": "gene"})
+            )
+            agent_fact = tool_json(
+                await client.call_tool(
+                    "save_memory", {"content": "B-only: the Zanzibar office opens at 8.", "scope": "agent"}
+                )
+            )
+            return [user_fact["memory"]["id"], agent_fact["memory"]["id"]]
+
+    b_fact_ids = anyio.run(as_b)
+
+    async def as_a():
+        seen = []
+        async with mcp_http(service_url, headers={"X-API-Key": a.key}) as client:
+            for name, arguments in [
+                ("search_memory", {"query": "Zanzibar quokka", "user": "gene"}),
+                ("search_memory", {"query": "Zanzibar office"}),
+                ("search_conversations", {"query": "Where does the quokka live?", "user": "gene"}),
+                ("search_conversations", {"query": "quokka", "session": "s1"}),
+                ("get_memory_context", {"user": "gene"}),
+                ("get_memory_bundle", {"query": "Zanzibar quokka", "user": "gene", "session": "s1"}),
+            ]:
+                seen.append(json.dumps(tool_json(await client.call_tool(name, arguments))))
+            refused = []
+            for fact_id in b_fact_ids:
+                for name, arguments in [
+                    ("update_memory", {"id": fact_id, "content": "Hijacked.", "user": "gene"}),
+                    ("delete_memory", {"id": fact_id, "user": "gene"}),
+                    ("delete_memory", {"id": fact_id}),
+                ]:
+                    refused.append(tool_error(await client.call_tool(name, arguments)))
+            resource = await client.read_resource("memory://users/gene/context")
+            seen.append(resource.contents[0].text)
+        return seen, refused
+
+    seen, refused = anyio.run(as_a)
+
+    for text in seen:
+        assert not any(word in text for word in B_SECRET_WORDS), text
+    assert all("there is no memory with id" in error for error in refused), refused
+    assert sorted(Fact.objects.filter(agent=b.agent, valid_to__isnull=True).values_list("pk", flat=True)) == sorted(
+        b_fact_ids
+    )
+    assert not Fact.objects.filter(agent=a.agent).exists()
+
+
+HOSTILE_CALLS = [
+    # (tool, arguments, the argument the error must name)
+    ("search_memory", {"query": 5}, "query"),
+    ("search_memory", {"query": "birthday", "top_k": "5"}, "top_k"),
+    ("search_memory", {"query": "birthday", "top_k": 10_000}, "top_k"),
+    ("search_memory", {"query": "q" * 100_000}, "query"),
+    ("search_memory", {"query": "birthday", "user": 7}, "user"),
+    ("save_memory", {"content": ["Gene likes tea."]}, "content"),
+    ("save_memory", {"content": "x" * 1_000_000}, "content"),
+    ("save_memory", {"content": "Gene likes tea.\u0000"}, "content"),
+    ("save_memory", {"content": "Gene likes tea.", "scope": "everyone"}, "scope"),
+    ("save_memory", {"content": "Gene likes tea.", "tags": "tea"}, "tags"),
+    ("save_memory", {"content": "Gene likes tea.", "colour": "red"}, "colour"),
+    ("save_memory", {"content": "Gene likes tea.", "user": "u" * 300}, "user"),
+    ("save_memory", {}, "content"),
+    ("update_memory", {"id": "1", "content": "Gene likes coffee."}, "id"),
+    ("delete_memory", {"id": 1.5}, "id"),
+    ("search_conversations", {"query": {"$ne": None}, "user": "gene"}, "query"),
+    ("get_memory_bundle", {"query": "tea", "token_budget": -1}, "token_budget"),
+    ("get_memory_context", {"verbose": True}, "verbose"),
+    ("no_such_tool", {"query": "tea"}, "no_such_tool"),
+]
+
+
+def _nested(depth: int) -> object:
+    value: object = "deep"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_hostile_arguments_are_tool_errors_naming_the_argument_and_store_nothing(service_url):
+    tenant = tenant_create("agent-a")
+    calls = [*HOSTILE_CALLS, ("save_memory", {"content": "Gene likes tea.", "tags": _nested(60)}, "tags")]
+
+    async def main():
+        errors = []
+        async with mcp_http(service_url, headers={"Authorization": f"Bearer {tenant.key}"}) as client:
+            for name, arguments, _ in calls:
+                errors.append(tool_error(await client.call_tool(name, arguments)))
+            # The connection is still good after all of them.
+            still = tool_json(await client.call_tool("search_memory", {"query": "tea", "user": "gene"}))
+        return errors, still
+
+    errors, still = anyio.run(main)
+
+    for (name, _, argument), error in zip(calls, errors, strict=True):
+        assert argument in error, f"{name}: {error!r} does not name {argument!r}"
+    assert still == {"memories": []}
+    assert not Fact.objects.exists() and not HeldMemory.objects.exists() and not EndUser.objects.exists()
+
+
+def test_json_nested_past_what_the_protocol_parser_reads_is_refused_not_a_500(service_url):
+    tenant = tenant_create("agent-a")
+    depth = 5000
+    arguments = '{"content": "Gene likes tea.", "tags": ' + "[" * depth + "]" * depth + "}"
+    body = (
+        '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "save_memory", "arguments": '
+        + arguments
+        + "}}"
+    )
+    headers = {
+        "Authorization": f"Bearer {tenant.key}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-11-25",
+    }
+
+    response = httpx.post(f"{service_url}/mcp", content=body, headers=headers)
+
+    assert response.status_code < 500
+    reply = response.json()
+    assert "error" in reply or reply["result"]["isError"] is True, reply
+    assert not Fact.objects.exists() and not EndUser.objects.exists()
+
+
+def test_a_pinning_header_that_is_not_an_id_is_refused_naming_it(service_url):
+    tenant = tenant_create("agent-a")
+    headers = {"Authorization": f"Bearer {tenant.key}", "X-Memory-User": "u" * 201}
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+
+    over_mcp = httpx.post(
+        f"{service_url}/mcp",
+        json=call,
+        headers=headers | {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"},
+    )
+    over_rest = httpx.get(f"{service_url}/api/v1/mcp/tools", headers=headers)
+
+    for response in (over_mcp, over_rest):
+        assert response.status_code == 400
+        assert list(response.json()["error"]["fields"]) == ["X-Memory-User"]
