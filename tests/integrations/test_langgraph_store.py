@@ -75,12 +75,18 @@ def _graph(store: AgentMemoryStore, *, asynchronous: bool):
     return builder.compile(store=store)
 
 
+async def _arun(graph, state: State, *, user: str) -> State:
+    try:
+        return await graph.ainvoke(state, context=Context(user_id=user))
+    finally:
+        await graph.store.aclose()  # the async client the store made for this event loop
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_graph_finds_in_its_second_run_what_its_first_saved(live_server, keys):
     key = keys["a"][1]
-    first_run = _graph(AgentMemoryStore(live_server.url, key), asynchronous=True)
     said = {"message": "Remember: Gene's sister is Maya."}
-    asyncio.run(first_run.ainvoke(said, context=Context(user_id="gene")))
+    asyncio.run(_arun(_graph(AgentMemoryStore(live_server.url, key), asynchronous=True), said, user="gene"))
     asked = {"message": "Who is my sister?"}
     other_user = _graph(AgentMemoryStore(live_server.url, key), asynchronous=False).invoke(
         asked, context=Context(user_id="ana")
@@ -91,9 +97,7 @@ def test_a_graph_finds_in_its_second_run_what_its_first_saved(live_server, keys)
         asked, context=Context(user_id="gene")
     )
     found_async = asyncio.run(
-        _graph(AgentMemoryStore(live_server.url, key), asynchronous=True).ainvoke(
-            asked, context=Context(user_id="gene")
-        )
+        _arun(_graph(AgentMemoryStore(live_server.url, key), asynchronous=True), asked, user="gene")
     )
 
     assert found["memories"] == found_async["memories"] == ["Gene's sister is Maya."]

@@ -50,8 +50,8 @@ def message_in(message: BaseMessage) -> MessageIn:
         metadata["speaker"] = message.name
     if isinstance(message, ToolMessage):
         metadata["tool_call_id"] = message.tool_call_id
-    if message.type not in _ROLES:
-        metadata["langchain_type"] = message.type
+    if isinstance(message, ChatMessage):
+        metadata["chat_role"] = message.role
     if metadata:
         turn["metadata"] = metadata
     if message.id:
@@ -69,7 +69,7 @@ def message_out(stored: StoredMessage) -> BaseMessage:
         return ToolMessage(tool_call_id=str(metadata.get("tool_call_id", "")), **kwargs)
     if stored["role"] in _MESSAGES:
         return _MESSAGES[stored["role"]](**kwargs)
-    return ChatMessage(role=str(metadata.get("langchain_type") or stored["role"]), **kwargs)
+    return ChatMessage(role=str(metadata.get("chat_role") or stored["role"]), **kwargs)
 
 
 class AgentMemoryChatMessageHistory(BaseChatMessageHistory):
@@ -117,6 +117,10 @@ class AgentMemoryChatMessageHistory(BaseChatMessageHistory):
 
     async def aclear(self) -> None:
         self.clear()
+
+    async def aclose(self) -> None:
+        """Close the async clients this history made (one per event loop it ran in)."""
+        await self.clients.aclose()
 
     def _read(self) -> Steps[list[BaseMessage]]:
         try:
@@ -185,6 +189,10 @@ class AgentMemoryRetriever(BaseRetriever):
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun
     ) -> list[Document]:
         return await self._clients.arun(self._search(query))
+
+    async def aclose(self) -> None:
+        """Close the async clients this retriever made (one per event loop it ran in)."""
+        await self._clients.aclose()
 
     def _search(self, query: str) -> Steps[list[Document]]:
         found = yield Use("search", {"query": query, "user": self.user, "top_k": self.top_k, **self.options})
