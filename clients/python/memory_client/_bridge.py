@@ -86,34 +86,48 @@ class Clients:
             await client.aclose()
 
     def run(self, steps: Steps[T]) -> T:
-        client = self.sync
-        outcome: tuple[bool, Any] = (True, None)
-        while True:
-            try:
-                use = steps.send(outcome[1]) if outcome[0] else steps.throw(outcome[1])
-            except StopIteration as done:
-                return done.value
+        client, feed = self.sync, _Feed(steps)
+        while (use := feed.next_use()) is not None:
             try:
                 result = getattr(client, use.method)(**use.kwargs)
-                outcome = (True, result if use.take is None else list(itertools.islice(result, use.take)))
+                feed.give(result if use.take is None else list(itertools.islice(result, use.take)))
             except MemoryAPIError as error:
-                outcome = (False, error)
+                feed.fail(error)
+        return feed.value
 
     async def arun(self, steps: Steps[T]) -> T:
-        client = self.asynchronous
-        outcome: tuple[bool, Any] = (True, None)
-        while True:
+        client, feed = self.asynchronous, _Feed(steps)
+        while (use := feed.next_use()) is not None:
             try:
-                use = steps.send(outcome[1]) if outcome[0] else steps.throw(outcome[1])
-            except StopIteration as done:
-                return done.value
-            try:
-                if use.take is None:
-                    outcome = (True, await getattr(client, use.method)(**use.kwargs))
-                else:
-                    outcome = (True, await _first(getattr(client, use.method)(**use.kwargs), use.take))
+                result = getattr(client, use.method)(**use.kwargs)
+                feed.give(await result if use.take is None else await _first(result, use.take))
             except MemoryAPIError as error:
-                outcome = (False, error)
+                feed.fail(error)
+        return feed.value
+
+
+class _Feed:
+    """Steps a generator of client calls: what the last call returned (or the API error it raised) goes in, the next
+    call comes out, until the generator returns its value."""
+
+    def __init__(self, steps: Steps[Any]) -> None:
+        self._steps = steps
+        self._outcome: tuple[bool, Any] = (True, None)
+        self.value: Any = None
+
+    def give(self, result: Any) -> None:
+        self._outcome = (True, result)
+
+    def fail(self, error: MemoryAPIError) -> None:
+        self._outcome = (False, error)
+
+    def next_use(self) -> Use | None:
+        succeeded, outcome = self._outcome
+        try:
+            return self._steps.send(outcome) if succeeded else self._steps.throw(outcome)
+        except StopIteration as done:
+            self.value = done.value
+            return None
 
 
 async def _first(items: Any, count: int) -> list[Any]:
