@@ -38,6 +38,7 @@ def test_the_history_posts_turns_once_and_reads_them_back(live_server, keys):
         SystemMessage("You are a cooking assistant.", id="s-1"),
         HumanMessage("Which cheese goes with pears?", id="h-1", name="Gene"),
         AIMessage("Gorgonzola.", id="a-1"),
+        AIMessage("", tool_calls=[{"name": "find_recipes", "args": {"q": "pear"}, "id": "call-7"}], id="a-2"),
         ToolMessage("3 recipes found", tool_call_id="call-7", id="t-1"),
         ChatMessage(role="critic", content="Good pairing.", id="c-1"),
     ]
@@ -49,10 +50,12 @@ def test_the_history_posts_turns_once_and_reads_them_back(live_server, keys):
 
     assert before == []
     assert [(type(m).__name__, m.content) for m in read] == [(type(m).__name__, m.content) for m in turns]
-    assert read[1].name == "Gene" and read[3].tool_call_id == "call-7" and read[4].role == "critic"
-    assert [m.id for m in read] == ["s-1", "h-1", "a-1", "t-1", "c-1"]
+    assert read[1].name == "Gene" and read[4].tool_call_id == "call-7" and read[5].role == "critic"
+    assert read[3].tool_calls == turns[3].tool_calls and read[3].content == ""
+    assert [m.id for m in read] == ["s-1", "h-1", "a-1", "a-2", "t-1", "c-1"]
     stored = Message.objects.filter(session__agent=agent).order_by("pk")
-    assert [m.role for m in stored] == ["system", "user", "assistant", "tool", "other"]
+    assert [m.role for m in stored] == ["system", "user", "assistant", "assistant", "tool", "other"]
+    assert stored[3].content == 'called find_recipes({"q": "pear"})'  # what the model did, as the turn's text
     assert Session.objects.get(agent=agent, external_id="chat-1").user.external_id == "gene"
     with pytest.raises(NotImplementedError, match="new session id"):
         history.clear()

@@ -9,6 +9,7 @@ docs/integrations.md ("LangChain") has a worked example of each."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -44,8 +45,15 @@ def _text(message: BaseMessage) -> str:
 def message_in(message: BaseMessage) -> MessageIn:
     """A LangChain message as the service stores it. A message's id becomes its idempotency key, so posting the
     same message again (a retried run) stores it once."""
-    turn: MessageIn = {"role": _ROLES.get(message.type, "other"), "content": _text(message)}  # type: ignore[typeddict-item]
+    text = _text(message)
     metadata: dict[str, Any] = {}
+    if isinstance(message, AIMessage) and message.tool_calls:
+        calls = [{"name": call["name"], "args": call["args"], "id": call.get("id")} for call in message.tool_calls]
+        metadata["tool_calls"] = calls
+        if not text.strip():  # the service stores no empty turn: the calls, as text, are what the model said
+            text = "; ".join(f"called {call['name']}({json.dumps(call['args'], sort_keys=True)})" for call in calls)
+            metadata["text_is_tool_calls"] = True
+    turn: MessageIn = {"role": _ROLES.get(message.type, "other"), "content": text}  # type: ignore[typeddict-item]
     if message.name:
         metadata["speaker"] = message.name
     if isinstance(message, ToolMessage):
@@ -65,6 +73,9 @@ def message_out(stored: StoredMessage) -> BaseMessage:
     kwargs: dict[str, Any] = {"content": stored["content"], "id": stored.get("idempotency_key") or str(stored["id"])}
     if speaker:
         kwargs["name"] = speaker
+    if stored["role"] == "assistant" and metadata.get("tool_calls"):
+        content = "" if metadata.get("text_is_tool_calls") else stored["content"]
+        return AIMessage(**{**kwargs, "content": content}, tool_calls=metadata["tool_calls"])
     if stored["role"] == "tool":
         return ToolMessage(tool_call_id=str(metadata.get("tool_call_id", "")), **kwargs)
     if stored["role"] in _MESSAGES:
