@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+import httpx
 import pytest
 
 from conversations.models import Agent, Message
@@ -102,10 +103,13 @@ def test_async_errors_carry_status_code_and_fields(live_server, api_key):
                 with pytest.raises(MemoryAPIError) as caught:
                     await attempt
                 errors.append(caught.value)
-        async with AsyncMemoryClient(live_server.url, "not-a-key") as stranger:
+        async with httpx.AsyncClient() as own_http:  # a caller's own httpx client: used, and left open for it
+            stranger = AsyncMemoryClient(live_server.url, "not-a-key", http_client=own_http)
             with pytest.raises(MemoryAPIError) as refused:
                 await stranger.tools()
+            await stranger.aclose()
             errors.append(refused.value)
+            assert not own_http.is_closed
         return errors
 
     bad_role, not_found, empty, unauthenticated = asyncio.run(scenario())

@@ -10,7 +10,7 @@ from conversations.models import Agent, Message, Session
 from facts.models import Fact
 from tests.fakes import facts_reply
 from tests.formation_support import session_form_memories
-from tests.integrations.support import doc_code_blocks, run_doc_code
+from tests.integrations.doc_examples import doc_code_blocks, run_doc_code
 from tests.memory_client_support import api_key_for
 
 
