@@ -9,7 +9,7 @@ import pytest
 from conversations.models import Agent, Message, Session
 from facts.models import Fact
 from tests.fakes import facts_reply
-from tests.formation_support import session_form_memories
+from tests.formation_support import celery_workers_paused, session_form_memories
 from tests.integrations.doc_examples import doc_code_blocks, run_doc_code
 from tests.memory_client_support import api_key_for
 
@@ -54,11 +54,13 @@ def test_the_langchain_section_posts_turns_memory_forms_from_them_and_the_retrie
     agent, key = agent_key
     history_code, retriever_code = doc_code_blocks("LangChain")
 
-    posted = run_doc_code(history_code, base_url=live_server.url, api_key=key, tmp_path=tmp_path)
-    session = Session.objects.get(agent=agent, external_id="support-chat-1")
-    # Formation, as the worker runs it, here with the scripted LLM: it extracts from the turns the history posted.
-    scripted_llm.script("extract_facts", facts_reply("Gene is allergic to peanuts."))
-    session_form_memories(session_id=session.pk, trigger="closed")
+    # The session's live worker (when an earlier test started it) must not form the closed session first, with the
+    # offline LLM: formation runs here, as the worker runs it, with the scripted one.
+    with celery_workers_paused():
+        posted = run_doc_code(history_code, base_url=live_server.url, api_key=key, tmp_path=tmp_path)
+        session = Session.objects.get(agent=agent, external_id="support-chat-1")
+        scripted_llm.script("extract_facts", facts_reply("Gene is allergic to peanuts."))
+        session_form_memories(session_id=session.pk, trigger="closed")
     retrieved = run_doc_code(retriever_code, base_url=live_server.url, api_key=key, tmp_path=tmp_path)
 
     assert posted.strip() == str(
