@@ -12,11 +12,16 @@ CLIENT_DIR = str(REPO_DIR / "clients" / "python")
 if CLIENT_DIR not in sys.path:
     sys.path.insert(0, CLIENT_DIR)
 
-from memory_client import MemoryAPIError, MemoryClient  # noqa: E402
+from memory_client import AsyncMemoryClient, MemoryAPIError, MemoryClient  # noqa: E402
 
-__all__ = ["MemoryAPIError", "MemoryClient", "memory_client_for"]
+__all__ = ["AsyncMemoryClient", "MemoryAPIError", "MemoryClient", "api_key_for", "memory_client_for"]
+
+
+def api_key_for(*, agent: Agent) -> str:
+    """A new raw API key of the agent."""
+    _, raw_key = api_key_create(agent=agent, name="tests")
+    return raw_key
 
 
 def memory_client_for(*, agent: Agent, base_url: str) -> MemoryClient:
-    _, raw_key = api_key_create(agent=agent, name="tests")
-    return MemoryClient(base_url, raw_key, timeout=60)
+    return MemoryClient(base_url, api_key_for(agent=agent), timeout=60)

@@ -103,7 +103,7 @@ def test_each_client_configuration_connects_and_finds_the_memory(name, service_u
 
 @pytest.fixture
 def doc_environment(service_url, tenant, monkeypatch, console_scripts_dir):
-    monkeypatch.setenv("MEMORY_SERVICE_URL", service_url)
+    monkeypatch.setenv("MEMORY_URL", service_url)
     monkeypatch.setenv("MEMORY_API_KEY", tenant.key)
     monkeypatch.setenv("PATH", f"{console_scripts_dir}{os.pathsep}{os.environ.get('PATH', '')}")
     return tenant

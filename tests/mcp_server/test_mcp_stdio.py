@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _environment(service_url: str, key: str, **extra: str) -> dict[str, str]:
-    return {"MEMORY_SERVICE_URL": service_url, "MEMORY_API_KEY": key} | extra
+    return {"MEMORY_URL": service_url, "MEMORY_API_KEY": key} | extra
 
 
 def test_the_stdio_server_offers_what_mcp_over_http_offers(service_url, tenant, console_scripts_dir):

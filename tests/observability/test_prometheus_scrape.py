@@ -44,7 +44,8 @@ def stub() -> Iterator[StubLLMServer]:
 
 @pytest.fixture
 def stack(tmp_path: Path, stub: StubLLMServer, celery_worker_launcher) -> Iterator[dict]:
-    """uvicorn (2 worker processes, as docker-compose.yml runs the web) and a prefork worker (2 children), each with its own multiprocess folder."""
+    """uvicorn (2 worker processes, as docker-compose.yml runs the web) and a prefork worker (2 children), each with
+    its own multiprocess folder."""
     prometheus_binary()  # skipped before anything starts when Debian's package is missing
     common = {
         "DATABASE_URL": database_url_of_test_database(),

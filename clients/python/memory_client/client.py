@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
-import json
 import threading
+import time
 import urllib.error
-import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from typing import Any, cast
 
+from memory_client import _protocol as api
+from memory_client._protocol import Call, MemoryAPIError, RetryPolicy
 from memory_client.types import (
     AppendResult,
     Fact,
@@ -27,23 +27,26 @@ from memory_client.types import (
     ToolCallResult,
 )
 
-
-class MemoryAPIError(Exception):
-    """An error response of the service, in its one error shape: {"error": {"code", "message", "fields"}}."""
-
-    def __init__(self, *, status: int, code: str, message: str, fields: dict[str, list[str]] | None = None) -> None:
-        super().__init__(f"{status} {code}: {message}")
-        self.status = status
-        self.code = code
-        self.message = message
-        self.fields = fields or {}
+__all__ = ["MemoryAPIError", "MemoryClient"]
 
 
 class MemoryClient:
-    def __init__(self, base_url: str, api_key: str, *, timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        timeout: float = 30.0,
+        max_retries: int = 2,
+        max_retry_wait: float = 30.0,
+    ) -> None:
+        """`max_retries`, `max_retry_wait`: a throttled request (429 with Retry-After) is sent again, at most
+        max_retries times, when the wait it asks for is at most max_retry_wait seconds; otherwise MemoryAPIError
+        is raised at once, with `retry_after` set."""
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
         self.timeout = timeout
+        self.retry_policy = RetryPolicy(max_retries=max_retries, max_wait=max_retry_wait)
         self._last = threading.local()
 
     @property
@@ -59,11 +62,9 @@ class MemoryClient:
         self, *, user: str | None = None, session: str | None = None, if_none_match: str | None = None
     ) -> MemoryContext | None:
         """The always-in-context block. With `if_none_match` (a previous result's etag), None when unchanged."""
-        headers = {"If-None-Match": if_none_match} if if_none_match else {}
-        status, body = self._request(
-            "GET", "/api/v1/memory/context", query={"user": user, "session": session}, headers=headers
+        return cast(
+            MemoryContext | None, self._call(api.context(user=user, session=session, if_none_match=if_none_match))
         )
-        return None if status == 304 else cast(MemoryContext, body)
 
     def bundle(
         self,
@@ -76,22 +77,21 @@ class MemoryClient:
     ) -> MemoryBundle:
         """Everything memory offers for one prompt, cut to `token_budget`. `options`: facts_top_k,
         similar_messages_top_k, recent_turns, min_similarity, recency_weight, part_token_limits (see docs/api.md)."""
-        payload = {"query": query, "user": user, "session": session, "token_budget": token_budget, **options}
-        return cast(MemoryBundle, self._post("/api/v1/memory/bundle", payload))
+        call = api.bundle(query=query, user=user, session=session, token_budget=token_budget, options=options)
+        return cast(MemoryBundle, self._call(call))
 
     def search(self, *, query: str, user: str | None = None, top_k: int = 10, **options: Any) -> SearchResults:
         """Hybrid fact search. `options`: mode, min_similarity, recency_weight, mmr_lambda, scopes, tags, as_of (ISO
         8601), include_history, fallback_to_recent, time_from, time_to (ISO dates), time_filter (see docs/api.md)."""
-        payload = {"query": query, "user": user, "top_k": top_k, **options}
-        return cast(SearchResults, self._post("/api/v1/memory/search", payload))
+        return cast(SearchResults, self._call(api.search(query=query, user=user, top_k=top_k, options=options)))
 
     def messages_search(
         self, *, query: str, user: str | None = None, session: str | None = None, top_k: int = 10, **options: Any
     ) -> MessageSearchResults:
         """The user's past messages (one session's when given) that best answer `query`. `options`: mode,
         min_similarity, time_from, time_to (ISO dates), time_filter (see docs/api.md)."""
-        payload = {"query": query, "user": user, "session": session, "top_k": top_k, **options}
-        return cast(MessageSearchResults, self._post("/api/v1/messages/search", payload))
+        call = api.messages_search(query=query, user=user, session=session, top_k=top_k, options=options)
+        return cast(MessageSearchResults, self._call(call))
 
     # --- facts ----------------------------------------------------------------------------------------------------
 
@@ -105,8 +105,8 @@ class MemoryClient:
         page_size: int = 50,
     ) -> Iterator[Fact]:
         """Every matching fact, newest first, following the cursor pages."""
-        query = {"user": user, "scope": scope, "tag": tag, "status": status, "page_size": page_size}
-        return cast(Iterator[Fact], self._paginate("/api/v1/facts", query=query))
+        call = api.facts_list(user=user, scope=scope, tag=tag, status=status, page_size=page_size)
+        return cast(Iterator[Fact], self._paginate(call))
 
     def fact_create(
         self,
@@ -118,11 +118,11 @@ class MemoryClient:
         metadata: dict[str, Any] | None = None,
     ) -> Fact:
         """Store a fact (embedded at once); the same content in the same scope returns the stored one."""
-        payload = {"content": content, "user": user, "scopes": scopes, "tags": tags, "metadata": metadata}
-        return cast(Fact, self._post("/api/v1/facts", payload))
+        call = api.fact_create(content=content, user=user, scopes=scopes, tags=tags, metadata=metadata)
+        return cast(Fact, self._call(call))
 
     def fact_get(self, fact_id: int) -> Fact:
-        return cast(Fact, self._request("GET", f"/api/v1/facts/{int(fact_id)}")[1])
+        return cast(Fact, self._call(api.fact_get(fact_id)))
 
     def fact_update(
         self,
@@ -136,31 +136,22 @@ class MemoryClient:
         reason: str | None = None,
     ) -> Fact:
         """Write a new version of the fact (the old one stays in its history). Returns the new version."""
-        payload = {
-            "content": content,
-            "scopes": scopes,
-            "tags": tags,
-            "metadata": metadata,
-            "user": user,
-            "reason": reason,
-        }
-        body = {key: value for key, value in payload.items() if value is not None}
-        return cast(Fact, self._request("PATCH", f"/api/v1/facts/{int(fact_id)}", json_body=body)[1])
+        changes = {"content": content, "scopes": scopes, "tags": tags, "metadata": metadata, "user": user}
+        return cast(Fact, self._call(api.fact_update(fact_id, changes=changes | {"reason": reason})))
 
     def fact_delete(self, fact_id: int, *, hard: bool = False, reason: str | None = None) -> None:
         """Close the fact (kept as history), or with hard=True erase its whole lineage."""
-        query = {"hard": "true" if hard else None, "reason": reason}
-        self._request("DELETE", f"/api/v1/facts/{int(fact_id)}", query=query)
+        self._call(api.fact_delete(fact_id, hard=hard, reason=reason))
 
     def fact_history(self, fact_id: int) -> FactHistory:
         """Every version of the fact's lineage, oldest first, with the reason for each change."""
-        return cast(FactHistory, self._request("GET", f"/api/v1/facts/{int(fact_id)}/history")[1])
+        return cast(FactHistory, self._call(api.fact_history(fact_id)))
 
     # --- tools ----------------------------------------------------------------------------------------------------
 
     def tools(self) -> list[dict[str, Any]]:
         """OpenAI-format tool definitions, to pass as `tools` to a chat completion."""
-        return cast(list[dict[str, Any]], self._request("GET", "/api/v1/tools")[1]["tools"])
+        return cast(list[dict[str, Any]], self._call(api.tools()))
 
     def tool_call(
         self,
@@ -172,133 +163,81 @@ class MemoryClient:
     ) -> ToolCallResult:
         """Execute a tool call as the model made it (`arguments` may be its JSON string). A mistake of the model
         is not an exception: the result has ok=False and an `error` to send back as the tool message."""
-        payload = {"name": name, "arguments": arguments, "user": user, "session": session}
-        return cast(ToolCallResult, self._post("/api/v1/tools/call", payload))
+        return cast(
+            ToolCallResult, self._call(api.tool_call(name=name, arguments=arguments, user=user, session=session))
+        )
 
     def mcp_tools(self, *, user: str | None = None, session: str | None = None) -> list[dict[str, Any]]:
         """The MCP server's tools as MCP `Tool` objects (what /mcp lists). With `user` or `session`, the tools are
         pinned to them and do not take those arguments."""
-        return cast(
-            list[dict[str, Any]], self._request("GET", "/api/v1/mcp/tools", headers=_pinned(user, session))[1]["tools"]
-        )
+        return cast(list[dict[str, Any]], self._call(api.mcp_tools(user=user, session=session)))
 
     def mcp_tool_call(
         self, *, name: str, arguments: dict[str, Any], user: str | None = None, session: str | None = None
     ) -> MCPToolCallResult:
         """Run one of the MCP server's tools. A mistake of the model is not an exception: ok=False, an `error` naming
         the argument, and `fields`."""
-        _, body = self._request(
-            "POST",
-            "/api/v1/mcp/tools/call",
-            json_body={"name": name, "arguments": arguments},
-            headers=_pinned(user, session),
+        return cast(
+            MCPToolCallResult,
+            self._call(api.mcp_tool_call(name=name, arguments=arguments, user=user, session=session)),
         )
-        return cast(MCPToolCallResult, body)
 
     # --- ingestion ------------------------------------------------------------------------------------------------
 
     def session_create(self, *, user: str, session: str) -> SessionInfo:
         """Create the session for the user, or fetch it if it exists."""
-        return cast(SessionInfo, self._post("/api/v1/sessions", {"user": user, "session": session}))
+        return cast(SessionInfo, self._call(api.session_create(user=user, session=session)))
 
     def session_get(self, session: str) -> SessionInfo:
-        return cast(SessionInfo, self._request("GET", _session_path(session))[1])
+        return cast(SessionInfo, self._call(api.session_get(session)))
 
     def messages_append(self, session: str, messages: list[MessageIn], *, user: str | None = None) -> AppendResult:
         """Store messages (the session is created for `user` on first use). Messages with an idempotency_key the
         session already holds come back as stored, not stored twice: retrying is safe."""
-        return cast(
-            AppendResult, self._post(_session_path(session) + "/messages", {"user": user, "messages": messages})
-        )
+        return cast(AppendResult, self._call(api.messages_append(session, messages=messages, user=user)))
 
     def messages_list(self, session: str, *, page_size: int = 100) -> Iterator[StoredMessage]:
         """Every message of the session, oldest first, following the cursor pages."""
-        return cast(
-            Iterator[StoredMessage],
-            self._paginate(_session_path(session) + "/messages", query={"page_size": page_size}),
-        )
+        return cast(Iterator[StoredMessage], self._paginate(api.messages_list(session, page_size=page_size)))
 
     def session_close(self, session: str) -> SessionInfo:
         """Mark the session closed; formation of what is not formed yet is queued. Closing a closed session changes
         nothing and returns it as it is."""
-        return cast(SessionInfo, self._post(_session_path(session) + "/close", {}))
+        return cast(SessionInfo, self._call(api.session_close(session)))
 
     def session_form(self, session: str) -> FormationQueued:
         """Queue memory formation of the session now."""
-        return cast(FormationQueued, self._post(_session_path(session) + "/form", {}))
+        return cast(FormationQueued, self._call(api.session_form(session)))
 
     # --- plumbing -------------------------------------------------------------------------------------------------
 
-    def _paginate(self, path: str, *, query: dict[str, Any]) -> Iterator[Any]:
-        _, page = self._request("GET", path, query=query)
+    def _paginate(self, call: Call) -> Iterator[Any]:
+        page: Call | None = call
+        while page is not None:
+            body = self._call(page)
+            yield from body["results"]
+            page = api.next_page(body)
+
+    def _call(self, call: Call) -> Any:
+        attempt = 0
         while True:
-            yield from page["results"]
-            if not page.get("next"):
-                return
-            _, page = self._request("GET", page["next"])
+            try:
+                return self._send(call)
+            except MemoryAPIError as error:
+                delay = self.retry_policy.delay(error, attempt=attempt)
+                if delay is None:
+                    raise
+                time.sleep(delay)
+                attempt += 1
 
-    def _post(self, path: str, payload: dict[str, Any]) -> Any:
-        _, body = self._request("POST", path, json_body={k: v for k, v in payload.items() if v is not None})
-        return body
-
-    def _request(
-        self,
-        method: str,
-        path: str,
-        *,
-        query: dict[str, Any] | None = None,
-        json_body: Any = None,
-        headers: dict[str, str] | None = None,
-    ) -> tuple[int, Any]:
-        url = path if path.startswith(("http://", "https://")) else self.base_url + path
-        present = {key: value for key, value in (query or {}).items() if value is not None}
-        if present:
-            url += "?" + urllib.parse.urlencode(present, doseq=True)
-        data = json.dumps(json_body).encode() if json_body is not None else None
-        request = urllib.request.Request(url, data=data, method=method)
-        request.add_header("Authorization", f"Bearer {self.api_key}")
-        request.add_header("Accept", "application/json")
-        if data is not None:
-            request.add_header("Content-Type", "application/json")
-        for name, value in (headers or {}).items():
+    def _send(self, call: Call) -> Any:
+        request = urllib.request.Request(call.url(self.base_url), data=call.body(), method=call.method)
+        for name, value in call.request_headers(self.api_key).items():
             request.add_header(name, value)
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                raw = response.read()
-                self._last.server_timing = _server_timing(response.headers.get("Server-Timing", ""))
-                return response.status, json.loads(raw) if raw else None
-        except urllib.error.HTTPError as error:
-            if error.code == 304:
-                return 304, None
-            raise _api_error(error) from None
-
-
-def _pinned(user: str | None, session: str | None) -> dict[str, str]:
-    """The headers that pin an MCP call to an end user and session."""
-    pinned = {"X-Memory-User": user, "X-Memory-Session": session}
-    return {name: value for name, value in pinned.items() if value is not None}
-
-
-def _server_timing(header: str) -> dict[str, float]:
-    stages = {}
-    for part in header.split(","):
-        name, _, parameters = part.strip().partition(";")
-        for parameter in parameters.split(";"):
-            key, _, value = parameter.strip().partition("=")
-            if key == "dur" and name:
-                with contextlib.suppress(ValueError):
-                    stages[name] = float(value)
-    return stages
-
-
-def _session_path(session: str) -> str:
-    return "/api/v1/sessions/" + urllib.parse.quote(session, safe="")
-
-
-def _api_error(error: urllib.error.HTTPError) -> MemoryAPIError:
-    raw = error.read()
-    try:
-        body = json.loads(raw)["error"]
-        return MemoryAPIError(status=error.code, code=body["code"], message=body["message"], fields=body.get("fields"))
-    except (ValueError, KeyError, TypeError):
-        return MemoryAPIError(status=error.code, code="http_error", message=raw.decode(errors="replace")[:500])
+                status, headers, raw = response.status, response.headers, response.read()
+                self._last.server_timing = api.server_timing(headers.get("Server-Timing", ""))
+        except urllib.error.HTTPError as error:  # an error status: read outside, so its traceback is not chained
+            status, headers, raw = error.code, error.headers, error.read()
+        return api.response_result(call, status=status, headers=headers, raw=raw)

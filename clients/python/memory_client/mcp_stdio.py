@@ -5,7 +5,7 @@ so both transports offer the same tools with the same rules.
 
 Configured by the environment:
     MEMORY_API_KEY      the agent's API key (required)
-    MEMORY_SERVICE_URL  the service's base URL (default http://127.0.0.1:8000)
+    MEMORY_URL          the service's base URL (default http://127.0.0.1:8000)
     MEMORY_USER         the end user the conversation is about (optional: without it, each call names its `user`)
     MEMORY_SESSION      the session (optional)
 
@@ -158,7 +158,7 @@ def server_from_environment(environ: dict[str, str] | None = None) -> StdioMemor
     api_key = environ.get("MEMORY_API_KEY", "").strip()
     if not api_key:
         raise SystemExit("agent-memory-mcp: set MEMORY_API_KEY to the agent's API key.")
-    client = MemoryClient(environ.get("MEMORY_SERVICE_URL") or DEFAULT_SERVICE_URL, api_key)
+    client = MemoryClient(environ.get("MEMORY_URL") or DEFAULT_SERVICE_URL, api_key)
     return StdioMemoryServer(
         client=client, user=environ.get("MEMORY_USER") or None, session=environ.get("MEMORY_SESSION") or None
     )

@@ -1,0 +1,253 @@
+"""What the sync and the async client share, free of any I/O: each endpoint's request (method, path, query, body),
+the reading of a response (its error shape, Server-Timing), and when a throttled request is worth retrying. The
+two clients only move bytes: urllib in MemoryClient, httpx in AsyncMemoryClient."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import urllib.parse
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+USER_AGENT = "agent-memory-client/0.1"
+
+
+class MemoryAPIError(Exception):
+    """An error response of the service, in its one error shape: {"error": {"code", "message", "fields"}}.
+    `retry_after` is the wait in seconds a 429 (or 503) asked for, else None."""
+
+    def __init__(
+        self,
+        *,
+        status: int,
+        code: str,
+        message: str,
+        fields: dict[str, list[str]] | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+        self.fields = fields or {}
+        self.retry_after = retry_after
+
+
+def _body_of(status: int, body: Any) -> Any:
+    return body
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request to the API and how its (status, body) becomes the method's result."""
+
+    method: str
+    path: str
+    query: dict[str, Any] = field(default_factory=dict)
+    json_body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    result: Callable[[int, Any], Any] = _body_of
+
+    def url(self, base_url: str) -> str:
+        url = self.path if self.path.startswith(("http://", "https://")) else base_url + self.path
+        present = {key: value for key, value in self.query.items() if value is not None}
+        return url + ("?" + urllib.parse.urlencode(present, doseq=True) if present else "")
+
+    def request_headers(self, api_key: str) -> dict[str, str]:
+        headers = {"Authorization": f"Bearer {api_key}", "Accept": "application/json", "User-Agent": USER_AGENT}
+        if self.json_body is not None:
+            headers["Content-Type"] = "application/json"
+        return headers | self.headers
+
+    def body(self) -> bytes | None:
+        return json.dumps(self.json_body).encode() if self.json_body is not None else None
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """A throttled request (429, or 503 with Retry-After) is sent again up to `max_retries` times when the wait it
+    asks for is at most `max_wait` seconds; a longer wait is the caller's decision, so the error is raised at once.
+    Throttling refuses a request before it does anything, so resending one (a POST too) never does it twice."""
+
+    max_retries: int = 2
+    max_wait: float = 30.0
+
+    def delay(self, error: MemoryAPIError, *, attempt: int) -> float | None:
+        """Seconds to wait before resending after `error` on try number `attempt` (0 first), or None: raise it."""
+        if error.status not in (429, 503) or error.retry_after is None or attempt >= self.max_retries:
+            return None
+        return error.retry_after if error.retry_after <= self.max_wait else None
+
+
+def response_result(call: Call, *, status: int, headers: Mapping[str, str], raw: bytes) -> Any:
+    """The method's result for a response, or MemoryAPIError for an error status (304 is 'unchanged', no error)."""
+    if status >= 400:
+        raise api_error(status=status, headers=headers, raw=raw)
+    return call.result(status, json.loads(raw) if raw and status != 304 else None)
+
+
+def api_error(*, status: int, headers: Mapping[str, str], raw: bytes) -> MemoryAPIError:
+    retry_after = retry_after_seconds(headers.get("Retry-After"))
+    try:
+        body = json.loads(raw)["error"]
+        return MemoryAPIError(
+            status=status,
+            code=body["code"],
+            message=body["message"],
+            fields=body.get("fields"),
+            retry_after=retry_after,
+        )
+    except (ValueError, KeyError, TypeError):
+        message = raw.decode(errors="replace")[:500]
+        return MemoryAPIError(status=status, code="http_error", message=message, retry_after=retry_after)
+
+
+def retry_after_seconds(header: str | None) -> float | None:
+    """Retry-After in seconds (the service sends whole seconds; an HTTP date is not something it sends)."""
+    if not header:
+        return None
+    try:
+        return max(0.0, float(header))
+    except ValueError:
+        return None
+
+
+def server_timing(header: str) -> dict[str, float]:
+    stages = {}
+    for part in header.split(","):
+        name, _, parameters = part.strip().partition(";")
+        for parameter in parameters.split(";"):
+            key, _, value = parameter.strip().partition("=")
+            if key == "dur" and name:
+                with contextlib.suppress(ValueError):
+                    stages[name] = float(value)
+    return stages
+
+
+def next_page(page: dict[str, Any]) -> Call | None:
+    """The call for the page after `page` of a cursor-paginated list, None after the last."""
+    return Call("GET", page["next"]) if page.get("next") else None
+
+
+# --- the endpoints ------------------------------------------------------------------------------------------------
+
+
+def _present(payload: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in payload.items() if value is not None}
+
+
+def _post(path: str, payload: dict[str, Any], result: Callable[[int, Any], Any] = _body_of) -> Call:
+    return Call("POST", path, json_body=_present(payload), result=result)
+
+
+def session_path(session: str) -> str:
+    return "/api/v1/sessions/" + urllib.parse.quote(session, safe="")
+
+
+def _fact_path(fact_id: int) -> str:
+    return f"/api/v1/facts/{int(fact_id)}"
+
+
+def context(*, user: str | None, session: str | None, if_none_match: str | None) -> Call:
+    headers = {"If-None-Match": if_none_match} if if_none_match else {}
+    return Call(
+        "GET",
+        "/api/v1/memory/context",
+        query={"user": user, "session": session},
+        headers=headers,
+        result=lambda status, body: None if status == 304 else body,
+    )
+
+
+def bundle(*, query: str, user: str | None, session: str | None, token_budget: int, options: dict) -> Call:
+    payload = {"query": query, "user": user, "session": session, "token_budget": token_budget, **options}
+    return _post("/api/v1/memory/bundle", payload)
+
+
+def search(*, query: str, user: str | None, top_k: int, options: dict) -> Call:
+    return _post("/api/v1/memory/search", {"query": query, "user": user, "top_k": top_k, **options})
+
+
+def messages_search(*, query: str, user: str | None, session: str | None, top_k: int, options: dict) -> Call:
+    payload = {"query": query, "user": user, "session": session, "top_k": top_k, **options}
+    return _post("/api/v1/messages/search", payload)
+
+
+def facts_list(*, user: str | None, scope: str | None, tag: str | None, status: str, page_size: int) -> Call:
+    query = {"user": user, "scope": scope, "tag": tag, "status": status, "page_size": page_size}
+    return Call("GET", "/api/v1/facts", query=query)
+
+
+def fact_create(
+    *, content: str, user: str | None, scopes: list[str] | None, tags: list[str] | None, metadata: dict | None
+) -> Call:
+    payload = {"content": content, "user": user, "scopes": scopes, "tags": tags, "metadata": metadata}
+    return _post("/api/v1/facts", payload)
+
+
+def fact_get(fact_id: int) -> Call:
+    return Call("GET", _fact_path(fact_id))
+
+
+def fact_update(fact_id: int, *, changes: dict[str, Any]) -> Call:
+    return Call("PATCH", _fact_path(fact_id), json_body=_present(changes))
+
+
+def fact_delete(fact_id: int, *, hard: bool, reason: str | None) -> Call:
+    return Call("DELETE", _fact_path(fact_id), query={"hard": "true" if hard else None, "reason": reason})
+
+
+def fact_history(fact_id: int) -> Call:
+    return Call("GET", _fact_path(fact_id) + "/history")
+
+
+def tools() -> Call:
+    return Call("GET", "/api/v1/tools", result=lambda status, body: body["tools"])
+
+
+def tool_call(*, name: str, arguments: dict[str, Any] | str, user: str | None, session: str | None) -> Call:
+    return _post("/api/v1/tools/call", {"name": name, "arguments": arguments, "user": user, "session": session})
+
+
+def _pinned(user: str | None, session: str | None) -> dict[str, str]:
+    """The headers that pin an MCP tool call to an end user and session."""
+    return _present({"X-Memory-User": user, "X-Memory-Session": session})
+
+
+def mcp_tools(*, user: str | None, session: str | None) -> Call:
+    return Call("GET", "/api/v1/mcp/tools", headers=_pinned(user, session), result=lambda status, body: body["tools"])
+
+
+def mcp_tool_call(*, name: str, arguments: dict[str, Any], user: str | None, session: str | None) -> Call:
+    return Call(
+        "POST",
+        "/api/v1/mcp/tools/call",
+        json_body={"name": name, "arguments": arguments},
+        headers=_pinned(user, session),
+    )
+
+
+def session_create(*, user: str, session: str) -> Call:
+    return _post("/api/v1/sessions", {"user": user, "session": session})
+
+
+def session_get(session: str) -> Call:
+    return Call("GET", session_path(session))
+
+
+def messages_append(session: str, *, messages: list, user: str | None) -> Call:
+    return _post(session_path(session) + "/messages", {"user": user, "messages": messages})
+
+
+def messages_list(session: str, *, page_size: int) -> Call:
+    return Call("GET", session_path(session) + "/messages", query={"page_size": page_size})
+
+
+def session_close(session: str) -> Call:
+    return _post(session_path(session) + "/close", {})
+
+
+def session_form(session: str) -> Call:
+    return _post(session_path(session) + "/form", {})
