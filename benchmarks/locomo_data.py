@@ -47,6 +47,7 @@ class Question:
     text: str
     category: str
     evidence: frozenset[str]
+    answer: str = ""  # the gold answer (an adversarial question's is what the conversation does not say)
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,7 @@ def load_conversations(path: Path, *, sample_ids: Iterable[str]) -> list[Convers
                     text=str(qa["question"]),
                     category=CATEGORIES[int(qa["category"])],
                     evidence=evidence,
+                    answer=str(qa.get("answer", qa.get("adversarial_answer", ""))),
                 )
             )
         conversations.append(conversation)
