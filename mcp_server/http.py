@@ -11,6 +11,7 @@ endpoint can be served by any number of web processes behind a load balancer, wi
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator
 from types import SimpleNamespace
 
@@ -20,11 +21,14 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from rest_framework import exceptions
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from agents.api.authentication import AgentAPIKeyAuthentication
 from agents.api.throttling import AgentKeyRateThrottle
 from core.api.errors import error_body
+from core.api.middleware import REQUEST_ID_HEADER, request_id_from
+from core.runtime.logging import current_agent, current_request_id
+from mcp_server.metrics import mcp_request_counted
 from mcp_server.server import CALLER_STATE_KEY, in_django_thread, memory_mcp_server
 from mcp_server.tools import SESSION_HEADER, USER_HEADER, Caller, MemoryToolError, pinned_id
 
@@ -99,10 +103,36 @@ class MCPEndpoint:
             yield
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Each request as Django's middleware treats the API's: an X-Request-ID (the caller's or a new one) in its
+        log lines, its tool calls' and its response; counted and timed in the request metrics under the route
+        "mcp"."""
+        headers = Headers(scope=scope)
+        request_id = request_id_from(headers.get(REQUEST_ID_HEADER))
+        request_id_token, agent_token = current_request_id.set(request_id), current_agent.set(None)
         try:
-            caller = await in_django_thread(caller_authenticate, headers=Headers(scope=scope))
+            with mcp_request_counted(method=scope.get("method", "")) as counted:
+
+                async def send_identified(message: Message) -> None:
+                    if message["type"] == "http.response.start":
+                        counted["status"] = message["status"]
+                        message = message | {
+                            "headers": [*message.get("headers", []), (b"x-request-id", request_id.encode())]
+                        }
+                    await send(message)
+
+                await self._serve(scope, receive, send_identified, headers=headers)
+        finally:
+            current_request_id.reset(request_id_token)
+            current_agent.reset(agent_token)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, *, headers: Headers) -> None:
+        try:
+            caller = await in_django_thread(caller_authenticate, headers=headers)
         except _Refused as refused:
             await refused.response(scope, receive, send)
             return
-        scope.setdefault("state", {})[CALLER_STATE_KEY] = caller
+        current_agent.set(caller.agent.external_id)
+        scope.setdefault("state", {})[CALLER_STATE_KEY] = dataclasses.replace(
+            caller, request_id=current_request_id.get()
+        )
         await self.session_manager.handle_request(scope, receive, send)

@@ -17,6 +17,7 @@ from django.db import close_old_connections
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
+from core.runtime.logging import current_agent, current_request_id
 from mcp_server.tools import (
     CONTEXT_RESOURCE_URI,
     USER_CONTEXT_TEMPLATE,
@@ -42,13 +43,21 @@ Result = TypeVar("Result")
 
 
 async def in_django_thread(function: Callable[..., Result], /, **kwargs: Any) -> Result:
-    """Run Django code off the event loop, opening and releasing database connections as a request would."""
+    """Run Django code off the event loop, opening and releasing database connections as a request would. A `caller`
+    argument's request id and agent are in the log lines the call writes: the SDK runs the call in its own task,
+    which does not inherit the HTTP request's context."""
+    caller = kwargs.get("caller")
 
     def run() -> Result:
         close_old_connections()
+        known = isinstance(caller, Caller)
+        request_id = current_request_id.set(caller.request_id if known else None)
+        agent = current_agent.set(caller.agent.external_id if known else None)
         try:
             return function(**kwargs)
         finally:
+            current_request_id.reset(request_id)
+            current_agent.reset(agent)
             close_old_connections()
 
     return await anyio.to_thread.run_sync(run)

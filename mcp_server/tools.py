@@ -14,6 +14,7 @@ must not be able to read another user's memory because a conversation told it to
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,7 @@ from core.api.fields import StrictCharField, StrictIntegerField
 from core.api.json_limits import json_unstorable_fields
 from core.exceptions import ApplicationError
 from formation.services.tools import ToolContext, tool_call_execute, tool_definitions
+from mcp_server.metrics import mcp_tool_call_count
 from reflections.selectors.bundle import BundleLimits, memory_bundle_build
 from reflections.selectors.context import memory_context_get
 
@@ -43,6 +45,7 @@ class Caller:
     agent: Agent
     user: str | None = None
     session: str | None = None
+    request_id: str | None = None  # the HTTP request's X-Request-ID, for the log lines of its tool calls
 
     @property
     def pinned(self) -> bool:
@@ -305,6 +308,7 @@ READ_TOOLS = (
     ),
 )
 READ_TOOLS_BY_NAME = {tool.name: tool for tool in READ_TOOLS}
+TOOL_NAMES = frozenset(FACT_TOOL_HINTS) | frozenset(READ_TOOLS_BY_NAME)
 
 
 # --- the registry -----------------------------------------------------------------------------------------------------
@@ -395,7 +399,22 @@ def _call(*, caller: Caller, name: str, arguments: dict) -> dict:
 
 def memory_tool_call(*, caller: Caller, name: str, arguments: object) -> MemoryToolOutcome:
     """Run one tool call. What the model got wrong (an unknown tool, a wrong or missing argument, an id it cannot
-    see, a secret it tried to save) is an outcome with ok=False naming what to fix, never an exception."""
+    see, a secret it tried to save) is an outcome with ok=False naming what to fix, never an exception. Counted in
+    the tool-call metrics, by outcome, whichever transport carried it."""
+    started, outcome = time.perf_counter(), None
+    try:
+        outcome = _memory_tool_call(caller=caller, name=name, arguments=arguments)
+        return outcome
+    finally:
+        mcp_tool_call_count(
+            tool=name if isinstance(name, str) else "",
+            known_tools=TOOL_NAMES,
+            outcome="failed" if outcome is None else "ok" if outcome.ok else "tool_error",
+            seconds=time.perf_counter() - started,
+        )
+
+
+def _memory_tool_call(*, caller: Caller, name: str, arguments: object) -> MemoryToolOutcome:
     known = {definition["name"] for definition in memory_tool_definitions(caller=caller)}
     if name not in known:
         return MemoryToolOutcome(

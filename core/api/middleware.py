@@ -19,6 +19,11 @@ REQUEST_ID_HEADER = "X-Request-ID"
 _CLIENT_REQUEST_ID = re.compile(r"^[A-Za-z0-9._\-]{1,64}$")
 
 
+def request_id_from(given: str | None) -> str:
+    """The caller's X-Request-ID when it is a short token (so their logs and ours share it), else a new one."""
+    return given if given and _CLIENT_REQUEST_ID.match(given) else uuid.uuid4().hex
+
+
 class RequestIdMiddleware:
     """Every request gets an id: the caller's X-Request-ID when it is a sane token (so a proxy's or client's id
     follows the request), else a new one. It is in every log line of the request and in the response header."""
@@ -27,8 +32,7 @@ class RequestIdMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        given = request.headers.get(REQUEST_ID_HEADER, "")
-        request_id = given if _CLIENT_REQUEST_ID.match(given) else uuid.uuid4().hex
+        request_id = request_id_from(request.headers.get(REQUEST_ID_HEADER, ""))
         request.request_id = request_id
         token, agent_token = current_request_id.set(request_id), current_agent.set(None)
         try:
