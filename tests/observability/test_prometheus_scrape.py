@@ -32,6 +32,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 TOKEN = "scrape-token-for-the-test"
 MESSAGES_ROUTE = "api/v1/sessions/<str:session_id>/messages"
 SEARCH_ROUTE = "api/v1/memory/search"
+MCP_ROUTE = "mcp"
 SPEED_ALERTS = {"MemorySearchLatencyHigh"}
 
 
@@ -101,9 +102,25 @@ def _post(url: str, key: str, body: dict) -> int:
         return response.status
 
 
+def _mcp_search(url: str, key: str, body: dict) -> int:
+    """The same search as an MCP tool call over /mcp (stateless JSON-RPC, as the SDK's client sends it)."""
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "search_memory", "arguments": body}}
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(call).encode(),
+        headers=headers | {"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        assert not json.loads(response.read())["result"].get("isError")
+        return response.status
+
+
 def _traffic(*, base: str, key: str, round_name: str, sessions: int) -> tuple[int, int, set[str]]:
-    """Each session gets two appends of two messages (four: the agent's interval, so formation runs) and a search,
-    sent four at a time so that both web processes answer. Returns (appends, searches, ids and texts used)."""
+    """Each session gets two appends of two messages (four: the agent's interval, so formation runs), a search and
+    the same search through MCP, sent four at a time so that both web processes answer. Returns (appends, searches,
+    ids and texts used)."""
     used: set[str] = set()
     jobs = []
     for index in range(sessions):
@@ -116,8 +133,12 @@ def _traffic(*, base: str, key: str, round_name: str, sessions: int) -> tuple[in
         jobs.append(
             (f"{base}/api/v1/memory/search", {"query": f"What is the {round_name} parrot called?", "user": user})
         )
+        mcp_search = {"query": f"What is the {round_name} parrot called?", "user": user}
+        jobs.append((f"{base}/mcp", mcp_search))
     with ThreadPoolExecutor(4) as pool:
-        statuses = list(pool.map(lambda job: _post(job[0], key, job[1]), jobs))
+        statuses = list(
+            pool.map(lambda job: (_mcp_search if job[0].endswith("/mcp") else _post)(job[0], key, job[1]), jobs)
+        )
     assert set(statuses) <= {200, 201}, statuses
     return 2 * sessions, sessions, used
 
@@ -139,6 +160,9 @@ def test_prometheus_scrapes_every_process_and_sees_the_service_move(stack, stub,
         # Exact counts: requests answered by either web process are all counted, once.
         wait_for(lambda: prometheus.value(appended) == appends, timeout=30, what=f"{appends} appends in Prometheus")
         assert prometheus.value(searched) == searches
+        mcp_searched = 'sum(memory_mcp_tool_calls_total{tool="search_memory",outcome="ok"})'
+        assert prometheus.value(mcp_searched) == searches  # the same searches as MCP tool calls
+        assert prometheus.value(f'sum(memory_http_requests_total{{route="{MCP_ROUTE}",status="200"}})') == searches
         writers = {path.stem.rsplit("_", 1)[-1] for path in stack["web_folder"].glob("counter_*.db")}
         assert len(writers) >= 2, f"one web process answered everything: {writers}"
 

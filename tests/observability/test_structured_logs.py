@@ -143,11 +143,11 @@ def test_a_task_a_request_queued_logs_that_request_s_id(agent, json_worker):
                 record = json.loads(line)
                 if record.get("task_name") == EMBED_MESSAGES:
                     lines.append(record)
-        return [record for record in lines if "succeeded" in record["message"]]
+        # An embedding task an earlier test queued and left in the broker may run first, under its own request's id.
+        return [record for record in lines if "succeeded" in record["message"] and record["agent"] == agent.external_id]
 
     done = wait_until(task_lines, timeout=60, what="the embedding task's JSON log line", process=process)[0]
     assert done["request_id"] == "req-into-task-42"
-    assert done["agent"] == agent.external_id
     assert done["task_id"] and done["level"] == "INFO"
     # Not every line of the worker is a task's: its own start-up lines carry neither id.
     first = json.loads(next(line for line in output.read_text().splitlines() if line.startswith("{")))
