@@ -24,8 +24,21 @@ def message_text_for_reading(*, agent: Agent, text: str) -> str:
     return text_without_secret_sentences(text=text, findings=findings) or WITHHELD_MESSAGE
 
 
+def metadata_for_reading(*, agent: Agent, metadata: object) -> object:
+    """The caller's metadata with each string in it screened like the text (keys are the caller's schema, kept)."""
+    if isinstance(metadata, str):
+        return message_text_for_reading(agent=agent, text=metadata)
+    if isinstance(metadata, dict):
+        return {key: metadata_for_reading(agent=agent, metadata=value) for key, value in metadata.items()}
+    if isinstance(metadata, list):
+        return [metadata_for_reading(agent=agent, metadata=value) for value in metadata]
+    return metadata
+
+
 def messages_screen_for_reading(*, agent: Agent, messages: Iterable[Message]) -> None:
-    """Screens the content of these loaded messages in place, for reading only: they must not be saved afterwards
-    (selectors never save what they read)."""
+    """Screens the content and metadata of these loaded messages in place, for reading only: they must not be saved
+    afterwards (selectors never save what they read)."""
     for message in messages:
         message.content = message_text_for_reading(agent=agent, text=message.content)
+        if message.metadata:
+            message.metadata = metadata_for_reading(agent=agent, metadata=message.metadata)

@@ -40,3 +40,21 @@ def test_screening_for_reading_never_changes_the_stored_message(agent, session):
 
     assert "hunter2-blue" not in loaded[0].content
     assert Message.objects.get(pk=stored.pk).content == SAID
+
+
+@pytest.mark.django_db
+def test_the_caller_s_metadata_is_screened_too_and_its_shape_kept(agent, session):
+    agent.sensitive_data = SensitiveDataPolicy.REDACT
+    metadata = {"note": SAID, "tags": ["trip", "my PIN is 4921"], "turn": 3, "speaker": "Gene"}
+    stored = Message.objects.create(session=session, role="user", content="See the note.", metadata=metadata)
+    loaded = list(Message.objects.filter(pk=stored.pk))
+
+    messages_screen_for_reading(agent=agent, messages=loaded)
+
+    assert loaded[0].metadata == {
+        "note": "We met at noon. The wifi password at my place is [redacted password or PIN]. Bring snacks!",
+        "tags": ["trip", "my PIN is [redacted password or PIN]"],
+        "turn": 3,
+        "speaker": "Gene",
+    }
+    assert Message.objects.get(pk=stored.pk).metadata == metadata
