@@ -4,7 +4,10 @@ sentence-transformers' encode() returns (cosine ≥ 0.9999 to it, checked by tes
 
     python -m core.embeddings.onnx_export [--output PATH]
 
-`make install` runs it once; the local embedding provider runs it on first use when the file is missing. Only this
+It also writes the search-query graph next to it (`<name>.int8.onnx`, below): dynamic int8 quantisation of the same
+graph, which embeds a short query in half the CPU with vectors at cosine ≥ 0.99 to the fp32 ones (docs/benchmarks.md,
+"The query encoder (issue 25)"). `make install` runs it once; the local embedding provider runs it on first use when
+a file is missing. Only this
 step needs torch and transformers (requirements/model-export.txt): the service itself runs the file with ONNX
 Runtime, which embeds ~1.8x faster than torch on this machine's CPUs, single queries and batches alike
 (docs/benchmarks.md), and leaves ~1 GB of torch out of every web and worker process. Nothing is downloaded."""
@@ -90,17 +93,62 @@ def onnx_model_export(*, model_dir: Path, target: Path) -> None:
             os.unlink(temporary)
 
 
-def onnx_model_ensure(*, target: Path) -> Path:
-    """The ONNX file, exported first if missing. Processes starting together (gunicorn workers, a Celery pool) wait
-    for one export under a file lock instead of each running their own."""
+def quantised_onnx_path(*, fp32_path: Path) -> Path:
+    """The int8 query graph's file, next to the fp32 one it is made from."""
+    return fp32_path.with_name(f"{fp32_path.stem}.int8.onnx")
+
+
+def onnx_model_quantise(*, source: Path, target: Path) -> None:
+    """Write the int8 query graph of the fp32 file `source`, atomically. ONNX Runtime's dynamic quantisation: the
+    weights of every MatMul with a constant weight (the attention projections and feed-forward layers, ~all of the
+    compute of a short query) stored as int8 with one scale per output channel, activations quantised per run;
+    embeddings, LayerNorm, softmax and pooling stay fp32. Per channel keeps the vectors at cosine ≥ 0.99 to the fp32
+    ones where one scale per tensor gave 0.94 (benchmarks/query_encoder.py). Offline and deterministic."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".quantise-") as work:
+        prepared, quantised = Path(work) / "prepared.onnx", Path(work) / "quantised.onnx"
+        # Shape inference and constant folding first, as ONNX Runtime recommends before quantising; the symbolic
+        # shape pass cannot resolve the exported graph's dynamic axes and is not needed for MatMul weights.
+        quant_pre_process(str(source), str(prepared), skip_symbolic_shape=True)
+        quantize_dynamic(
+            str(prepared),
+            str(quantised),
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            op_types_to_quantize=["MatMul"],
+        )
+        os.chmod(quantised, 0o644)
+        os.replace(quantised, target)
+
+
+def _file_ensure(*, target: Path, make) -> Path:
+    """`target`, made by `make(target)` first if missing. Processes starting together (gunicorn workers, a Celery
+    pool) wait for one export under a file lock instead of each running their own."""
     if target.exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not target.exists():
-            onnx_model_export(model_dir=model_directory(), target=target)
+            make(target)
     return target
+
+
+def onnx_query_model_ensure(*, source: Path) -> Path:
+    """The int8 query graph of the fp32 file `source` (exported first if missing), quantised first if missing."""
+    onnx_model_ensure(target=source)
+    return _file_ensure(
+        target=quantised_onnx_path(fp32_path=source),
+        make=lambda target: onnx_model_quantise(source=source, target=target),
+    )
+
+
+def onnx_model_ensure(*, target: Path) -> Path:
+    """The ONNX file, exported first if missing (under a file lock: one export for processes starting together)."""
+    return _file_ensure(target=target, make=lambda path: onnx_model_export(model_dir=model_directory(), target=path))
 
 
 def main() -> None:
@@ -110,6 +158,7 @@ def main() -> None:
     repository = Path(__file__).resolve().parent.parent.parent
     target = arguments.output or default_onnx_path(directory=repository / ".data" / "models")
     print(onnx_model_ensure(target=target))
+    print(onnx_query_model_ensure(source=target))
 
 
 if __name__ == "__main__":
