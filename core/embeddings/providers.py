@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -23,6 +24,8 @@ from core.exceptions import ProviderError
 from core.observability.instruments import embedding_call_observed, embedding_query_observed
 
 QUERY_ONNX_VARIANTS = ("int8", "fp32")
+
+logger = logging.getLogger(__name__)
 
 
 class EmbeddingProvider(ABC):
@@ -66,8 +69,8 @@ class LocalOnnxEmbeddings(EmbeddingProvider):
     runs, so request threads and the query-embedding pool overlap with it.
 
     Search queries (`embed_query`) run on the int8 graph of the same model (EMBEDDING_QUERY_ONNX_VARIANT, default
-    "int8"; core.embeddings.onnx_export.onnx_model_quantise): half the CPU per query, vectors at cosine ≥ 0.99 to the
-    fp32 ones, so stored fp32 vectors need no re-embedding and the space stays the same (docs/architecture.md,
+    "int8"; core.embeddings.onnx_export.onnx_model_quantise): ~0.55 of the CPU per query, vectors at cosine ≥ 0.998
+    to the fp32 ones, so stored fp32 vectors need no re-embedding and the space stays the same (docs/architecture.md,
     "The query encoder"). Everything stored (facts, messages, chunks) is embedded by the fp32 graph."""
 
     provider = "local"
@@ -116,9 +119,24 @@ class LocalOnnxEmbeddings(EmbeddingProvider):
         if loaded is None:
             with self._lock:
                 if self._query_loaded is None:
-                    self._query_loaded = self._load(path=onnx_query_model_ensure(source=self.onnx_path))
+                    self._query_loaded = self._load(path=self._query_model_path())
                 loaded = self._query_loaded
         return loaded
+
+    def _query_model_path(self) -> Path:
+        """The int8 file; made now if missing where the export's tools are installed. An image that ships only the
+        fp32 file (and no onnx) embeds queries with it: the same space, the fp32 cost, and a warning saying so."""
+        try:
+            return onnx_query_model_ensure(source=self.onnx_path)
+        except ImportError as error:
+            logger.warning(
+                "embedding: no int8 query graph next to %s and no quantiser to make it (%s): queries use fp32; "
+                "run `python -m core.embeddings.onnx_export --output %s` where model-export.txt is installed",
+                self.onnx_path,
+                error,
+                self.onnx_path,
+            )
+            return self.onnx_path
 
     def _load(self, *, path: Path):
         import onnxruntime  # only in processes that embed locally: beat and OpenAI-embedding set-ups never load it
