@@ -6,7 +6,9 @@ exported all-MiniLM-L6-v2 (fp32, as the service runs it) against cheaper graphs 
 
 Candidates are built into --models-dir (default: a temporary directory) from the fp32 file that
 core.embeddings.onnx_export writes (never modified): dynamic int8 quantisation (onnxruntime.quantization,
-QInt8 / QUInt8 weights, per tensor or per channel), graph optimisation levels, an optimised graph saved and loaded
+QInt8 / QUInt8 weights, per tensor or per channel, before or after ONNX Runtime's fusions, the feed-forward output
+left in fp32), weight-only blockwise 8-bit quantisation (MatMulNBits; block 128 is the served query graph, made by
+core.embeddings.onnx_export.onnx_model_quantise), graph optimisation levels, an optimised graph saved and loaded
 with optimisation off, two intra-op threads. Each query is tokenised as the service does (no padding: the query's
 own tokens only) and run alone, batch of one, as a web process embeds a search query.
 
@@ -19,13 +21,14 @@ observations (min / p1 / median), and recall@k of an exact cosine scan over each
 observations with the candidate's query vectors against fp32 stored vectors (the deployment case: stored vectors
 are not re-embedded) and with both swapped. The product's own recall through the API is
 benchmarks/locomo_retrieval.py (EMBEDDING_QUERY_ONNX_VARIANT chooses the query graph).
-Reads LoCoMo from /work/shared/benchmarks (dev split, conv-26 and conv-30). Writes
-benchmarks/results/query_encoder.json."""
+Also the CPU per query when concurrent queries are embedded as one batch (2, 4, 8). Reads LoCoMo from
+../shared/benchmarks (--locomo; dev split, conv-26 and conv-30). Writes benchmarks/results/query_encoder.json."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import statistics
 import sys
@@ -44,6 +47,7 @@ from core.embeddings.onnx_export import (  # noqa: E402
     model_directory,
     model_max_tokens,
     onnx_model_ensure,
+    onnx_model_quantise,
 )
 
 
@@ -51,7 +55,7 @@ def candidate_files(*, fp32: Path, directory: Path) -> dict[str, dict]:
     """name -> {"path", "level", "threads"}; quantised files are written once into `directory`."""
     import onnx
     import onnxruntime
-    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.quantization import QuantType, matmul_nbits_quantizer, quantize_dynamic
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
     directory.mkdir(parents=True, exist_ok=True)
@@ -126,6 +130,22 @@ def candidate_files(*, fp32: Path, directory: Path) -> dict[str, dict]:
             nodes_to_exclude=excluded,
         )
     candidates["int8-per-channel-ffn-out-fp32"] = {"path": target, "level": all_level, "threads": 1}
+    # Weight-only blockwise quantisation (MatMulNBits, 8-bit, int8 compute): the served query graph is block 128,
+    # made by the export's own function; block 64 for comparison.
+    target = directory / "int8-blockwise-64.onnx"
+    if not target.exists():
+        logging.getLogger(matmul_nbits_quantizer.__name__).setLevel(logging.WARNING)
+        quantiser = matmul_nbits_quantizer.MatMulNBitsQuantizer(
+            onnx.load(str(preprocessed)), bits=8, block_size=64, is_symmetric=True, accuracy_level=4
+        )
+        quantiser.process()
+        quantiser.model.save_model_to_file(str(target), use_external_data_format=False)
+    candidates["int8-blockwise-64"] = {"path": target, "level": all_level, "threads": 1}
+    target = directory / "int8-blockwise-128.onnx"
+    if not target.exists():
+        onnx_model_quantise(source=fp32, target=target)
+    candidates["int8-blockwise-128 (served)"] = {"path": target, "level": all_level, "threads": 1}
+    candidates["int8-blockwise-128-2threads"] = {"path": target, "level": all_level, "threads": 2}
     return candidates
 
 
@@ -195,6 +215,26 @@ def timing(sessions: dict, single, questions: list[str], passes: int) -> dict:
     return result
 
 
+def batching(sessions: dict, batch_tokenizer, questions: list[str], passes: int, sizes=(1, 2, 4, 8)) -> dict:
+    """CPU per query when concurrent queries are embedded together: batches of `size` dev questions in their order
+    (as they would arrive), padded to the batch's longest. Medians over passes of the per-pass CPU per query."""
+    result = {}
+    for name in ("fp32", "int8-blockwise-128 (served)"):
+        if name not in sessions:
+            continue
+        per_size = {}
+        for size in sizes:
+            figures = []
+            for _ in range(passes):
+                cpu0 = time.process_time()
+                for start in range(0, len(questions) - size + 1, size):
+                    run(sessions[name], batch_tokenizer.encode_batch(questions[start : start + size]))
+                figures.append((time.process_time() - cpu0) * 1000 / (len(questions) // size * size))
+            per_size[size] = round(statistics.median(figures), 3)
+        result[name] = per_size
+    return result
+
+
 def cosine_summary(a: np.ndarray, b: np.ndarray) -> dict:
     cos = np.sum(a * b, axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
     return {
@@ -245,6 +285,7 @@ def main() -> None:
             for question in questions[:20]:
                 run(session, [single.encode(question)])
         times = timing(sessions, single, questions, arguments.passes)
+        batched = batching(sessions, batch, questions, arguments.passes)
         load_end = os.getloadavg()
 
         texts_by_corpus = {
@@ -254,8 +295,8 @@ def main() -> None:
         }
         vectors: dict[str, dict] = {}
         for name, session in sessions.items():
-            if candidates[name]["path"] == candidates["fp32"]["path"] and name != "fp32":
-                continue  # the same graph: same vectors
+            if name != "fp32" and any(candidates[name]["path"] == candidates[other]["path"] for other in list(vectors)):
+                continue  # the same graph as one already measured: the same vectors
             queries = {
                 c.sample_id: np.stack([run(session, [single.encode(q.text)])[0] for q in c.questions])
                 for c in conversations
@@ -271,6 +312,7 @@ def main() -> None:
         "load_average_end": [round(v, 2) for v in load_end],
         "cores": os.cpu_count(),
         "candidates": {},
+        "batching_cpu_ms_per_query": batched,
     }
     base_recall = exact_recall(conversations, base["queries"], base["stored"])
     report["fp32_exact_recall"] = base_recall
@@ -321,6 +363,9 @@ def main() -> None:
             )
             line += f"  {entry['recall_query_only_max_delta']:.2f} / {entry['recall_both_max_delta']:.2f}"
         print(line)
+    for name, per_size in batched.items():
+        sizes = ", ".join(f"batch {size}: {ms:.3f}" for size, ms in per_size.items())
+        print(f"{name}: CPU ms per query when batched ({sizes})")
     print(f"results: {arguments.output}")
 
 
