@@ -119,13 +119,19 @@ class LocalOnnxEmbeddings(EmbeddingProvider):
         if loaded is None:
             with self._lock:
                 if self._query_loaded is None:
-                    self._query_loaded = self._load(path=self._query_model_path())
+                    path = self._query_model_path()
+                    if path is None:
+                        self.query_variant = "fp32"
+                    else:
+                        self._query_loaded = self._load(path=path)
                 loaded = self._query_loaded
+            if loaded is None:  # no int8 graph: queries share the fp32 session
+                return self._session()
         return loaded
 
-    def _query_model_path(self) -> Path:
+    def _query_model_path(self) -> Path | None:
         """The int8 file; made now if missing where the export's tools are installed. An image that ships only the
-        fp32 file (and no onnx) embeds queries with it: the same space, the fp32 cost, and a warning saying so."""
+        fp32 file (and no onnx) embeds queries with fp32 (None): the same space, the fp32 cost, a warning."""
         try:
             return onnx_query_model_ensure(source=self.onnx_path)
         except ImportError as error:
@@ -136,7 +142,7 @@ class LocalOnnxEmbeddings(EmbeddingProvider):
                 error,
                 self.onnx_path,
             )
-            return self.onnx_path
+            return None
 
     def _load(self, *, path: Path):
         import onnxruntime  # only in processes that embed locally: beat and OpenAI-embedding set-ups never load it

@@ -225,4 +225,5 @@ def test_queries_fall_back_to_fp32_where_the_int8_graph_cannot_be_made(tmp_path,
         query = provider.embed_query("Where does Gene live?")
     assert np.array_equal(query, provider.embed_one("Where does Gene live?"))
     assert "queries use fp32" in caplog.text
+    assert provider.query_variant == "fp32"  # one session, the fp32 one, for both
     assert not quantised_onnx_path(fp32_path=fp32).exists()
