@@ -109,11 +109,12 @@ QUERY_ACCURACY_LEVEL = 4
 
 def onnx_model_quantise(*, source: Path, target: Path) -> None:
     """Write the int8 query graph of the fp32 file `source`, atomically. Every MatMul with a constant weight (the
-    attention projections and feed-forward layers: ~all of a short query's compute, and 88 of the 90 MB a query
-    reads) becomes a MatMulNBits node with symmetric 8-bit weights, one scale per block of 128 input channels;
-    embeddings, LayerNorm, softmax and pooling stay fp32. Blockwise scales keep the vectors at cosine ≥ 0.998 to the
-    fp32 ones where per-channel dynamic quantisation (QDynamicLinear / MatMulInteger) gave 0.991 and per-tensor 0.945,
-    and LoCoMo recall moved by less with it. Offline and deterministic (round to nearest)."""
+    attention projections and feed-forward layers: ~all of a short query's compute and of the weights it reads, 42
+    of the file's 90 MB) becomes a MatMulNBits node with symmetric 8-bit weights, one scale per block of 128 input
+    channels; embeddings, LayerNorm, softmax and pooling stay fp32. Blockwise scales keep the vectors at cosine
+    ≥ 0.998 to the fp32 ones where per-channel dynamic quantisation (quantize_dynamic: MatMulInteger) gave 0.991 and
+    per-tensor 0.945, and LoCoMo recall moved by less with it. Offline and deterministic (round to nearest)."""
+    # Export-time tools (model-export.txt): never imported by a service process that has its files.
     import onnx
     from onnxruntime.quantization import matmul_nbits_quantizer
     from onnxruntime.quantization.shape_inference import quant_pre_process
