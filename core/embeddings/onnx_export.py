@@ -4,10 +4,13 @@ sentence-transformers' encode() returns (cosine ≥ 0.9999 to it, checked by tes
 
     python -m core.embeddings.onnx_export [--output PATH]
 
-`make install` runs it once; the local embedding provider runs it on first use when the file is missing. Only this
-step needs torch and transformers (requirements/model-export.txt): the service itself runs the file with ONNX
-Runtime, which embeds ~1.8x faster than torch on this machine's CPUs, single queries and batches alike
-(docs/benchmarks.md), and leaves ~1 GB of torch out of every web and worker process. Nothing is downloaded."""
+It also writes the search-query graph next to it (`<name>.int8.onnx`, below): the same graph with its weights in
+int8, which embeds a short query in ~0.55 of the CPU with vectors at cosine ≥ 0.998 to the fp32 ones
+(docs/benchmarks.md, "The query encoder (issue 25)"). `make install` runs it once; the local embedding provider runs
+it on first use when a file is missing. Only this step needs torch, transformers, onnx and onnx-ir
+(requirements/model-export.txt): the service itself runs the files with ONNX Runtime, which embeds ~1.8x faster than
+torch on this machine's CPUs, single queries and batches alike (docs/benchmarks.md), and leaves ~1 GB of torch out
+of every web and worker process. Nothing is downloaded."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import contextlib
 import fcntl
 import importlib.metadata
 import json
+import logging
 import os
 import tempfile
 import warnings
@@ -90,17 +94,78 @@ def onnx_model_export(*, model_dir: Path, target: Path) -> None:
             os.unlink(temporary)
 
 
-def onnx_model_ensure(*, target: Path) -> Path:
-    """The ONNX file, exported first if missing. Processes starting together (gunicorn workers, a Celery pool) wait
-    for one export under a file lock instead of each running their own."""
+def quantised_onnx_path(*, fp32_path: Path) -> Path:
+    """The int8 query graph's file, next to the fp32 one it is made from."""
+    return fp32_path.with_name(f"{fp32_path.stem}.int8.onnx")
+
+
+# The query graph's quantisation, chosen by benchmarks/query_encoder.py and LoCoMo dev recall (docs/benchmarks.md):
+# 8-bit weights in blocks of 128 input channels, each block its own scale, run by ONNX Runtime's MatMulNBits with
+# int8 compute (accuracy level 4: activations quantised per block as well).
+QUERY_WEIGHT_BITS = 8
+QUERY_BLOCK_SIZE = 128
+QUERY_ACCURACY_LEVEL = 4
+
+
+def onnx_model_quantise(*, source: Path, target: Path) -> None:
+    """Write the int8 query graph of the fp32 file `source`, atomically. Every MatMul with a constant weight (the
+    attention projections and feed-forward layers: ~all of a short query's compute and of the weights it reads, 42
+    of the file's 90 MB) becomes a MatMulNBits node with symmetric 8-bit weights, one scale per block of 128 input
+    channels; embeddings, LayerNorm, softmax and pooling stay fp32. Blockwise scales keep the vectors at cosine
+    ≥ 0.998 to the fp32 ones where per-channel dynamic quantisation (quantize_dynamic: MatMulInteger) gave 0.991 and
+    per-tensor 0.945, and LoCoMo recall moved by less with it. Offline and deterministic (round to nearest)."""
+    # Export-time tools (model-export.txt): never imported by a service process that has its files.
+    import onnx
+    from onnxruntime.quantization import matmul_nbits_quantizer
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    # Its module logs a line per graph node at INFO (and sets up the root logger when nothing has).
+    logging.getLogger(matmul_nbits_quantizer.__name__).setLevel(logging.WARNING)
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".quantise-") as work:
+        prepared, quantised = Path(work) / "prepared.onnx", Path(work) / "quantised.onnx"
+        # Shape inference and constant folding first, as ONNX Runtime recommends before quantising; the symbolic
+        # shape pass cannot resolve the exported graph's dynamic axes and is not needed for MatMul weights.
+        quant_pre_process(str(source), str(prepared), skip_symbolic_shape=True)
+        quantiser = matmul_nbits_quantizer.MatMulNBitsQuantizer(
+            onnx.load(str(prepared)),
+            bits=QUERY_WEIGHT_BITS,
+            block_size=QUERY_BLOCK_SIZE,
+            is_symmetric=True,
+            accuracy_level=QUERY_ACCURACY_LEVEL,
+        )
+        quantiser.process()
+        quantiser.model.save_model_to_file(str(quantised), use_external_data_format=False)
+        os.chmod(quantised, 0o644)
+        os.replace(quantised, target)
+
+
+def _file_ensure(*, target: Path, make) -> Path:
+    """`target`, made by `make(target)` first if missing. Processes starting together (gunicorn workers, a Celery
+    pool) wait for one export under a file lock instead of each running their own."""
     if target.exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not target.exists():
-            onnx_model_export(model_dir=model_directory(), target=target)
+            make(target)
     return target
+
+
+def onnx_query_model_ensure(*, source: Path) -> Path:
+    """The int8 query graph of the fp32 file `source` (exported first if missing), quantised first if missing."""
+    onnx_model_ensure(target=source)
+    return _file_ensure(
+        target=quantised_onnx_path(fp32_path=source),
+        make=lambda target: onnx_model_quantise(source=source, target=target),
+    )
+
+
+def onnx_model_ensure(*, target: Path) -> Path:
+    """The ONNX file, exported first if missing (under a file lock: one export for processes starting together)."""
+    return _file_ensure(target=target, make=lambda path: onnx_model_export(model_dir=model_directory(), target=path))
 
 
 def main() -> None:
@@ -110,6 +175,7 @@ def main() -> None:
     repository = Path(__file__).resolve().parent.parent.parent
     target = arguments.output or default_onnx_path(directory=repository / ".data" / "models")
     print(onnx_model_ensure(target=target))
+    print(onnx_query_model_ensure(source=target))
 
 
 if __name__ == "__main__":

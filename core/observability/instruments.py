@@ -53,3 +53,14 @@ def embedding_call_observed(embed: F) -> F:
         return vectors
 
     return observed  # type: ignore[return-value]
+
+
+def embedding_query_observed(embed_query: F) -> F:
+    """Wraps an EmbeddingProvider's own `embed_query` (one search query) as `embedding_call_observed` does `embed`."""
+    observed_batch = embedding_call_observed(lambda self, texts: [embed_query(self, texts[0])])
+
+    @functools.wraps(embed_query)
+    def observed(self, text: str) -> Any:
+        return observed_batch(self, [text])[0]
+
+    return observed  # type: ignore[return-value]

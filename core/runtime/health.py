@@ -56,7 +56,7 @@ def _worker() -> ComponentStatus:
 
 def _embeddings() -> ComponentStatus:
     provider = get_embedding_provider()
-    vector = provider.embed_one("health check")
+    vector = provider.embed_query("health check")
     if len(vector) != provider.dimensions:
         return {"status": "down", "detail": f"expected {provider.dimensions} dimensions, got {len(vector)}"}
     return {"status": "up", "space": provider.space_name}

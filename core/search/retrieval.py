@@ -81,7 +81,7 @@ def query_embedding_start(*, provider: EmbeddingProvider, text: str) -> Future[n
 
     def embed() -> np.ndarray:
         with stage_timed("embed"):
-            vector = provider.embed_one(text)
+            vector = provider.embed_query(text)
         return _query_vector_remember(key=key, vector=vector)
 
     return _query_embedding_pool.submit(in_request_context(embed))

