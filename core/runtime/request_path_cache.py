@@ -48,7 +48,7 @@ def _generation_read() -> str | None:
             generation = cache.get(_GENERATION_KEY)
         return generation
     except Exception:
-        logger.warning("request path caches: the cache is unreachable; reading from the database", exc_info=True)
+        logger.warning("request path caches: the cache is unreachable; reading from the database")
         return None
 
 
