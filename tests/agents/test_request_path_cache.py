@@ -5,13 +5,15 @@ request; searches return what they returned uncached."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from django.conf import settings
 from django.db import connection
-from django.test import Client
+from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 
 from agents.models import Agent, EndUser
@@ -194,3 +196,23 @@ def test_searches_use_the_new_space_after_a_reembed(key_and_api, agent, end_user
     assert after[0]["fact"]["content"] == MARKER
     assert after[0]["similarity"] == pytest.approx(expected_similarity, abs=1e-4)
     assert after[0]["similarity"] != pytest.approx(before[0]["similarity"], abs=1e-4)
+
+
+@pytest.mark.django_db
+def test_while_redis_is_unreachable_nothing_is_cached_and_a_revoked_key_is_refused(key_and_api, agent, end_user):
+    _, api = key_and_api
+    body = {"query": "anything", "user": end_user.external_id}
+    _search(api, body)
+    assert not [sql for sql in _statements_of_search(api, body) if 'FROM "conversations_agentapikey"' in sql]  # cached
+    unreachable = {"default": {**settings.CACHES["default"], "LOCATION": f"redis://127.0.0.1:{_closed_port()}/1"}}
+
+    with override_settings(CACHES=unreachable):
+        assert [sql for sql in _statements_of_search(api, body) if 'FROM "conversations_agentapikey"' in sql]
+        api_key_revoke(api_key=agent.api_keys.get())  # the invalidation is lost with Redis
+        assert _search(api, body).status_code == 401
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
