@@ -16,7 +16,7 @@ from core.runtime.request_path_cache import ProcessCache
 KEY_PREFIX = "mem_"
 _LAST_USED_RESOLUTION = timedelta(minutes=1)
 # Live keys by digest, with their agent (agents/signals.py invalidates on any write to either).
-_live_keys: ProcessCache[AgentAPIKey] = ProcessCache(max_entries=10_000)
+_live_keys: ProcessCache[AgentAPIKey] = ProcessCache(max_entries=2_000)
 
 
 def api_key_digest(raw_key: str) -> str:

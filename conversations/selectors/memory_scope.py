@@ -11,7 +11,7 @@ from core.exceptions import ApplicationError
 from core.runtime.request_path_cache import ProcessCache
 
 # End users by (agent id, external id); invalidated by agents/signals.py and the erasure.
-_end_users: ProcessCache[EndUser] = ProcessCache(max_entries=50_000)
+_end_users: ProcessCache[EndUser] = ProcessCache(max_entries=10_000)
 
 
 @dataclass(frozen=True)
