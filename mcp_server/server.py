@@ -17,6 +17,7 @@ from django.db import close_old_connections
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
+from core.runtime.request_path_cache import request_path_generation_pinned
 from mcp_server.tools import (
     CONTEXT_RESOURCE_URI,
     USER_CONTEXT_TEMPLATE,
@@ -47,7 +48,8 @@ async def in_django_thread(function: Callable[..., Result], /, **kwargs: Any) ->
     def run() -> Result:
         close_old_connections()
         try:
-            return function(**kwargs)
+            with request_path_generation_pinned():
+                return function(**kwargs)
         finally:
             close_old_connections()
 
