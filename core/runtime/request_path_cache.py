@@ -129,10 +129,6 @@ class ProcessCache(Generic[Value]):
             if entry is not None:
                 self._entries[key] = (value, entry[1], entry[2])
 
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-
 
 class RequestPathGenerationMiddleware:
     """One Redis read of the generation per request, however many cached lookups the request makes."""
