@@ -15,6 +15,7 @@ class AgentsConfig(AppConfig):
 
     def ready(self) -> None:
         # Imported in ready(), Django's place for it: registries are filled once every app is loaded.
+        from agents import signals  # noqa: F401  (connects the receivers)
         from core.admin.redirects import admin_moved_model_register
 
         for model_name, old_app_label in MOVED_HERE_FROM.items():

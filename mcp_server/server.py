@@ -18,6 +18,7 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from core.runtime.logging import current_agent, current_request_id
+from core.runtime.request_path_cache import request_path_generation_pinned
 from mcp_server.tools import (
     CONTEXT_RESOURCE_URI,
     USER_CONTEXT_TEMPLATE,
@@ -54,7 +55,8 @@ async def in_django_thread(function: Callable[..., Result], /, **kwargs: Any) ->
         request_id = current_request_id.set(caller.request_id if known else None)
         agent = current_agent.set(caller.agent.external_id if known else None)
         try:
-            return function(**kwargs)
+            with request_path_generation_pinned():
+                return function(**kwargs)
         finally:
             current_request_id.reset(request_id)
             current_agent.reset(agent)

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 from agents.models import Agent, EndUser
 from conversations.models import Session
 from core.exceptions import ApplicationError
+from core.runtime.request_path_cache import ProcessCache
+
+# End users by (agent id, external id); invalidated by agents/signals.py and the erasure.
+_end_users: ProcessCache[EndUser] = ProcessCache(max_entries=10_000)
 
 
 @dataclass(frozen=True)
@@ -20,7 +25,7 @@ def memory_scope_resolve(
 ) -> MemoryScopeTarget:
     """Reads never create rows: an id the agent has not used yet simply has no memory (None). A session names its
     user, so `user` may be left out; naming a different user than the session's is a client error."""
-    user = EndUser.objects.filter(agent=agent, external_id=user_external_id).first() if user_external_id else None
+    user = _end_user_find(agent=agent, external_id=user_external_id) if user_external_id else None
     session = None
     if session_external_id:
         session = Session.objects.select_related("user").filter(agent=agent, external_id=session_external_id).first()
@@ -32,3 +37,10 @@ def memory_scope_resolve(
             )
         user = session.user
     return MemoryScopeTarget(user=user, session=session)
+
+
+def _end_user_find(*, agent: Agent, external_id: str) -> EndUser | None:
+    user = _end_users.get_or_load(
+        key=(agent.pk, external_id), load=lambda: EndUser.objects.filter(agent=agent, external_id=external_id).first()
+    )
+    return copy.copy(user) if user is not None else None

@@ -30,7 +30,7 @@ from agents.models import Agent, EndUser
 from conversations.models import Message, MessageEmbedding, Session
 from conversations.selectors.message_screening import messages_screen_for_reading
 from conversations.services.message_embeddings import speaker_name
-from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
+from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active_for_reads
 from core.exceptions import ApplicationError
 from core.runtime.db_routers import search_connection, search_reads
 from core.runtime.timing import stage_timed
@@ -349,7 +349,7 @@ def messages_search(
     )
     if user is None:
         return []
-    space = embedding_space_active()
+    space = embedding_space_active_for_reads()
     embedding = (
         query_embedding_start(provider=embedding_provider_for_space(space=space), text=query)
         if mode != "text"

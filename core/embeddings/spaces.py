@@ -5,6 +5,7 @@ already name a new model keeps serving the old space until `reembed` switches it
 
 from __future__ import annotations
 
+import copy
 from functools import lru_cache
 
 from django.apps import apps
@@ -16,8 +17,10 @@ from pgvector.django import VectorField
 
 from core.embeddings.providers import EmbeddingProvider, build_embedding_provider, get_embedding_provider
 from core.models import EmbeddingRecord, EmbeddingSpace
+from core.runtime.request_path_cache import ProcessCache, request_path_caches_invalidate
 
 _ACTIVE_SPACE_LOCK_KEY = 7_340_001
+_active_space: ProcessCache[EmbeddingSpace] = ProcessCache(max_entries=1)
 
 
 def embedding_record_models() -> list[type[EmbeddingRecord]]:
@@ -47,6 +50,13 @@ def embedding_space_active() -> EmbeddingSpace:
             space.activated_at = timezone.now()
             space.save(update_fields=["status", "activated_at"])
     return space
+
+
+def embedding_space_active_for_reads() -> EmbeddingSpace:
+    """The active space for searches, from the per-process cache (core/runtime/request_path_cache.py). Writers use
+    embedding_space_active(): a write must go to the space active when it commits, not to the one a cache saw."""
+    space = _active_space.get_or_load(key="active", load=embedding_space_active)
+    return copy.copy(space)
 
 
 @lru_cache(maxsize=4)
@@ -79,10 +89,12 @@ def embedding_space_activate(*, space: EmbeddingSpace) -> EmbeddingSpace | None:
     space.status = EmbeddingSpace.Status.ACTIVE
     space.activated_at = timezone.now()
     space.save(update_fields=["status", "activated_at"])
+    request_path_caches_invalidate()
     return previous
 
 
 def embedding_space_rebuild_start(*, space: EmbeddingSpace) -> None:
     """A retired space filled again (a re-embed back to an earlier model): building until activated."""
     EmbeddingSpace.objects.filter(pk=space.pk).update(status=EmbeddingSpace.Status.BUILDING)
+    request_path_caches_invalidate()
     space.status = EmbeddingSpace.Status.BUILDING

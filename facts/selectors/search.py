@@ -20,7 +20,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from agents.models import Agent, EndUser
-from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
+from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active_for_reads
 from core.exceptions import ApplicationError
 from core.models import EmbeddingSpace
 from core.runtime.db_routers import search_reads
@@ -300,7 +300,7 @@ def facts_search(
         time_query = time_query_read(
             query=query, time_from=time_from, time_to=time_to, time_filter=time_filter, fused=mode == SearchMode.HYBRID
         )
-    space = embedding_space_active()
+    space = embedding_space_active_for_reads()
     scope = FactSearchScope(
         space_id=space.pk,
         dimensions=space.dimensions,

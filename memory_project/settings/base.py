@@ -42,6 +42,7 @@ TENANT_MODEL = "agents.Agent"
 
 MIDDLEWARE = [
     "core.api.middleware.RequestIdMiddleware",
+    "core.runtime.request_path_cache.RequestPathGenerationMiddleware",
     "core.runtime.timing.ServerTimingMiddleware",
     "core.observability.http.MetricsMiddleware",
     "core.api.middleware.ApiNotFoundMiddleware",
@@ -122,6 +123,11 @@ CACHES = {
         "TIMEOUT": 3600,
     }
 }
+
+# Seconds a process may keep an API key, an end user or the active embedding space it read; writes invalidate them in
+# every process at once (core/runtime/request_path_cache.py), this only bounds staleness should Redis miss a bump.
+# 0: no caching.
+REQUEST_PATH_CACHE_SECONDS = env.int("REQUEST_PATH_CACHE_SECONDS", default=60)
 
 # --- Auth, i18n, static ---------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

@@ -11,6 +11,7 @@ from django.db.models import QuerySet
 
 from agents.models import EndUser, ErasureRecord
 from conversations.models import Message, Session
+from core.runtime.request_path_cache import request_path_caches_invalidate
 from facts.models import Fact
 from reflections.models import ConsolidatedMemory, ConsolidationJob, Reflection
 from reflections.services.context_cache import context_cache_invalidate
@@ -56,5 +57,6 @@ def user_erase(*, user: EndUser, requested_by: str) -> ErasureRecord:
         deleted_counts=dict(sorted(counts.items())),
         requested_by=requested_by,
     )
+    request_path_caches_invalidate()
     transaction.on_commit(lambda: context_cache_invalidate(agent_id=agent.pk, user_id=user_id))
     return record

@@ -4,6 +4,10 @@ review queue and the sensitive-data rules, authentication and throttling."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import anyio
 import httpx
 import pytest
@@ -14,6 +18,7 @@ from conversations.models import Message
 from core.safety.sensitive import SensitiveDataPolicy
 from facts.models import Fact
 from formation.models import HeldMemory
+from tests.conftest import REPO_DIR, database_url_of_test_database
 from tests.mcp_server.conftest import (
     conversation_store,
     mcp_http,
@@ -280,3 +285,22 @@ def test_a_body_over_the_api_limit_is_refused(service_url, tenant, settings):
 
     assert response.status_code == 413
     assert not Fact.objects.exists() and not EndUser.objects.exists()
+
+
+def test_a_key_revoked_in_another_process_is_refused_on_the_next_mcp_request(service_url, tenant):
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = _bearer(tenant) | {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+    served = [httpx.post(f"{service_url}/mcp", json=call, headers=headers).status_code for _ in range(2)]
+
+    subprocess.run(
+        [sys.executable, str(REPO_DIR / "manage.py"), "api_key", "revoke", tenant.agent.api_keys.get().prefix],
+        env=os.environ | {"DATABASE_URL": database_url_of_test_database()},
+        cwd=REPO_DIR,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    refused = httpx.post(f"{service_url}/mcp", json=call, headers=headers)
+
+    assert served == [200, 200]
+    assert refused.status_code == 401 and refused.json()["error"]["code"] == "authentication_failed"

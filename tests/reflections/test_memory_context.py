@@ -219,7 +219,9 @@ def test_context_endpoint_errors_name_the_field_and_respect_the_agent_switch(liv
 
     with pytest.raises(MemoryAPIError) as wrong_user:
         client.context(user="ana", session="s-gene")
-    Agent.objects.filter(pk=agent.pk).update(always_in_context_enabled=False)
+    # Saved as the admin saves it: a save invalidates the per-process caches the request above filled.
+    agent.always_in_context_enabled = False
+    agent.save()
     with pytest.raises(MemoryAPIError) as disabled:
         client.context(user="gene")
 
