@@ -496,6 +496,10 @@ def main() -> int:
     parser.add_argument("--predicates", type=int, default=6000, help="distinct predicates embedded for real")
     parser.add_argument("--output", default="search_latency.json")
     parser.add_argument(
+        "--server", choices=("gunicorn", "uvicorn"), default="gunicorn",
+        help="the web server: gunicorn (WSGI alone, the figures' baseline) or uvicorn (the ASGI app production runs)",
+    )  # fmt: skip
+    parser.add_argument(
         "--mixed-queries", type=int, default=0, help="at the largest scale, searches under ingestion and formation"
     )
     parser.add_argument("--messages", type=int, default=0, help="then this many embedded messages: turn search")
@@ -516,7 +520,8 @@ def main() -> int:
             "agents": AGENTS,
             "users_per_agent": USERS_PER_AGENT,
         }
-        base_url = stack.start_web()
+        base_url = stack.start_web(server=args.server)
+        results["server"] = args.server
         stack.start_deployment_workers()  # the mixed load forms memory as production would
         for scale in sorted(args.scales):
             store.grow(scale)
