@@ -11,11 +11,9 @@ from contextlib import contextmanager
 from prometheus_client import Counter, Histogram
 
 from core.observability.metrics import (
-    HTTP_METHODS,
     NAMESPACE,
     REQUEST_BUCKETS,
-    http_request_duration,
-    http_requests,
+    http_request_observe,
     label_bounded,
     metrics_enabled,
 )
@@ -55,6 +53,5 @@ def mcp_request_counted(*, method: str) -> Iterator[dict]:
         yield response
     finally:
         if metrics_enabled():
-            verb = label_bounded(method, allowed=HTTP_METHODS)
-            http_requests.labels(MCP_ROUTE, verb, str(response["status"])).inc()
-            http_request_duration.labels(MCP_ROUTE, verb).observe(time.perf_counter() - started)
+            seconds = time.perf_counter() - started
+            http_request_observe(route=MCP_ROUTE, method=method, status=response["status"], seconds=seconds)

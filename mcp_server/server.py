@@ -6,9 +6,10 @@ per-request connection handling around it, so that the event loop never waits on
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import anyio.to_thread
@@ -43,23 +44,30 @@ INSTRUCTIONS = (
 Result = TypeVar("Result")
 
 
+@contextlib.contextmanager
+def _log_context_of(caller: object) -> Iterator[None]:
+    """A tool call's log lines carry its caller's request id and agent: the SDK runs the call in its own task, which
+    does not inherit the HTTP request's context. Without a caller the context the thread inherited stays."""
+    if not isinstance(caller, Caller):
+        yield
+        return
+    request_id, agent = current_request_id.set(caller.request_id), current_agent.set(caller.agent.external_id)
+    try:
+        yield
+    finally:
+        current_request_id.reset(request_id)
+        current_agent.reset(agent)
+
+
 async def in_django_thread(function: Callable[..., Result], /, **kwargs: Any) -> Result:
-    """Run Django code off the event loop, opening and releasing database connections as a request would. A `caller`
-    argument's request id and agent are in the log lines the call writes: the SDK runs the call in its own task,
-    which does not inherit the HTTP request's context."""
-    caller = kwargs.get("caller")
+    """Run Django code off the event loop, opening and releasing database connections as a request would."""
 
     def run() -> Result:
         close_old_connections()
-        known = isinstance(caller, Caller)
-        request_id = current_request_id.set(caller.request_id if known else None)
-        agent = current_agent.set(caller.agent.external_id if known else None)
         try:
-            with request_path_generation_pinned():
+            with _log_context_of(kwargs.get("caller")), request_path_generation_pinned():
                 return function(**kwargs)
         finally:
-            current_request_id.reset(request_id)
-            current_agent.reset(agent)
             close_old_connections()
 
     return await anyio.to_thread.run_sync(run)

@@ -10,11 +10,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from core.api.errors import error_body
 from core.observability.access import metrics_access_refusal
 from core.observability.metrics import (
-    HTTP_METHODS,
     OTHER,
-    http_request_duration,
-    http_requests,
-    label_bounded,
+    http_request_observe,
     metrics_enabled,
     scrape_registry,
     search_stage_duration,
@@ -48,9 +45,7 @@ class MetricsMiddleware:
         response = self.get_response(request)
         elapsed = time.perf_counter() - started
         route = route_of(request)
-        method = label_bounded(request.method or "", allowed=HTTP_METHODS)
-        http_requests.labels(route, method, str(response.status_code)).inc()
-        http_request_duration.labels(route, method).observe(elapsed)
+        http_request_observe(route=route, method=request.method or "", status=response.status_code, seconds=elapsed)
         for stage, seconds in stages_recorded():
             search_stage_duration.labels(route, stage).observe(seconds)
         return response

@@ -112,6 +112,13 @@ celery_task_duration = Histogram(
 )
 
 
+def http_request_observe(*, route: str, method: str, status: int, seconds: float) -> None:
+    """One answered HTTP request in the request families (Django's middleware, and the MCP endpoint beside it)."""
+    verb = label_bounded(method, allowed=HTTP_METHODS)
+    http_requests.labels(route, verb, str(status)).inc()
+    http_request_duration.labels(route, verb).observe(seconds)
+
+
 def metrics_enabled() -> bool:
     """METRICS_ENABLED (on by default)."""
     return settings.METRICS_ENABLED
