@@ -25,4 +25,4 @@ COPY --from=model-export /models/ /app/models/
 RUN DJANGO_SECRET_KEY=build DJANGO_ALLOWED_HOSTS=build python manage.py collectstatic --noinput
 USER memory
 EXPOSE 8000
-CMD ["uvicorn", "memory_project.asgi:application", "--host", "0.0.0.0", "--port", "8000", "--workers", "2", "--lifespan", "on", "--no-access-log", "--timeout-graceful-shutdown", "30"]
+CMD ["gunicorn", "memory_project.wsgi:application", "--bind", "0.0.0.0:8000"]

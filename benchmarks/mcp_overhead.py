@@ -3,24 +3,21 @@
     .venv/bin/python benchmarks/mcp_overhead.py                      # 5 rounds of 200 searches each way
     .venv/bin/python benchmarks/mcp_overhead.py --rounds 7 --searches 300
 
-One throwaway stack (benchmarks/stack.py) with one agent, one user and FACTS facts, and two web servers side by side
-on the same database: the service's ASGI application under uvicorn (what `make run` and docker-compose.yml serve:
-REST and /mcp in one process) and, when gunicorn is installed, the WSGI application under gunicorn (what served REST
-before /mcp existed). Each round runs SEARCHES searches through every path, the paths taking turns query by query
-(rotating who goes first), so that the load of a shared machine weighs on all of them alike:
-- `rest-asgi`: POST /api/v1/memory/search on uvicorn, with a keep-alive HTTP client (httpx);
-- `mcp-http`: tools/call search_memory on uvicorn's /mcp, with the mcp SDK's client over one open connection;
-- `rest-wsgi`: POST /api/v1/memory/search on gunicorn (one worker, 4 threads, the same keep-alive client).
+One throwaway stack (benchmarks/stack.py) with one agent, one user and FACTS facts, and the service as `make run` and
+docker-compose.yml serve it: gunicorn (one worker, 4 threads) running memory_project.wsgi, REST and /mcp in one
+process. Each round runs SEARCHES searches through both paths, taking turns query by query (rotating who goes
+first), so that the load of a shared machine weighs on both alike:
+- `rest`: POST /api/v1/memory/search, with a keep-alive HTTP client (httpx);
+- `mcp-http`: tools/call search_memory on /mcp, with the mcp SDK's client over one open connection.
 Every call is the same query family and top_k 5, one at a time (concurrency 1: latency, not throughput). Prints
-per-round p50/p95 and the median over rounds, the MCP overhead (mcp-http p50 minus rest-asgi p50, and the median of
-the per-query differences) and what the ASGI server costs REST (rest-asgi minus rest-wsgi), with the machine's load
-average before and after; writes benchmarks/results/mcp_overhead.json."""
+per-round p50/p95 and the median over rounds, and the MCP overhead (mcp-http p50 minus rest p50, and the median of
+the per-query differences), with the machine's load average before and after; writes
+benchmarks/results/mcp_overhead.json."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import json
 import os
 import random
@@ -59,31 +56,19 @@ def _queries(count: int, rng: random.Random) -> list[str]:
     return [f"What about the {rng.choice(SUBJECTS)} the user {rng.choice(VERBS)}?" for _ in range(count)]
 
 
-def _start_uvicorn(stack) -> str:
-    port = free_port()
-    command = [
-        sys.executable, "-m", "uvicorn", "memory_project.asgi:application", "--host", "127.0.0.1", "--port",
-        str(port), "--lifespan", "on", "--log-level", "warning", "--no-access-log",
-    ]  # fmt: skip
-    stack.processes.start("web-asgi", command, env=stack.env)
-    wait_for_port(port, timeout=60)
-    _wait_until_answering(f"http://127.0.0.1:{port}/health/", timeout=60)
-    return f"http://127.0.0.1:{port}"
-
-
 def _start_gunicorn(stack) -> str:
     port = free_port()
     command = [
         sys.executable, "-m", "gunicorn", "memory_project.wsgi:application", "--bind", f"127.0.0.1:{port}",
         "--workers", "1", "--threads", "4", "--log-level", "warning", "--timeout", "120",
     ]  # fmt: skip
-    stack.processes.start("web-wsgi", command, env=stack.env)
+    stack.processes.start("web", command, env=stack.env)
     wait_for_port(port, timeout=60)
     _wait_until_answering(f"http://127.0.0.1:{port}/health/", timeout=60)
     return f"http://127.0.0.1:{port}"
 
 
-async def _measure(*, asgi_url: str, wsgi_url: str | None, key: str, rounds: list[list[str]]) -> list[dict]:
+async def _measure(*, url: str, key: str, rounds: list[list[str]]) -> list[dict]:
     """Per round, each search's time through every path, the paths taking turns query by query (in a rotating
     order), so that the machine's load at any moment weighs on all of them alike. One keep-alive connection per path
     for the whole run, as a client keeps it."""
@@ -93,23 +78,21 @@ async def _measure(*, asgi_url: str, wsgi_url: str | None, key: str, rounds: lis
     auth = {"Authorization": f"Bearer {key}"}
     body = {"user": USER, "top_k": 5}
     async with contextlib.AsyncExitStack() as stack:
-        rest = {"rest-asgi": await stack.enter_async_context(httpx.AsyncClient(base_url=asgi_url, headers=auth))}
-        if wsgi_url:
-            rest["rest-wsgi"] = await stack.enter_async_context(httpx.AsyncClient(base_url=wsgi_url, headers=auth))
+        rest = await stack.enter_async_context(httpx.AsyncClient(base_url=url, headers=auth))
         http = await stack.enter_async_context(httpx2.AsyncClient(headers=auth | {"X-Memory-User": USER}, timeout=60))
-        mcp = await stack.enter_async_context(Client(streamable_http_client(f"{asgi_url}/mcp", http_client=http)))
+        mcp = await stack.enter_async_context(Client(streamable_http_client(f"{url}/mcp", http_client=http)))
         await mcp.list_tools()
 
-        async def via_rest(name: str, query: str) -> None:
-            response = await rest[name].post("/api/v1/memory/search", json=body | {"query": query}, timeout=60)
+        async def via_rest(query: str) -> None:
+            response = await rest.post("/api/v1/memory/search", json=body | {"query": query}, timeout=60)
             response.raise_for_status()
 
-        async def via_mcp(name: str, query: str) -> None:
+        async def via_mcp(query: str) -> None:
             result = await mcp.call_tool("search_memory", {"query": query, "top_k": 5})
             if result.is_error:
                 raise RuntimeError(result.content)
 
-        paths = {name: via_rest for name in rest} | {"mcp-http": via_mcp}
+        paths = {"rest": via_rest, "mcp-http": via_mcp}
         names = list(paths)
         measured = []
         for queries in rounds:
@@ -117,7 +100,7 @@ async def _measure(*, asgi_url: str, wsgi_url: str | None, key: str, rounds: lis
             for index, query in enumerate(queries):
                 for name in names[index % len(names) :] + names[: index % len(names)]:
                     started = time.perf_counter()
-                    await paths[name](name, query)
+                    await paths[name](query)
                     timings[name].append((time.perf_counter() - started) * 1000)
             measured.append(timings)
         return measured
@@ -135,18 +118,15 @@ def main() -> None:
     load_before = os.getloadavg()
     with throwaway_stack() as stack:
         key = stack.api_key("bench-agent")
-        asgi_url = _start_uvicorn(stack)
-        # The WSGI baseline needs gunicorn (requirements/production.txt); without it, the two ASGI columns only.
-        wsgi_url = _start_gunicorn(stack) if importlib.util.find_spec("gunicorn") else None
-        client = MemoryClient(asgi_url, key, timeout=120)
+        url = _start_gunicorn(stack)
+        client = MemoryClient(url, key, timeout=120)
         for content in _facts(args.facts, rng):
             client.fact_create(content=content, user=USER)
         warm_up = [_queries(30, rng)]
-        anyio.run(lambda: _measure(asgi_url=asgi_url, wsgi_url=wsgi_url, key=key, rounds=warm_up))
+        anyio.run(lambda: _measure(url=url, key=key, rounds=warm_up))
         measured = anyio.run(
             lambda: _measure(
-                asgi_url=asgi_url,
-                wsgi_url=wsgi_url,
+                url=url,
                 key=key,
                 rounds=[_queries(args.searches, rng) for _ in range(args.rounds)],
             )
@@ -155,7 +135,7 @@ def main() -> None:
     for number, timings in enumerate(measured, start=1):
         for name, values in timings.items():
             rounds[name].append({"p50": percentile(values, 50), "p95": percentile(values, 95)})
-        paired = [mcp - rest for mcp, rest in zip(timings["mcp-http"], timings["rest-asgi"], strict=True)]
+        paired = [mcp - rest for mcp, rest in zip(timings["mcp-http"], timings["rest"], strict=True)]
         rounds.setdefault("mcp-minus-rest", []).append({"p50": percentile(paired, 50), "p95": percentile(paired, 95)})
         print(f"round {number}: " + ", ".join(f"{name} p50 {rounds[name][-1]['p50']:.2f} ms" for name in rounds))
     load_after = os.getloadavg()
@@ -166,10 +146,8 @@ def main() -> None:
         }
         for name, entries in rounds.items()
     }
-    summary["mcp_overhead_p50_ms"] = summary["mcp-http"]["p50_ms"] - summary["rest-asgi"]["p50_ms"]
+    summary["mcp_overhead_p50_ms"] = summary["mcp-http"]["p50_ms"] - summary["rest"]["p50_ms"]
     summary["mcp_overhead_paired_p50_ms"] = summary["mcp-minus-rest"]["p50_ms"]
-    if "rest-wsgi" in summary:
-        summary["asgi_cost_p50_ms"] = summary["rest-asgi"]["p50_ms"] - summary["rest-wsgi"]["p50_ms"]
     report = {
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine(),

@@ -24,7 +24,9 @@ import io
 import json
 import os
 import random
+import signal
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -446,6 +448,24 @@ def mixed_load(store: Store, base_url: str, *, queries: int, ingest_clients: int
     return result
 
 
+def flame_graph_record(store: Store, base_url: str, *, web_pid: int, queries: int, output: Path) -> dict:
+    """Where the web processes' CPU goes during per-user searches, one at a time: py-spy samples every thread of
+    gunicorn's master and workers (idle threads left out) without pausing them, and writes an SVG flame graph."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    recorder = subprocess.Popen(
+        [str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(web_pid), "--subprocesses",
+         "--nonblocking", "--rate", "200", "--format", "flamegraph", "--output", str(output)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    time.sleep(2)  # attached to every process before the first search
+    measured = timed_searches(store, base_url, store.queries(queries, per_user=True), concurrency=1)
+    recorder.send_signal(signal.SIGINT)
+    _, errors = recorder.communicate(timeout=120)
+    if recorder.returncode != 0 or not output.exists():
+        raise RuntimeError(f"py-spy wrote no flame graph: {errors.strip()}")
+    return {"svg": str(output), "searches": queries, "p50_ms_while_sampled": measured["p50_ms"]}
+
+
 def hnsw_recall(store: Store, *, queries: int) -> dict:
     """Agent-wide: the product's vector path for an agent's agent-wide facts (its own HNSW index where it has one:
     the half-precision expression and the index's predicate, as facts.selectors.vectors orders them) against an exact
@@ -496,13 +516,13 @@ def main() -> int:
     parser.add_argument("--predicates", type=int, default=6000, help="distinct predicates embedded for real")
     parser.add_argument("--output", default="search_latency.json")
     parser.add_argument(
-        "--server", choices=("gunicorn", "uvicorn"), default="gunicorn",
-        help="the web server: gunicorn (WSGI alone, the figures' baseline) or uvicorn (the ASGI app production runs)",
-    )  # fmt: skip
-    parser.add_argument(
         "--mixed-queries", type=int, default=0, help="at the largest scale, searches under ingestion and formation"
     )
     parser.add_argument("--messages", type=int, default=0, help="then this many embedded messages: turn search")
+    parser.add_argument(
+        "--flame-graph", metavar="SVG", help="at the largest scale, py-spy records the web processes during per-user "
+        "searches at concurrency 1 (--queries of them) and writes this flame graph (requirements/bench.txt)",
+    )  # fmt: skip
     args = parser.parse_args()
     info = machine()
     results = {"benchmark": "search_latency", "machine": info, "scales": {}, "settings": {}}
@@ -520,8 +540,7 @@ def main() -> int:
             "agents": AGENTS,
             "users_per_agent": USERS_PER_AGENT,
         }
-        base_url = stack.start_web(server=args.server)
-        results["server"] = args.server
+        base_url = stack.start_web()
         stack.start_deployment_workers()  # the mixed load forms memory as production would
         for scale in sorted(args.scales):
             store.grow(scale)
@@ -548,6 +567,10 @@ def main() -> int:
                 "worker": round(stack.rss_mb("worker"), 1),
                 "formation_worker": round(stack.rss_mb("formation-worker"), 1),
             }
+            if args.flame_graph and scale == max(args.scales):
+                row["flame_graph"] = flame_graph_record(
+                    store, base_url, web_pid=stack.pids("web")[0], queries=args.queries, output=Path(args.flame_graph)
+                )
             if args.mixed_queries and scale == max(args.scales):
                 row["per_user_c1_mixed_load"] = mixed_load(store, base_url, queries=args.mixed_queries)
             results["scales"][str(scale)] = row

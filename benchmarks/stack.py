@@ -63,21 +63,13 @@ class Stack:
             raise RuntimeError(f"no API key in: {output}")
         return match[1]
 
-    def start_web(self, *, workers: int = 2, threads: int = 4, server: str = "gunicorn") -> str:
-        """The web app on 127.0.0.1 with `workers` processes: `gunicorn` (Django's WSGI application alone, `threads`
-        threads each; the baseline of every figure before issue 23) or `uvicorn` (the ASGI application production
-        runs since: Django on a2wsgi threads, WEB_THREADS of them, with /mcp beside it)."""
+    def start_web(self, *, workers: int = 2, threads: int = 4) -> str:
+        """The web app on 127.0.0.1 as production serves it (gunicorn running memory_project.wsgi: Django, and /mcp),
+        with `workers` processes of `threads` threads."""
         port = free_port()
-        if server == "uvicorn":
-            command = [sys.executable, "-m", "uvicorn", "memory_project.asgi:application", "--host", "127.0.0.1",
-                       "--port", str(port), "--workers", str(workers), "--lifespan", "on", "--log-level", "warning",
-                       "--no-access-log"]  # fmt: skip
-        elif server == "gunicorn":
-            command = [sys.executable, "-m", "gunicorn", "memory_project.wsgi:application", "--bind",
-                       f"127.0.0.1:{port}", "--workers", str(workers), "--threads", str(threads), "--log-level",
-                       "warning", "--timeout", "120"]  # fmt: skip
-        else:
-            raise ValueError(f"unknown web server {server!r}: gunicorn or uvicorn")
+        command = [sys.executable, "-m", "gunicorn", "memory_project.wsgi:application", "--bind",
+                   f"127.0.0.1:{port}", "--workers", str(workers), "--threads", str(threads), "--log-level",
+                   "warning", "--timeout", "120"]  # fmt: skip
         self.processes.start("web", command, env=self.env)
         wait_for_port(port, timeout=60)
         self.base_url = f"http://127.0.0.1:{port}"

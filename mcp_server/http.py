@@ -45,6 +45,17 @@ class _Refused(Exception):
         )
 
 
+_METHOD_NOT_ALLOWED = JSONResponse(
+    error_body(
+        code="method_not_allowed",
+        message="This MCP endpoint is stateless and offers no server-to-client stream: send requests with POST.",
+        fields={},
+    ),
+    status_code=405,
+    headers={"Allow": "POST"},
+)
+
+
 def _pinned(headers: Headers, name: str) -> str | None:
     try:
         return pinned_id(header=name, value=headers.get(name))
@@ -84,7 +95,7 @@ def caller_authenticate(*, headers: Headers) -> Caller:
 
 
 class MCPEndpoint:
-    """The ASGI app of /mcp. `lifespan()` must be entered once per process before it serves (memory_project.asgi)."""
+    """The ASGI app of /mcp. `lifespan()` must be entered once per process before it serves (mcp_server.wsgi)."""
 
     def __init__(self) -> None:
         self.session_manager = StreamableHTTPSessionManager(
@@ -97,8 +108,8 @@ class MCPEndpoint:
     @contextlib.asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
         # Tool calls run on the event loop's default worker threads (mcp_server.server.in_django_thread), each with
-        # its own database connection: as many as MCP_THREADS at once, so the process's connections stay bounded.
-        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.MCP_THREADS
+        # its own database connection: no more at once than gunicorn's threads that wait for them.
+        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.WEB_THREADS
         async with self.session_manager.run():
             yield
 
@@ -126,6 +137,11 @@ class MCPEndpoint:
             current_agent.reset(agent_token)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send, *, headers: Headers) -> None:
+        if scope.get("method") == "GET":
+            # The optional server-to-client stream: a stateless server has no session to send anything on, and an open
+            # stream would hold one of the process's threads for as long as the client keeps it (the spec's answer).
+            await _METHOD_NOT_ALLOWED(scope, receive, send)
+            return
         try:
             caller = await in_django_thread(caller_authenticate, headers=headers)
         except _Refused as refused:

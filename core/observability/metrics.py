@@ -1,5 +1,5 @@
 """The service's Prometheus metrics, in prometheus-client's multiprocess mode wherever PROMETHEUS_MULTIPROC_DIR is
-set: each process (every gunicorn or uvicorn worker, every prefork Celery child) writes its samples to memory-mapped
+set: each process (every gunicorn worker, every prefork Celery child) writes its samples to memory-mapped
 files in that directory, and a scrape adds them up, so that /metrics counts every process's requests and not only
 those of the process that answers it. Without the variable (runserver, tests) the samples stay in this process.
 
@@ -39,7 +39,7 @@ TASK_BUCKETS = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 3
 HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 # Every metric below opens its file in the folder as it is defined. gunicorn's master makes the folder first
-# (gunicorn.conf.py) and docker-compose.yml mounts it; uvicorn's workers make nothing, and a missing folder would stop
+# (gunicorn.conf.py) and docker-compose.yml mounts it; Celery's workers make nothing, and a missing folder would stop
 # each of them at import.
 if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
     os.makedirs(os.environ["PROMETHEUS_MULTIPROC_DIR"], exist_ok=True)

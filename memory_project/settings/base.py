@@ -160,10 +160,10 @@ REST_FRAMEWORK = {
 API_THROTTLE_RATE = env("API_THROTTLE_RATE", default="1200/minute")
 # Largest request body accepted (bytes); a larger one is refused with 413 before it is read.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DJANGO_DATA_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)
-# The web process (memory_project/asgi.py): threads serving Django's requests, and threads running MCP tool calls.
-# Each thread keeps its own database connection: per process, at most WEB_THREADS + MCP_THREADS connections.
-WEB_THREADS = env.int("WEB_THREADS", default=8)
-MCP_THREADS = env.int("MCP_THREADS", default=8)
+# Threads per web process (gunicorn.conf.py reads the same variable). An MCP request holds its gunicorn thread while
+# its tool call runs on one of as many threads of the MCP event loop; each thread keeps its own database connection, so
+# a web process holds at most 2 x WEB_THREADS connections.
+WEB_THREADS = env.int("WEB_THREADS", default=4)
 # The admin's login form: failed attempts allowed per client address and per username within the window.
 ADMIN_LOGIN_MAX_FAILURES = env.int("ADMIN_LOGIN_MAX_FAILURES", default=5)
 ADMIN_LOGIN_WINDOW_SECONDS = env.int("ADMIN_LOGIN_WINDOW_SECONDS", default=900)

@@ -18,8 +18,8 @@ def test_compose_has_the_production_services_with_their_commands():
     assert {"postgres", "redis", "web", "worker", "formation-worker", "beat", "migrate"} <= set(services)
     assert services["postgres"]["image"].startswith("pgvector/pgvector:")
     assert services["redis"]["image"].startswith("redis:")
-    # The ASGI application: Django and the MCP server at /mcp (docs/architecture.md).
-    assert services["web"]["command"][:2] == ["uvicorn", "memory_project.asgi:application"]
+    # gunicorn (gunicorn.conf.py) serving Django and the MCP server at /mcp (docs/architecture.md).
+    assert services["web"]["command"][:2] == ["gunicorn", "memory_project.wsgi:application"]
     assert services["worker"]["command"][:4] == ["celery", "-A", "memory_project", "worker"]
     assert "-Q celery" in " ".join(services["worker"]["command"])
     # The formation worker is make run's: the formation queue on a thread pool, with a bounded connection pool.

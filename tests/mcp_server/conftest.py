@@ -1,23 +1,21 @@
-"""The service's ASGI application (Django with /mcp beside it) served by uvicorn in a thread against the test
-database, and the MCP SDK's own client connected to it."""
+"""The service's WSGI application (Django with /mcp beside it, as gunicorn serves it) on a threaded WSGI server in
+this process against the test database, and the MCP SDK's own client connected to it."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
-import socket
+import socketserver
 import sys
 import threading
-import time
 import tomllib
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import pytest
-import uvicorn
-from a2wsgi import WSGIMiddleware
 from django.core.wsgi import get_wsgi_application
 from django.db import connections
 from mcp.client import Client
@@ -29,7 +27,7 @@ from agents.models import Agent, EndUser
 from agents.services.api_keys import api_key_create
 from conversations.models import Message, Session
 from conversations.services.message_embeddings import messages_embed_missing
-from mcp_server.asgi import service_asgi_application
+from mcp_server.wsgi import ServiceApplication
 from reflections.models import MemoryScope, Reflection
 from tests.conftest import REPO_DIR
 
@@ -40,10 +38,13 @@ class Tenant:
     key: str
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+class _ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format, *args) -> None:  # noqa: A002  (the standard library's name)
+        pass
 
 
 @pytest.fixture
@@ -53,20 +54,15 @@ def service_url() -> Iterator[str]:
     database = connections.settings["default"]
     kept_for = database["CONN_MAX_AGE"]
     database["CONN_MAX_AGE"] = 0
-    port = _free_port()
-    application = service_asgi_application(django_application=WSGIMiddleware(get_wsgi_application()))
-    server = uvicorn.Server(
-        uvicorn.Config(application, host="127.0.0.1", port=port, lifespan="on", log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, name="uvicorn", daemon=True)
+    application = ServiceApplication(django_application=get_wsgi_application())
+    server = make_server("127.0.0.1", 0, application, server_class=_ThreadingWSGIServer, handler_class=_QuietHandler)
+    thread = threading.Thread(target=server.serve_forever, name="wsgi-server", daemon=True)
     thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
     thread.join(30)
+    application.close()
     database["CONN_MAX_AGE"] = kept_for
 
 

@@ -1,6 +1,6 @@
-"""The MCP server over Streamable HTTP at /mcp, driven by the mcp SDK's own client against the live stack (uvicorn
-serving the service's ASGI application, real PostgreSQL and Redis): every tool, the resource, the annotations, the
-review queue and the sensitive-data rules, authentication and throttling."""
+"""The MCP server over Streamable HTTP at /mcp, driven by the mcp SDK's own client against the live stack (the
+service's WSGI application as gunicorn serves it, real PostgreSQL and Redis): every tool, the resource, the
+annotations, the review queue and the sensitive-data rules, authentication and throttling."""
 
 from __future__ import annotations
 
@@ -249,6 +249,15 @@ def test_requests_without_a_valid_key_are_refused_before_the_sdk(service_url, te
     assert missing.headers["WWW-Authenticate"].startswith("Bearer")
     assert wrong.status_code == 401 and wrong.json()["error"]["code"] == "authentication_failed"
     assert conflicting.status_code == 401
+
+
+def test_the_optional_server_stream_is_refused_rather_than_held_open(service_url, tenant):
+    headers = _bearer(tenant) | {"Accept": "text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+
+    response = httpx.get(f"{service_url}/mcp", headers=headers, timeout=10)
+
+    assert response.status_code == 405 and response.headers["Allow"] == "POST"
+    assert response.json()["error"]["code"] == "method_not_allowed"
 
 
 def test_the_sdk_client_with_a_wrong_key_gets_an_error_not_a_hang(service_url, tenant):

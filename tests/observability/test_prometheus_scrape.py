@@ -1,4 +1,4 @@
-"""A real Prometheus scrapes the service as production runs it: uvicorn with two worker processes and a prefork
+"""A real Prometheus scrapes the service as production runs it: gunicorn with two worker processes and a prefork
 Celery worker with two children, each writing its samples in prometheus-client's multiprocess mode, the web's /metrics
 and the worker's own exporter both behind the bearer token. The test ingests, lets formation run (the LLM is the local
 OpenAI-compatible stub) and searches, and reads the results back through Prometheus's HTTP API: every family is
@@ -45,8 +45,8 @@ def stub() -> Iterator[StubLLMServer]:
 
 @pytest.fixture
 def stack(tmp_path: Path, stub: StubLLMServer, celery_worker_launcher) -> Iterator[dict]:
-    """uvicorn (2 worker processes, as docker-compose.yml runs the web) and a prefork worker (2 children), each with
-    its own multiprocess folder."""
+    """gunicorn (2 worker processes, as docker-compose.yml runs the web, with gunicorn.conf.py) and a prefork worker
+    (2 children), each with its own multiprocess folder."""
     prometheus_binary()  # skipped before anything starts when Debian's package is missing
     common = {
         "DATABASE_URL": database_url_of_test_database(),
@@ -60,8 +60,8 @@ def stack(tmp_path: Path, stub: StubLLMServer, celery_worker_launcher) -> Iterat
     web_folder, worker_folder = tmp_path / "metrics-web", tmp_path / "metrics-worker"
     worker_folder.mkdir()
     web = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "memory_project.asgi:application", "--host", "127.0.0.1",
-         "--port", str(web_port), "--workers", "2", "--lifespan", "on", "--log-level", "warning"],
+        [sys.executable, "-m", "gunicorn", "memory_project.wsgi:application", "--bind", f"127.0.0.1:{web_port}",
+         "--workers", "2", "--log-level", "warning"],
         env=os.environ | common | {"PROMETHEUS_MULTIPROC_DIR": str(web_folder)},
         cwd=REPO_DIR,
         stdin=subprocess.DEVNULL,
