@@ -15,7 +15,6 @@ import dataclasses
 from collections.abc import AsyncIterator
 from types import SimpleNamespace
 
-import anyio.to_thread
 from django.conf import settings
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from rest_framework import exceptions
@@ -107,9 +106,6 @@ class MCPEndpoint:
 
     @contextlib.asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
-        # Tool calls run on the event loop's default worker threads (mcp_server.server.in_django_thread), each with
-        # its own database connection: no more at once than gunicorn's threads that wait for them.
-        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.WEB_THREADS
         async with self.session_manager.run():
             yield
 

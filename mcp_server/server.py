@@ -1,19 +1,23 @@
 """The MCP server (the SDK's low-level `Server`): tools/list, tools/call, resources/list, resources/templates/list and
 resources/read, answered from the registry in mcp_server.tools for the caller that mcp_server.http authenticated.
 
-Handlers are async and the registry is Django code (ORM, cache): each call runs in a worker thread, with Django's
-per-request connection handling around it, so that the event loop never waits on the database."""
+Handlers are async and the registry is Django code (ORM, cache): each call runs on one of the process's long-lived
+Django threads, with Django's per-request connection handling around it, so that the event loop never waits on the
+database."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import contextvars
 import json
 import logging
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-import anyio.to_thread
 import mcp_types as types
+from django.conf import settings
 from django.db import close_old_connections
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
@@ -43,6 +47,12 @@ INSTRUCTIONS = (
 
 Result = TypeVar("Result")
 
+# Long-lived threads, so that each keeps its database connection from one call to the next as gunicorn's threads do.
+# anyio's worker threads end with the task that started them, which under mcp_server.wsgi is each request's: every
+# call then started a thread and opened a connection, +19 ms a search (docs/benchmarks.md section 6). No more at once
+# than the gunicorn threads that can wait on them.
+_django_threads = ThreadPoolExecutor(max_workers=settings.WEB_THREADS, thread_name_prefix="mcp-django")
+
 
 @contextlib.contextmanager
 def _log_context_of(caller: object) -> Iterator[None]:
@@ -70,7 +80,7 @@ async def in_django_thread(function: Callable[..., Result], /, **kwargs: Any) ->
         finally:
             close_old_connections()
 
-    return await anyio.to_thread.run_sync(run)
+    return await asyncio.get_running_loop().run_in_executor(_django_threads, contextvars.copy_context().run, run)
 
 
 def request_caller(ctx: ServerRequestContext) -> Caller:
