@@ -519,6 +519,8 @@ def main() -> int:
         "--mixed-queries", type=int, default=0, help="at the largest scale, searches under ingestion and formation"
     )
     parser.add_argument("--messages", type=int, default=0, help="then this many embedded messages: turn search")
+    parser.add_argument("--web-workers", type=int, default=2, help="gunicorn processes (production's default: 2)")
+    parser.add_argument("--web-threads", type=int, default=4, help="threads per gunicorn process (default: 4)")
     parser.add_argument(
         "--flame-graph", metavar="SVG", help="at the largest scale, py-spy records the web processes during per-user "
         "searches at concurrency 1 (--queries of them) and writes this flame graph (requirements/bench.txt)",
@@ -540,7 +542,7 @@ def main() -> int:
             "agents": AGENTS,
             "users_per_agent": USERS_PER_AGENT,
         }
-        base_url = stack.start_web()
+        base_url = stack.start_web(workers=args.web_workers, threads=args.web_threads)
         stack.start_deployment_workers()  # the mixed load forms memory as production would
         for scale in sorted(args.scales):
             store.grow(scale)
