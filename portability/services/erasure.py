@@ -29,7 +29,8 @@ def _delete(queryset: QuerySet, counts: Counter) -> None:
 @transaction.atomic
 def user_erase(*, user: EndUser, requested_by: str) -> ErasureRecord:
     """Delete the user's messages (with their embeddings), facts (every version, with embeddings), entities and
-    relations, reflections, blobs (with past versions), sessions, jobs and the user row itself, and invalidate their cached context.
+    relations, reflections, blobs (with past versions), sessions, jobs and the user row itself, and invalidate their
+    cached context.
 
     Agent-scoped memory that formation derived from this user's conversations stays: it is the agent's knowledge,
     not the user's (formation keeps user-specific statements in user scope); only its links to the deleted

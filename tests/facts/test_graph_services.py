@@ -20,6 +20,7 @@ from facts.services.graph import (
     relation_add,
     user_entity_get_or_create,
 )
+from portability.services.erasure import user_erase
 
 pytestmark = pytest.mark.django_db
 
@@ -172,3 +173,17 @@ def test_neighbours_reach_two_hops_over_current_relations_with_their_facts(agent
     fact_close(fact=works, reason="left")
     assert entity_neighbours(entity_ids=[user_entity.pk], hops=2).entity_hops == {user_entity.pk: 0, maria.pk: 1}
     assert Entity.objects.count() == 4
+
+
+def test_erasing_a_user_removes_their_entities_and_relations_only(agent, end_user):
+    other = EndUser.objects.create(agent=agent, external_id="user-2")
+    for user in (end_user, other):
+        fact = _fact(agent, user, "Maria is the user's sister")
+        fact_relations_write(fact=fact, statements=[SISTER], source_messages=[])
+
+    record = user_erase(user=end_user, requested_by="test")
+
+    assert not Entity.objects.filter(user_id=end_user.pk).exists()
+    assert not Relation.objects.filter(user_id=end_user.pk).exists()
+    assert Entity.objects.filter(user=other).count() == 2 and Relation.objects.filter(user=other).count() == 1
+    assert record.deleted_counts["facts.Entity"] == 2 and record.deleted_counts["facts.Relation"] == 1
