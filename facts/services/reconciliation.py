@@ -5,7 +5,10 @@ near-duplicates (similarity >= FACT_DUPLICATE_SIMILARITY) are NONE and facts wit
 both without an LLM call; the rest go to one batched LLM call that sees short integer ids, never database ids.
 Applying (inside the formation's final transaction, under a lock per scope): every decision is re-checked against
 the facts written since planning (planning saw all the others), so two formations racing on one scope never store a
-duplicate."""
+duplicate.
+Entities and relations the extractor found with a fact are written last, linked to the version its statement ended
+up in (added, updated, or the one already holding it); versions closed here end their relations
+(facts.services.graph)."""
 
 from __future__ import annotations
 
@@ -36,6 +39,7 @@ from facts.services.facts import (
     fact_supersede,
     facts_create_bulk,
 )
+from facts.services.graph import fact_relations_write
 from facts.services.reference_documents import facts_restating_reference
 
 PROMPT = Path(__file__).resolve().parent.parent / "prompts" / "reconcile_facts.txt"
@@ -387,6 +391,12 @@ class _Applying:
     session: Session
     recent: _RecentFacts
     result: ReconciliationResult = field(default_factory=ReconciliationResult)
+    stated: list[tuple[Fact, FactDecision, list[Message]]] = field(default_factory=list)
+
+    def states(self, *, fact: Fact, decision: FactDecision, sources: list[Message]) -> None:
+        """The fact version the decision's statement ended up in (new, or already there): its relations link to it."""
+        if decision.new.relations:
+            self.stated.append((fact, decision, sources))
 
 
 def _keyed_add_apply(*, applying: _Applying, decision: FactDecision, sources: list[Message]) -> None:
@@ -412,6 +422,7 @@ def _keyed_add_apply(*, applying: _Applying, decision: FactDecision, sources: li
         applying.result.unchanged += 1
     else:
         (applying.result.added if outcome == "created" else applying.result.updated).append(fact)
+    applying.states(fact=fact, decision=decision, sources=sources)
 
 
 def _update_apply(*, applying: _Applying, decision: FactDecision, target: Fact, sources: list[Message]) -> None:
@@ -421,6 +432,7 @@ def _update_apply(*, applying: _Applying, decision: FactDecision, target: Fact, 
     content = decision.content or decision.new.content
     if fact_content_hash(content) == target.content_hash:
         result.unchanged += 1
+        applying.states(fact=target, decision=decision, sources=sources)
         return
     already_stated = Fact.objects.filter(
         agent=agent, user=target.user, content_hash=fact_content_hash(content), valid_to__isnull=True
@@ -434,6 +446,7 @@ def _update_apply(*, applying: _Applying, decision: FactDecision, target: Fact, 
                 superseded_by=already_stated,
             )
         )
+        applying.states(fact=already_stated, decision=decision, sources=sources)
         return
     vector = decision.content_vector if decision.content_vector is not None else decision.vector
     successor = fact_supersede(
@@ -457,12 +470,13 @@ def _update_apply(*, applying: _Applying, decision: FactDecision, target: Fact, 
         successor.key = new_key
     applying.recent.add(owner_id=successor.user_id, content_hash=successor.content_hash, vector=vector)
     result.updated.append(successor)
+    applying.states(fact=successor, decision=decision, sources=sources)
 
 
 def _plain_adds_apply(*, applying: _Applying, adds: list[tuple[FactDecision, list[Message]]]) -> None:
     """The new facts without a profile key, in one batch (facts_create_bulk), but for those that duplicate a fact
     written since planning."""
-    new_facts = []
+    new_facts, kept = [], []
     for decision, sources in adds:
         owner_id = decision.owner.pk if decision.owner else None
         moved_to_user = decision.reason.startswith(PROTECTED_REASON[:20])  # planning checked another scope
@@ -480,6 +494,7 @@ def _plain_adds_apply(*, applying: _Applying, adds: list[tuple[FactDecision, lis
         applying.recent.add(
             owner_id=owner_id, content_hash=fact_content_hash(decision.new.content), vector=decision.vector
         )
+        kept.append((decision, sources))
         new_facts.append(
             NewFact(
                 user=decision.owner,
@@ -490,7 +505,7 @@ def _plain_adds_apply(*, applying: _Applying, adds: list[tuple[FactDecision, lis
             )
         )
     if new_facts:
-        applying.result.added += facts_create_bulk(
+        created = facts_create_bulk(
             agent=applying.agent,
             new_facts=new_facts,
             change_reason="extracted",
@@ -498,6 +513,9 @@ def _plain_adds_apply(*, applying: _Applying, adds: list[tuple[FactDecision, lis
             space=adds[0][0].space,
             written_by=FactWriter.FORMATION,
         )
+        applying.result.added += created
+        for fact, (decision, sources) in zip(created, kept, strict=True):
+            applying.states(fact=fact, decision=decision, sources=sources)
 
 
 def facts_reconcile_apply(
@@ -537,5 +555,11 @@ def facts_reconcile_apply(
             )
         else:
             applying.result.unchanged += 1
+            # A statement memory already holds still names its entities: they link to the version that holds it.
+            held = _current_version(decision.target) if decision.action == "NONE" and decision.target else None
+            if held is not None:
+                applying.states(fact=held, decision=decision, sources=sources)
     _plain_adds_apply(applying=applying, adds=plain_adds)
+    for fact, decision, sources in applying.stated:
+        fact_relations_write(fact=fact, statements=decision.new.relations, source_messages=sources)
     return applying.result

@@ -1,14 +1,17 @@
-"""Fact versions of a native export written back as they were exported (portability's lossless import), the caller
-having remapped their ids: with the messages they came from and were closed by, embedded in the active space."""
+"""Fact versions, entities and relations of a native export written back as they were exported (portability's
+lossless import), the caller having remapped their ids: facts with the messages they came from and were closed by,
+embedded in the active space; relations with their validity and the facts and messages they came from."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 import numpy as np
 
 from core.models import EmbeddingSpace
-from facts.models import Fact
+from core.runtime.db import automatic_times_restore
+from facts.models import Entity, Fact, Relation
 from facts.services.facts import fact_embeddings_write
 
 
@@ -39,3 +42,26 @@ def facts_restore(
 def fact_supersession_restore(*, fact_id: int, superseded_by_id: int) -> None:
     """A version's successor, written once both exist (an export lists versions in order, successors after)."""
     Fact.objects.filter(pk=fact_id).update(superseded_by_id=superseded_by_id)
+
+
+def entity_restore(*, entity: Entity, times: dict[str, datetime]) -> Entity:
+    """An exported entity written back as it was (its merge, if any, is restored once both exist)."""
+    entity.save(force_insert=True)
+    automatic_times_restore(objs=[entity], times=[times])
+    return entity
+
+
+def entity_merge_restore(*, entity_id: int, merged_into_id: int) -> None:
+    Entity.objects.filter(pk=entity_id).update(merged_into_id=merged_into_id)
+
+
+def relation_restore(
+    *, relation: Relation, source_fact_ids: Sequence[int], source_message_ids: Sequence[int]
+) -> Relation:
+    """An exported relation written back with its validity as it was, linked to the restored facts and messages."""
+    relation.save(force_insert=True)
+    if source_fact_ids:
+        relation.source_facts.add(*source_fact_ids)
+    if source_message_ids:
+        relation.source_messages.add(*source_message_ids)
+    return relation

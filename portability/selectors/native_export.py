@@ -11,12 +11,13 @@ from django.utils import timezone
 from agents.models import Agent, EndUser
 from conversations.models import Message, Session
 from core.embeddings.spaces import embedding_space_active
-from facts.models import Fact
+from facts.models import Entity, Fact, Relation
 from portability.native_rows import (
     AGENT_SETTINGS_EXCLUDED,
     FACT_MESSAGE_LINKS,
     FORMAT_NAME,
     FORMAT_VERSION,
+    RELATION_LINKS,
     json_value,
     row_of,
     stored_fields,
@@ -25,8 +26,8 @@ from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion, Re
 
 
 def memories_export(*, agent: Agent, user: EndUser | None = None) -> Iterator[dict]:
-    """Every stored row of the agent's memory, or of one user's (their sessions, messages, facts, reflections and
-    blobs; agent-wide memory is then left out), as export lines."""
+    """Every stored row of the agent's memory, or of one user's (their sessions, messages, facts, entities and
+    relations, reflections and blobs; agent-wide memory is then left out), as export lines."""
     agent_settings = {
         field.attname: json_value(getattr(agent, field.attname))
         for field in stored_fields(Agent)
@@ -58,6 +59,18 @@ def memories_export(*, agent: Agent, user: EndUser | None = None) -> Iterator[di
                 links[name][fact_id].append(message_id)
         for fact in batch:
             yield row_of("fact", fact, m2m={name: links[name].get(fact.pk, []) for name in FACT_MESSAGE_LINKS})
+    yield from (row_of("entity", row) for row in Entity.objects.filter(agent=agent, **by_user).order_by("pk"))
+    relations = Relation.objects.filter(agent=agent, **by_user).order_by("pk")
+    links = {name: defaultdict(list) for name in RELATION_LINKS}
+    for name in RELATION_LINKS:
+        through = getattr(Relation, name).through
+        target = f"{RELATION_LINKS[name]._meta.model_name}_id"
+        for relation_id, target_id in (
+            through.objects.filter(relation__in=relations).order_by(target).values_list("relation_id", target)
+        ):
+            links[name][relation_id].append(target_id)
+    for relation in relations.iterator(chunk_size=2000):
+        yield row_of("relation", relation, m2m={name: links[name].get(relation.pk, []) for name in RELATION_LINKS})
     blobs = ConsolidatedMemory.objects.filter(agent=agent, **by_user).order_by("pk")
     yield from (row_of("blob", row) for row in blobs)
     versions = ConsolidatedMemoryVersion.objects.filter(memory__in=blobs).order_by("memory_id", "version")

@@ -12,7 +12,7 @@ from django.db.models import QuerySet
 from agents.models import EndUser, ErasureRecord
 from conversations.models import Message, Session
 from core.runtime.request_path_cache import request_path_caches_invalidate
-from facts.models import Fact
+from facts.models import Entity, Fact, Relation
 from reflections.models import ConsolidatedMemory, ConsolidationJob, Reflection
 from reflections.services.context_cache import context_cache_invalidate
 
@@ -28,8 +28,9 @@ def _delete(queryset: QuerySet, counts: Counter) -> None:
 
 @transaction.atomic
 def user_erase(*, user: EndUser, requested_by: str) -> ErasureRecord:
-    """Delete the user's messages (with their embeddings), facts (every version, with embeddings), reflections,
-    blobs (with past versions), sessions, jobs and the user row itself, and invalidate their cached context.
+    """Delete the user's messages (with their embeddings), facts (every version, with embeddings), entities and
+    relations, reflections, blobs (with past versions), sessions, jobs and the user row itself, and invalidate their
+    cached context.
 
     Agent-scoped memory that formation derived from this user's conversations stays: it is the agent's knowledge,
     not the user's (formation keeps user-specific statements in user scope); only its links to the deleted
@@ -40,6 +41,8 @@ def user_erase(*, user: EndUser, requested_by: str) -> ErasureRecord:
     user = EndUser.objects.select_for_update().select_related("agent").get(pk=user.pk)
     agent = user.agent
     counts: Counter = Counter()
+    _delete(Relation.objects.filter(user=user), counts)
+    _delete(Entity.objects.filter(user=user), counts)
     _delete(Fact.objects.filter(user=user), counts)
     _delete(Reflection.objects.filter(user=user), counts)
     _delete(ConsolidatedMemory.objects.filter(user=user), counts)

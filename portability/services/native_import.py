@@ -1,7 +1,8 @@
 """The lossless import of a native export (portability/native_rows.py has the format).
 
 Import maps exported ids to new rows and is idempotent: users and sessions are matched by external id, messages by
-idempotency key or (time, role, content), facts by (lineage, version), blobs by scope, past versions by number and
+idempotency key or (time, role, content), facts by (lineage, version), entities by scope and name (the user's own by
+its user), relations by subject, predicate, object and valid_from, blobs by scope, past versions by number and
 reflections by scope and content; what is already there is not written again."""
 
 from __future__ import annotations
@@ -26,8 +27,14 @@ from conversations.services.restore import (
     session_restore,
 )
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
-from facts.models import Fact
-from facts.services.restore import fact_supersession_restore, facts_restore
+from facts.models import Entity, Fact, Relation
+from facts.services.restore import (
+    entity_merge_restore,
+    entity_restore,
+    fact_supersession_restore,
+    facts_restore,
+    relation_restore,
+)
 from portability.formats.common import ImportFormatError
 from portability.native_rows import (
     FACT_MESSAGE_LINKS,
@@ -73,6 +80,7 @@ class _NativeImport:
         # trigger reads them); a session the import creates keeps its exported counters.
         self.added_to_session: dict[int, list[int]] = defaultdict(lambda: [0, 0])
         self.deferred_supersessions: list[tuple[int, int]] = []
+        self.deferred_merges: list[tuple[int, int]] = []
         self.deferred_cursors: list[tuple[type[models.Model], int, int]] = []
         self.conflicting_blobs: set[int] = set()
         self.lineages: dict[uuid.UUID, uuid.UUID] = {}
@@ -227,6 +235,59 @@ class _NativeImport:
                 self.report.embedded["facts"] += len(created)
         self.report.add("facts", "added", len(created))
 
+    def entity(self, rows: list[dict]) -> None:
+        for row in rows:
+            entity = self._instance(Entity, row, deferred=("merged_into_id",))
+            if row["fields"].get("user_id") is not None and entity.user_id is None:
+                self.report.add("entities", "invalid")
+                continue
+            scope = Entity.objects.filter(agent=self.agent, user_id=entity.user_id)
+            stored = (
+                scope.filter(is_user=True).first()
+                if entity.is_user
+                else scope.filter(
+                    is_user=False,
+                    name__iexact=entity.name,
+                    merged_into__isnull=row["fields"].get("merged_into_id") is None,
+                ).first()
+            )
+            if stored is not None:
+                self.report.add("entities", "existing")
+            else:
+                stored = entity_restore(entity=entity, times=self._automatic_times(Entity, row))
+                if row["fields"].get("merged_into_id") is not None:
+                    self.deferred_merges.append((stored.pk, row["fields"]["merged_into_id"]))
+                self.report.add("entities", "added")
+            self.ids[Entity][row["id"]] = stored.pk
+
+    def relation(self, rows: list[dict]) -> None:
+        for row in rows:
+            relation = self._instance(Relation, row)
+            exported_object = row["fields"].get("object_entity_id")
+            if relation.subject_id is None or (exported_object is not None and relation.object_entity_id is None):
+                self.report.add("relations", "invalid")
+                continue
+            same = Relation.objects.filter(
+                subject_id=relation.subject_id,
+                predicate=relation.predicate,
+                object_entity_id=relation.object_entity_id,
+                object_value=relation.object_value,
+            )
+            if same.filter(valid_from=relation.valid_from).exists() or (
+                relation.valid_to is None and same.filter(valid_to__isnull=True).exists()
+            ):
+                self.report.add("relations", "existing")
+                continue
+            links = row.get("m2m", {})
+            relation_restore(
+                relation=relation,
+                source_fact_ids=[self.ids[Fact][pk] for pk in links.get("source_facts", []) if pk in self.ids[Fact]],
+                source_message_ids=[
+                    self.ids[Message][pk] for pk in links.get("source_messages", []) if pk in self.ids[Message]
+                ],
+            )
+            self.report.add("relations", "added")
+
     def blob(self, rows: list[dict]) -> None:
         for row in rows:
             blob = self._instance(ConsolidatedMemory, row, deferred=(MESSAGE_CURSORS[ConsolidatedMemory],))
@@ -284,14 +345,19 @@ class _NativeImport:
             self.ids[Reflection][row["id"]] = stored.pk
 
     def finish(self) -> None:
-        """References that pointed forward (superseded_by) or at message ids (cursors), now that all rows exist; the
-        counters of existing sessions that received messages (increments: an append meanwhile keeps its own)."""
+        """References that pointed forward (superseded_by, merged_into) or at message ids (cursors), now that all rows
+        exist; the counters of existing sessions that received messages (increments: an append meanwhile keeps its
+        own)."""
         for session_id, (messages, tokens) in sorted(self.added_to_session.items()):
             session_counters_add(session_id=session_id, messages=messages, tokens=tokens)
         for fact_id, exported_target in self.deferred_supersessions:
             target = self.ids[Fact].get(exported_target)
             if target is not None:
                 fact_supersession_restore(fact_id=fact_id, superseded_by_id=target)
+        for entity_id, exported_target in self.deferred_merges:
+            target = self.ids[Entity].get(exported_target)
+            if target is not None:
+                entity_merge_restore(entity_id=entity_id, merged_into_id=target)
         exported_message_ids = sorted(self.ids[Message])
         for model, pk, exported_cursor in self.deferred_cursors:
             covered = [old for old in exported_message_ids if old <= exported_cursor]

@@ -12,8 +12,9 @@ from django.core.management import CommandError, call_command
 from agents.models import Agent, EndUser
 from conversations.models import Message, MessageEmbedding, Session
 from conversations.services.message_embeddings import messages_embed_missing
-from facts.models import Fact, FactEmbedding
+from facts.models import Entity, Fact, FactEmbedding, Relation
 from facts.services.facts import fact_close, fact_create, fact_supersede
+from facts.services.graph import entity_merge, entity_upsert, relation_add, user_entity_get_or_create
 from reflections.models import Reflection
 from reflections.services.consolidation import consolidated_memory_replace
 from reflections.services.reflections import reflection_create
@@ -28,14 +29,20 @@ REFERENCES = {
     "consolidated_into_id": "blob",
     "formed_through_message_id": "message",
     "summarized_through_message_id": "message",
+    "subject_id": "entity",
+    "object_entity_id": "entity",
+    "merged_into_id": "entity",
 }
+# The kind of row each many-to-many link points to.
+LINKS = {"source_facts": "fact"}
 
 
 @pytest.fixture
 def source_agent(db) -> Agent:
     """Every kind of row: two users, sessions with messages (one with an idempotency key), a fact with three
-    versions, a closed fact, an agent fact linked to its source messages, reflections (one absorbed) and blobs with
-    past versions."""
+    versions, a closed fact, an agent fact linked to its source messages, entities (one merged into another) and
+    relations (one ended with the fact version that stated it), reflections (one absorbed) and blobs with past
+    versions."""
     agent = Agent.objects.create(external_id="source", name="Source", formation_msg_interval=12)
     gene = EndUser.objects.create(agent=agent, external_id="gene", metadata={"plan": "pro"})
     maria = EndUser.objects.create(agent=agent, external_id="maria")
@@ -55,10 +62,24 @@ def source_agent(db) -> Agent:
     birthday = fact_create(
         agent=agent, user=gene, scopes=["user"], content="Gene's birthday is March 15th", source_messages=messages[:1]
     )
+    gene_self = user_entity_get_or_create(agent=agent, user=gene)
+    relation_add(
+        subject=gene_self,
+        predicate="born_on",
+        object_value="March 15th",
+        source_facts=[birthday],
+        source_messages=messages[:1],
+    )  # ended when the birthday is corrected
     corrected = fact_supersede(
         fact=birthday, content="Gene's birthday is March 16th", reason="corrected", source_messages=messages[2:]
     )
-    fact_supersede(fact=corrected, content="Gene's birthday is on March 16th", reason="reworded", tags=["dates"])
+    latest = fact_supersede(
+        fact=corrected, content="Gene's birthday is on March 16th", reason="reworded", tags=["dates"]
+    )
+    relation_add(subject=gene_self, predicate="born_on", object_value="March 16th", source_facts=[latest])
+    lisbon = entity_upsert(agent=agent, user=gene, name="Lisbon", entity_type="place")
+    relation_add(subject=gene_self, predicate="lives_in", object_entity=lisbon)
+    entity_merge(kept=lisbon, merged=entity_upsert(agent=agent, user=gene, name="Lisboa"))
     closed = fact_create(agent=agent, user=maria, scopes=["user"], content="Maria drinks coffee")
     fact_close(fact=closed, reason="contradicted")
     fact_create(agent=agent, user=maria, scopes=["user"], content="Maria likes green tea", metadata={"k": [1, 2]})
@@ -130,7 +151,9 @@ def _normalised(rows: list[dict]) -> dict:
                 fields[name] = positions[kind][fields[name]]
         if "lineage" in fields:
             fields["lineage"] = lineages.setdefault(fields["lineage"], len(lineages))
-        m2m = {name: [positions["message"][i] for i in ids] for name, ids in row.get("m2m", {}).items()}
+        m2m = {
+            name: [positions[LINKS.get(name, "message")][i] for i in ids] for name, ids in row.get("m2m", {}).items()
+        }
         normalised.append((row["kind"], json.dumps(fields, sort_keys=True), json.dumps(m2m, sort_keys=True)))
     return {"agent settings": header["agent"]["settings"], "rows": normalised}
 
@@ -141,6 +164,7 @@ def test_export_then_native_import_is_lossless_and_idempotent(source_agent, tmp_
     kinds = [row["kind"] for row in exported]
     assert kinds[0] == "export"
     assert kinds.count("fact") == 6 and kinds.count("blob_version") == 1 and kinds.count("message") == 4
+    assert kinds.count("entity") == 3 and kinds.count("relation") == 3
 
     output = _import_native(tmp_path / "source.jsonl", "copy")
 
@@ -156,6 +180,9 @@ def test_export_then_native_import_is_lossless_and_idempotent(source_agent, tmp_
     # The source agent still uses the exported lineages, so the copy's facts got lineages of their own.
     assert current.version == 3 and current.lineage != Fact.objects.get(agent=source_agent, version=3).lineage
     assert Reflection.objects.get(agent=copy, absorbed=True).consolidated_into.version == 2
+    ended = Relation.objects.get(agent=copy, object_value="March 15th")
+    assert ended.valid_to is not None and ended.source_facts.get().version == 1
+    assert Entity.objects.get(agent=copy, name="Lisboa").merged_into == Entity.objects.get(agent=copy, name="Lisbon")
 
     before = _normalised(_export("copy", tmp_path / "before.jsonl"))
     again = _import_native(tmp_path / "source.jsonl", "copy")
@@ -168,6 +195,7 @@ def test_erase_then_reimport_restores_the_user(source_agent, tmp_path):
     exported = _normalised(_export("source", tmp_path / "gene.jsonl", "--user", "gene"))
     call_command("erase_user", "--agent", "source", "--user", "gene", "--yes", stdout=StringIO())
     assert not Fact.objects.filter(user__external_id="gene").exists()
+    assert not Entity.objects.filter(agent=source_agent).exists() and not Relation.objects.exists()
 
     _import_native(tmp_path / "gene.jsonl", "source")
 

@@ -17,6 +17,7 @@ from conversations.models import Session
 from conversations.services.ingestion import MessageInput, session_append_messages
 from facts.models import Fact, FactScope, FactWriter, ReferenceDocument
 from facts.services.curation import fact_get_or_create
+from facts.services.graph import entity_upsert, relation_add, user_entity_get_or_create
 from facts.services.reference_documents import reference_document_create
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.services.consolidation import consolidated_memory_replace
@@ -34,6 +35,8 @@ STORED_TABLES = [
     "reflections_consolidatedmemoryversion",
     "facts_referencedocument",
     "facts_referencechunk",
+    "facts_entity",
+    "facts_relation",
 ]
 
 
@@ -48,6 +51,7 @@ class Tenant:
     reflection_ids: list[int]
     message_ids: list[int]
     document_ids: list[int]
+    entity_ids: list[int]
 
     def client(self, **headers: str) -> Client:
         """A client of this agent's key; a server error is a response to assert on, not an exception."""
@@ -109,6 +113,13 @@ def _memory_of_every_kind(*, agent: Agent, user_id: str, session_id: str, marker
     document, _ = reference_document_create(
         agent=agent, title=f"Handbook {marker}", content=f"Lockers are opened with the code {marker} 4471."
     )
+    locker = entity_upsert(agent=agent, user=user, name=f"Locker {marker}")
+    relation_add(
+        subject=user_entity_get_or_create(agent=agent, user=user),
+        predicate="uses",
+        object_entity=locker,
+        source_facts=[facts[0][0]],
+    )
     return Tenant(
         agent=agent,
         key=key,
@@ -119,6 +130,7 @@ def _memory_of_every_kind(*, agent: Agent, user_id: str, session_id: str, marker
         reflection_ids=[reflection.pk for reflection in reflections],
         message_ids=[message.pk for message in appended.messages],
         document_ids=[document.pk],
+        entity_ids=[locker.pk],
     )
 
 

@@ -1,5 +1,5 @@
 """Tenant isolation: every operation of the OpenAPI schema, called with agent A's key against agent B's sessions,
-users, facts, reflections and blobs, is a 404 (or A's own empty result) and never shows or changes B's data.
+users, facts, entities, reflections and blobs, is a 404 (or A's own empty result) and never shows or changes B's data.
 
 The operations come from the schema generated in-process, so an endpoint added later is walked too: its path
 parameters must be known below (the test fails naming a new one), its body is built from the schema. Every request
@@ -38,6 +38,7 @@ PATH_PARAMETERS = {
     "memory_id": lambda t, variant: t.b.blob_ids[0],
     "reflection_id": lambda t, variant: t.b.reflection_ids[0],
     "document_id": lambda t, variant: t.b.document_ids[0],
+    "entity_id": lambda t, variant: t.b.entity_ids[0],
 }
 # Operations that create the named object in the caller's own namespace when it does not exist: the session
 # appended to on first use is A's, named like B's. Isolation holds as long as nothing of B's is read or changed.
@@ -230,6 +231,8 @@ def test_the_schema_walk_covers_every_kind_of_object_of_b():
         ("PATCH", "/api/v1/blobs/{memory_id}"),
         ("DELETE", "/api/v1/reflections/{reflection_id}"),
         ("POST", "/api/v1/memory/search"),
+        ("GET", "/api/v1/entities"),
+        ("GET", "/api/v1/entities/{entity_id}"),
         ("POST", "/api/v1/tools/call"),
         ("POST", "/v1/chat/completions"),
     } <= walked

@@ -1,0 +1,187 @@
+"""Entities and relations formed with the facts, in the extraction's one call: from a scripted model (the reply's
+shape, its validation, provenance to the fact version written, a duplicate still linking, a superseded fact ending
+its relation) and from the offline provider through a real worker (spaCy's parse, first person and "my sister"
+resolved, the sister named later merged into the same entity)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.db import transaction
+
+from conversations.models import Session
+from core.llm.base import LLMRequest
+from core.llm.offline import OfflineLLM
+from facts.models import Entity, Fact, Relation
+from formation.services.formation import session_form_memories
+from formation.services.formation_triggers import formation_request
+from tests.formation_support import user_says, wait_until
+
+SISTER_REPLY = {
+    "facts": [
+        {"content": "Maria is the user's sister.", "scope": ["user"], "source": [1]},
+        {"content": "Maria works at Acme Corp in Berlin.", "scope": ["user"], "source": [1]},
+    ],
+    "entities": [
+        {"name": "Maria", "type": "person", "aliases": ["my sister"]},
+        {"name": "Acme Corp", "type": "organisation"},
+        {"name": "Berlin", "type": "place"},
+    ],
+    "relations": [
+        {"fact": 1, "subject": "Maria", "predicate": "sister_of", "object": "user"},
+        {"fact": 2, "subject": "maria", "predicate": "works at", "object": "Acme Corp"},
+        {"fact": 2, "subject": "Acme Corp", "predicate": "based_in", "object": "Berlin"},
+        {"fact": 2, "subject": "Nobody Listed", "predicate": "knows", "object": "Maria"},
+        {"fact": 9, "subject": "Maria", "predicate": "likes", "value": "tea"},
+    ],
+}
+
+
+def _relations(user) -> set[tuple[str, str, str]]:
+    return {
+        (
+            relation.subject.name,
+            relation.predicate,
+            relation.object_entity.name if relation.object_entity else relation.object_value,
+        )
+        for relation in Relation.objects.filter(user=user, valid_to__isnull=True).select_related(
+            "subject", "object_entity"
+        )
+    }
+
+
+@pytest.mark.django_db
+def test_the_model_names_entities_and_relations_in_the_same_reply(agent, scripted_llm):
+    scripted_llm.script("extract_facts", SISTER_REPLY)
+    session = user_says(agent, "My sister Maria works at Acme Corp in Berlin.")
+
+    session_form_memories(session_id=session.pk, trigger="explicit")
+
+    assert len(scripted_llm.calls("extract_facts")) == 1
+    assert "relations" in scripted_llm.calls("extract_facts")[0].schema["properties"]
+    assert _relations(session.user) == {
+        ("Maria", "sister_of", "the user"),
+        ("Maria", "works_at", "Acme Corp"),
+        ("Acme Corp", "based_in", "Berlin"),
+    }  # "Nobody Listed" names no entity of the reply, fact 9 no fact: dropped
+    works = Relation.objects.get(predicate="works_at")
+    fact = Fact.objects.get(content="Maria works at Acme Corp in Berlin.")
+    assert list(works.source_facts.all()) == [fact]
+    assert set(works.source_messages.all()) == set(fact.source_messages.all()) and works.source_messages.exists()
+    maria = Entity.objects.get(name="Maria")
+    assert maria.user == session.user and maria.entity_type == "person" and "my sister" in maria.aliases
+    assert Entity.objects.filter(is_user=True, user=session.user).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_reply_with_a_malformed_relation_is_asked_again(agent, scripted_llm):
+    broken = {**SISTER_REPLY, "relations": [{"fact": "one", "subject": "Maria", "predicate": "sister_of"}]}
+    scripted_llm.script("extract_facts", broken, SISTER_REPLY)
+    session = user_says(agent, "My sister Maria works at Acme Corp in Berlin.")
+
+    session_form_memories(session_id=session.pk, trigger="explicit")
+
+    retry = scripted_llm.calls("extract_facts")[1]
+    assert "relations[0]" in retry.inputs["previous_error"]
+    assert ("Maria", "sister_of", "the user") in _relations(session.user)
+
+
+@pytest.mark.django_db
+def test_a_duplicate_links_to_the_fact_already_held_and_a_superseded_fact_ends_its_relation(agent, scripted_llm):
+    lives = {
+        "facts": [{"content": "The user lives in Lisbon.", "scope": ["user"], "key": "home_city", "source": [1]}],
+        "entities": [{"name": "Lisbon", "type": "place"}],
+        "relations": [{"fact": 1, "subject": "user", "predicate": "lives_in", "object": "Lisbon"}],
+    }
+    moved = {
+        "facts": [{"content": "The user lives in Berlin.", "scope": ["user"], "key": "home_city", "source": [1]}],
+        "entities": [{"name": "Berlin", "type": "place"}],
+        "relations": [{"fact": 1, "subject": "I", "predicate": "lives_in", "object": "Berlin"}],
+    }
+    scripted_llm.script("extract_facts", lives, lives, moved)
+    session = user_says(agent, "I live in Lisbon.")
+    session_form_memories(session_id=session.pk, trigger="explicit")
+    user_says(agent, "Yes, Lisbon, as I said.")
+    session_form_memories(session_id=session.pk, trigger="explicit")
+
+    lisbon = Relation.objects.get(object_entity__name="Lisbon")
+    held = Fact.objects.get(content="The user lives in Lisbon.")
+    assert list(lisbon.source_facts.all()) == [held]
+    assert lisbon.source_messages.count() == 2  # the repeat links its message to the relation it restated
+
+    user_says(agent, "I moved to Berlin last month.")
+    session_form_memories(session_id=session.pk, trigger="explicit")
+
+    lisbon.refresh_from_db()
+    assert lisbon.valid_to is not None and lisbon.closed_reason == "new value"
+    assert _relations(session.user) == {("the user", "lives_in", "Berlin")}
+    successor = Fact.objects.get(content="The user lives in Berlin.")
+    assert list(Relation.objects.get(object_entity__name="Berlin").source_facts.all()) == [successor]
+
+
+@pytest.mark.django_db
+def test_a_fact_holding_a_secret_forms_no_relation(agent, scripted_llm):
+    scripted_llm.script(
+        "extract_facts",
+        {
+            "facts": [{"content": "The user's locker code is 4471-9921.", "scope": ["user"], "source": [1]}],
+            "entities": [{"name": "locker", "type": "thing"}],
+            "relations": [{"fact": 1, "subject": "locker", "predicate": "has_code", "value": "4471-9921"}],
+        },
+    )
+    session = user_says(agent, "My locker code is 4471-9921.")
+
+    session_form_memories(session_id=session.pk, trigger="explicit")
+
+    assert not Relation.objects.filter(object_value__contains="4471").exists()
+
+
+def test_the_offline_provider_answers_entities_and_relations_from_its_facts():
+    messages = [
+        {
+            "number": 1,
+            "role": "user",
+            "text": "I live in Porto and my sister works at Google.",
+            "date": "2024-05-01 10:00",
+        },
+        {"number": 2, "role": "user", "text": "My sister Maria lives in Berlin.", "date": "2024-05-01 10:01"},
+    ]
+    request = LLMRequest(purpose="extract_facts", messages=[], inputs={"messages": messages, "max_words": 30})
+
+    reply = OfflineLLM().complete(request)
+
+    data = json.loads(reply.text)
+    relations = {
+        (item["subject"], item["predicate"], item.get("object") or item.get("value")) for item in data["relations"]
+    }
+    assert ("user", "lives_in", "Porto") in relations
+    assert ("the user's sister", "sister_of", "user") in relations
+    assert ("Maria", "sister_of", "user") in relations
+    assert ("Maria", "lives_in", "Berlin") in relations
+    maria = next(entity for entity in data["entities"] if entity["name"] == "Maria")
+    assert maria["type"] == "person" and "the user's sister" in maria["aliases"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_offline_worker_forms_one_sister_named_later(agent, celery_worker_process):
+    session = user_says(agent, "I live in Porto. My sister works at Google.")
+    user_says(agent, "My sister Maria lives in Berlin.")
+    with transaction.atomic():
+        formation_request(session=Session.objects.get(pk=session.pk), trigger="explicit")
+
+    def formed() -> bool:
+        session.refresh_from_db()
+        return session.formed_through_message_id is not None and session.formation_status == "idle"
+
+    wait_until(formed, timeout=180, what="the offline formation", process=celery_worker_process)
+
+    sister = Entity.objects.get(user=session.user, aliases__contains=["the user's sister"])
+    assert sister.name == "Maria" and sister.entity_type == "person"
+    assert _relations(session.user) >= {
+        ("the user", "lives_in", "Porto"),
+        ("Maria", "sister_of", "the user"),
+        ("Maria", "works_at", "Google"),
+        ("Maria", "lives_in", "Berlin"),
+    }
+    assert Entity.objects.filter(user=session.user, entity_type="person").count() == 2  # the user and Maria
