@@ -121,12 +121,22 @@ def entity_upsert(
     return existing
 
 
-def _mention_resolve(*, agent: Agent, user: EndUser | None, mention: EntityMention) -> Entity | None:
-    if mention.is_user:
-        return user_entity_get_or_create(agent=agent, user=user) if user is not None else None
-    return entity_upsert(
-        agent=agent, user=user, name=mention.name, entity_type=mention.entity_type, aliases=mention.aliases
-    )
+# Entities already resolved in one formation run, by scope and mention: a mention resolves the same way twice.
+ResolvedEntities = dict[tuple[int | None, EntityMention], Entity | None]
+
+
+def _mention_resolve(
+    *, agent: Agent, user: EndUser | None, mention: EntityMention, resolved: ResolvedEntities
+) -> Entity | None:
+    key = (user.pk if user is not None else None, mention)
+    if key not in resolved:
+        if mention.is_user:
+            resolved[key] = user_entity_get_or_create(agent=agent, user=user) if user is not None else None
+        else:
+            resolved[key] = entity_upsert(
+                agent=agent, user=user, name=mention.name, entity_type=mention.entity_type, aliases=mention.aliases
+            )
+    return resolved[key]
 
 
 @transaction.atomic
@@ -149,7 +159,7 @@ def relation_add(
     if object_entity is None and not object_value:
         raise ApplicationError("a relation needs an object entity or value.", fields={"object": ["empty"]})
     now = timezone.now()
-    relation, _ = Relation.objects.get_or_create(
+    relation, created = Relation.objects.get_or_create(
         subject=subject,
         predicate=predicate,
         object_entity=object_entity,
@@ -162,24 +172,37 @@ def relation_add(
             "valid_from": valid_from or now,
         },
     )
-    if source_facts:
+    if created:  # nothing to compare with: the links are inserted without add()'s read of the existing ones
+        for link, sources, column in (
+            (Relation.source_facts.through, source_facts, "fact_id"),
+            (Relation.source_messages.through, source_messages, "message_id"),
+        ):
+            link.objects.bulk_create([link(relation_id=relation.pk, **{column: source.pk}) for source in sources])
+    else:
         relation.source_facts.add(*source_facts)
-    if source_messages:
         relation.source_messages.add(*source_messages)
     return relation
 
 
 def fact_relations_write(
-    *, fact: Fact, statements: Iterable[RelationStatement], source_messages: Sequence[Message]
+    *,
+    fact: Fact,
+    statements: Iterable[RelationStatement],
+    source_messages: Sequence[Message],
+    resolved: ResolvedEntities | None = None,
 ) -> list[Relation]:
     """The relations a fact states, in the fact's scope, linked to this version and the messages it came from. A
-    statement about the user in an agent-wide fact is dropped: agent-wide memory names no user."""
+    statement about the user in an agent-wide fact is dropped: agent-wide memory names no user. `resolved` carries
+    the entities found across the facts of one run."""
     agent, user = fact.agent, fact.user
+    resolved = {} if resolved is None else resolved
     written = []
     for statement in statements:
-        subject = _mention_resolve(agent=agent, user=user, mention=statement.subject)
+        subject = _mention_resolve(agent=agent, user=user, mention=statement.subject, resolved=resolved)
         target = (
-            _mention_resolve(agent=agent, user=user, mention=statement.object) if statement.object is not None else None
+            _mention_resolve(agent=agent, user=user, mention=statement.object, resolved=resolved)
+            if statement.object is not None
+            else None
         )
         if subject is None or (statement.object is not None and target is None):
             continue
