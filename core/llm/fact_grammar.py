@@ -115,6 +115,8 @@ def _reference_defects(doc, quoted: set[int]) -> list[str]:
         elif lower in _DEMONSTRATIVES and token.tag_ == "DT":
             if token.dep_ != "det" or token.head.lemma_.lower() in _EMPTY_NOUNS:
                 found.append(f"reference: {token.text!r}" + (f" {token.head.text}" if token.dep_ == "det" else ""))
+        elif lower == "one" and token.dep_ in ("pobj", "dobj", "nsubj") and not list(token.children):
+            found.append("reference: 'one'")
         elif lower in _PLACE_ADVERBS and token.tag_ == "RB":
             if not any(t.ent_type_ in ("GPE", "LOC", "FAC") for t in before):
                 found.append(f"reference: {token.text!r}")

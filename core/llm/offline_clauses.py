@@ -1,0 +1,204 @@
+"""Facts from spaCy's parse of the speaker's own clauses, for the offline provider (core/llm/offline.py): every clause
+whose subject is the speaker ("I went ...", "I'm keen on ...") or someone or something of theirs ("my sister ..."),
+or that says something about them ("the support group made me feel accepted"), becomes one statement about the
+speaker, in the third person, its verb agreeing. A clause that says too little ("I think so", "I know") is left
+out, and so is any statement that fails the grammar and reference checks a reader would apply
+(core.llm.fact_grammar): a clause that leans on the conversation ("I love that", "you did it") cannot stand alone.
+
+The regular expressions of offline.py keep what they know best (names, ages, homes, jobs, and the profile keys they
+carry); these facts add the rest of what the speaker said."""
+
+from __future__ import annotations
+
+import re
+
+from core.llm.fact_grammar import doc_defects
+from core.llm.spacy_model import english_pipeline
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_FIRST_PERSON_OBJECTS = {"me": "them", "myself": "themself", "mine": "theirs"}
+# Contractions spaCy splits off "I": their words once the subject is a name.
+_CONTRACTIONS = {"'m": "is", "’m": "is", "'ve": "has", "’ve": "has", "'d": "would", "’d": "would", "'ll": "will"}
+_THIRD_PERSON = {"am": "is", "have": "has", "do": "does", "are": "is", "go": "goes", "were": "was"}
+# Main verbs that, with the speaker as subject, only frame what follows or react to the chat: "I think", "I know".
+_FRAMING_VERBS = _words(
+    """think know guess mean bet agree wish suppose hear see say tell understand remember imagine reckon believe
+    feel hope appreciate thank miss wait"""
+)
+# What a speaker is in reply to the chat, not about themselves: "I'm glad", "I'm so happy".
+_REACTIONS = _words(
+    """glad happy fine good great okay ok sure sorry excited thrilled thankful grateful sad bummed proud jealous
+    curious interested honored flattered touched impressed amazed right wrong serious kidding ready done busy"""
+)
+# Children whose subtrees are not part of the clause's own statement (other clauses, interjections, asides).
+_OTHER_PARTS = frozenset(("conj", "cc", "parataxis", "intj", "discourse", "dep", "meta", "preconj"))
+# Clauses that hang on another verb but can be set off from it by a comma, each then a statement of its own.
+_SET_OFF = frozenset(("ccomp", "parataxis", "advcl", "conj"))
+_CONTENT_POS = frozenset(("NOUN", "PROPN", "NUM", "ADJ", "VERB"))
+_SECOND_PERSON = frozenset(("you", "your", "yours", "yourself", "we", "us", "our", "ours"))
+
+
+def _third_person_verb(token) -> str:
+    """The verb of a clause whose subject was "I", agreeing with a name: "love" -> "loves", "am" -> "is"."""
+    lower = token.lower_
+    if lower in _CONTRACTIONS:
+        return _CONTRACTIONS[lower]
+    if token.tag_ not in ("VBP", "VB"):
+        return token.text
+    if lower in _THIRD_PERSON:
+        return _THIRD_PERSON[lower]
+    if re.search(r"(?:s|sh|ch|x|z|o)$", lower):
+        return lower + "es"
+    if re.search(r"[^aeiou]y$", lower):
+        return lower[:-1] + "ies"
+    return lower + "s"
+
+
+def _subject_of(verb):
+    subject = next((child for child in verb.children if child.dep_ in ("nsubj", "nsubjpass")), None)
+    if subject is None and verb.dep_ == "conj" and verb.head.pos_ in ("VERB", "AUX"):
+        return _subject_of(verb.head)
+    return subject
+
+
+def _after_a_comma(token) -> bool:
+    """A clause set off by punctuation from the verb it hangs on ("..., I have an early meeting"): its own
+    statement, not part of the other's."""
+    edge = token.left_edge.i
+    return edge > 0 and token.doc[edge - 1].is_punct and token.dep_ in _SET_OFF and _has_subject(token)
+
+
+def _has_subject(verb) -> bool:
+    return any(child.dep_ in ("nsubj", "nsubjpass") for child in verb.children)
+
+
+def _clause_tokens(verb, subject) -> list:
+    """The tokens of the clause headed by `verb`, its subject first, without other clauses joined to it, asides to
+    the listener, or what comes before the subject and a comma ("Honestly, ...", "By the way, ...")."""
+    excluded: set[int] = set()
+    for child in verb.children:
+        if (
+            child.dep_ in _OTHER_PARTS
+            or (child.dep_ == "punct" and child.i < verb.i)
+            or _after_a_comma(child)
+            or (child.i < subject.i and child.dep_ not in ("nsubj", "nsubjpass", "aux", "neg", "auxpass"))
+        ):
+            excluded.update(token.i for token in child.subtree)
+        elif child.dep_ in ("advcl", "prep", "npadvmod", "advmod", "ccomp") and any(
+            token.lower_ in _SECOND_PERSON for token in child.subtree
+        ):
+            excluded.update(token.i for token in child.subtree)  # an aside to the listener: the rest still stands
+    tokens = [token for token in verb.subtree if token.i not in excluded]
+    if subject.head != verb:  # a subject shared with an earlier verb ("I went and saw")
+        tokens = list(subject.subtree) + [token for token in tokens if token.i > subject.i]
+    while tokens and (tokens[-1].is_punct or tokens[-1].dep_ in ("cc", "mark")):
+        tokens.pop()
+    while tokens and (tokens[0].is_punct or tokens[0].dep_ in ("cc", "mark")):
+        tokens.pop(0)
+    return tokens
+
+
+def _rendered(tokens, *, verbs_of_speaker: set[int], speaker: str) -> str:
+    """The clause as a statement about the speaker: "I" and the first "me"/"my" become their name, later ones
+    they/their; verbs whose subject was "I" agree with the name."""
+    named = False
+    words: list[str] = []
+    for position, token in enumerate(tokens):
+        lower = token.lower_
+        following = tokens[position + 1] if position + 1 < len(tokens) else None
+        space = token.whitespace_ if following is None or following.i == token.i + 1 else " "
+        if lower == "i" and token.tag_ == "PRP":
+            text = speaker if not words or not speaker.startswith("The ") else "the" + speaker[3:]
+            named = True
+        elif lower == "my" and token.tag_ == "PRP$":
+            text = "their" if named else f"{speaker}'s"
+            named = True
+        elif lower in _FIRST_PERSON_OBJECTS and token.tag_ == "PRP":
+            text = speaker if lower == "me" else _FIRST_PERSON_OBJECTS[lower]
+        elif lower == "n't":
+            text = " not"
+            words[-1] = words[-1].rstrip()
+        elif following is not None and following.lower_ == "n't" and lower in ("ca", "wo"):
+            text = {"ca": "can", "wo": "will"}[lower] if token.text.islower() else token.norm_.capitalize()
+        elif token.i in verbs_of_speaker:
+            text = _third_person_verb(token)
+            if lower in _CONTRACTIONS and words:
+                words[-1] = words[-1].rstrip() + " "
+        else:
+            text = token.text
+        words.append(text + space)
+    sentence = "".join(words).strip()
+    sentence = re.sub(r"\s+([,.;:!])", r"\1", sentence)
+    return sentence[:1].upper() + sentence[1:].rstrip(" ,;:-–—") + "."
+
+
+def _speaker_verbs(tokens) -> set[int]:
+    """Indexes of the verbs and auxiliaries that agree with an "I" subject: the first finite one of each verb whose
+    subject is "I"."""
+    agreeing = set()
+    for token in tokens:
+        subject = _subject_of(token) if token.pos_ in ("VERB", "AUX") else None
+        if subject is None or subject.lower_ != "i":
+            continue
+        auxiliaries = [child for child in token.children if child.dep_ in ("aux", "auxpass") and child.i < token.i]
+        first = auxiliaries[0] if auxiliaries else token
+        agreeing.add(first.i)
+    return agreeing
+
+
+def _informative(tokens, verb) -> bool:
+    content = [
+        token
+        for token in tokens
+        if token.pos_ in _CONTENT_POS and not token.is_stop and token.lower_ not in ("i", "my", "me")
+    ]
+    if verb.lemma_.lower() in _FRAMING_VERBS and not any(child.dep_ == "dobj" for child in verb.children):
+        return False
+    if verb.lemma_ == "be" and len(content) == 1 and content[0].dep_ in ("acomp", "attr"):
+        return content[0].lemma_.lower() not in _REACTIONS  # "I'm vegetarian", not "I'm glad"
+    return len(content) >= 2
+
+
+def _about_speaker(tokens, subject) -> bool:
+    if subject.lower_ == "i":
+        return True
+    if subject.pos_ == "PRON" and not any(child.lower_ == "my" for child in subject.children):
+        return False
+    return any(token.lower_ in ("my", "me", "myself") for token in tokens)
+
+
+def clause_statements(doc, *, speaker: str) -> list[str]:
+    """Statements about the speaker, one per informative clause of the parsed text (questions left out)."""
+    statements = []
+    for sentence in doc.sents:
+        if sentence.text.rstrip().endswith("?"):
+            continue
+        for verb in sentence:
+            if verb.pos_ not in ("VERB", "AUX") or not (verb.dep_ in ("ROOT", "conj") or _after_a_comma(verb)):
+                continue
+            subject = _subject_of(verb)
+            if subject is None:
+                continue
+            tokens = _clause_tokens(verb, subject)
+            if len(tokens) < 3 or not _about_speaker(tokens, subject) or not _informative(tokens, verb):
+                continue
+            statements.append(_rendered(tokens, verbs_of_speaker=_speaker_verbs(tokens), speaker=speaker))
+    return statements
+
+
+def sound_statements(statements: list[str]) -> list[str]:
+    """The statements a reader can use alone: those the grammar and reference checks find nothing wrong with."""
+    return [
+        statement
+        for statement, doc in zip(statements, english_pipeline().pipe(statements), strict=True)
+        if not doc_defects(doc)
+    ]
+
+
+def parsed_texts(texts: list[str]):
+    """The texts parsed in one batch."""
+    return list(english_pipeline().pipe(texts))
