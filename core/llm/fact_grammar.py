@@ -31,7 +31,7 @@ _GENDERED = _words("he she him her his hers himself herself")
 _PLACE_ADVERBS = frozenset(("here", "there"))
 _DEMONSTRATIVES = frozenset(("this", "that", "these", "those"))
 # Nouns that say nothing without what a demonstrative pointed at: "loves that name", "did this thing".
-_EMPTY_NOUNS = _words("name one thing things stuff idea part kind sort lot bit")
+_EMPTY_NOUNS = _words("name one thing things stuff idea part kind sort lot bit moment moments")
 _PEOPLE = _words(
     """user sister brother mother mom mum father dad parents parent wife husband partner boyfriend girlfriend son
     daughter kid kids children child friend friends boss manager colleague coworker neighbour neighbor cousin aunt
@@ -39,7 +39,11 @@ _PEOPLE = _words(
     man woman boy baby mentor coach family team people folks someone somebody anyone everyone others"""
 )
 # Verbs that say nothing without their object: "made last week", "bought yesterday".
-_TRANSITIVE = _words("make buy get take find give love like enjoy hate see bring show use pass want need")
+_TRANSITIVE = _words(
+    "make buy get take find give love like enjoy hate see bring show use pass want need apply start begin join"
+)
+# Passing states of the moment of the chat, not about the person: "is hungry now".
+_PASSING_STATES = _words("hungry thirsty sleepy bored tired")
 # Verbs that take "to" + a verb, never "to" + a noun: "plans to a festival" lost its verb.
 _TO_VERB = _words("plan want hope need try decide intend aim use")
 # "X is possible": said of a plan or an event, never of a person or a thing someone has.
@@ -53,7 +57,9 @@ _ACTIVITIES = _words(
 # Adjectives that say nothing without what they are about: "was allergic" (to what?).
 _NEEDS_COMPLEMENT = _words("allergic afraid scared fond aware capable full")
 # Times counted from an event the fact does not name: "the next day" (after what?).
-_RELATIVE_DAYS = frozenset(("next day", "day after", "day before", "same day", "that day", "that time"))
+_RELATIVE_PHRASES = frozenset(
+    ("next day", "day after", "day before", "same day", "that day", "that time", "same reason", "ever since")
+)
 _FINITE = frozenset(("VBD", "VBZ", "VBP", "MD"))
 _COPULA_COMPLEMENTS = _words("attr acomp prep xcomp ccomp advcl oprd npadvmod dobj agent expl")
 # Adverbs that leave a copula as empty as before: "... are not though".
@@ -110,12 +116,16 @@ def _reference_defects(doc, quoted: set[int]) -> list[str]:
                 and any(c.dep_ in ("xcomp", "ccomp") for c in token.head.children)
             ):
                 continue
-            if not any(t.pos_ in ("NOUN", "PROPN") and not _is_person(t) and t.ent_type_ != "DATE" for t in before):
+            ancestors = {ancestor.i for ancestor in token.ancestors}
+            if not any(
+                t.pos_ in ("NOUN", "PROPN") and not _is_person(t) and t.ent_type_ != "DATE" and t.i not in ancestors
+                for t in before
+            ) or (token.dep_ == "nsubj" and token.head.lemma_ == "be"):
                 found.append(f"reference: {token.text!r}")
         elif lower in _DEMONSTRATIVES and token.tag_ == "DT":
             if token.dep_ != "det" or token.head.lemma_.lower() in _EMPTY_NOUNS:
                 found.append(f"reference: {token.text!r}" + (f" {token.head.text}" if token.dep_ == "det" else ""))
-        elif lower == "one" and token.dep_ in ("pobj", "dobj", "nsubj") and not list(token.children):
+        elif lower == "one" and token.dep_ in ("pobj", "dobj", "nsubj", "conj") and not list(token.children):
             found.append("reference: 'one'")
         elif lower in _PLACE_ADVERBS and token.tag_ == "RB":
             if not any(t.ent_type_ in ("GPE", "LOC", "FAC") for t in before):
@@ -128,9 +138,13 @@ def _reference_defects(doc, quoted: set[int]) -> list[str]:
     return found
 
 
-def _relative_time_defects(doc) -> list[str]:
+def _relative_phrase_defects(doc) -> list[str]:
     text = doc.text.lower()
-    return [f"reference: {phrase!r}" for phrase in _RELATIVE_DAYS if phrase in text]
+    found = [f"reference: {phrase!r}" for phrase in _RELATIVE_PHRASES if phrase in text]
+    words = [token for token in doc if not token.is_punct]
+    if words and words[-1].lower_ == "since":  # "... every day since": since what?
+        found.append("reference: 'since'")
+    return found
 
 
 def _possessive_defects(doc) -> list[str]:
@@ -157,6 +171,11 @@ def _fragment_defects(doc) -> list[str]:
     return []
 
 
+def _names_a_time(preposition) -> bool:
+    """ "in September", "on Saturday": a preposition whose object is a date, which is no object of the verb."""
+    return any(child.dep_ == "pobj" and child.ent_type_ in ("DATE", "TIME") for child in preposition.children)
+
+
 def _garbled_defects(doc) -> list[str]:
     found = []
     for token in doc[:-1]:
@@ -180,7 +199,8 @@ def _garbled_defects(doc) -> list[str]:
             and token.dep_ in ("ROOT", "conj")
             and token.tag_ != "VBN"
             and not any(
-                c.dep_ in ("dobj", "ccomp", "xcomp", "attr", "prep", "dative", "acomp", "oprd", "prt", "advcl")
+                (c.dep_ in ("dobj", "ccomp", "xcomp", "attr", "dative", "acomp", "oprd", "prt", "advcl"))
+                or (c.dep_ == "prep" and not _names_a_time(c))
                 or (c.dep_ == "advmod" and c.lower_ in ("back", "away", "home", "together", "up", "out"))
                 for c in token.children
             )
@@ -196,6 +216,19 @@ def _garbled_defects(doc) -> list[str]:
             found.append("garbled: 'go' without where")
         if token.lemma_ == "get" and token.dep_ == "auxpass" and any(c.dep_ == "dobj" for c in token.head.children):
             found.append(f"garbled: {token.text} {token.head.text}")
+    return found
+
+
+def _empty_defects(doc) -> list[str]:
+    """Statements that hold nothing about the person: a greeting passed on, a passing state of the moment."""
+    found = []
+    for token in doc:
+        if token.lemma_ == "say" and any(
+            c.dep_ in ("dobj", "intj") and c.lower_ in ("hi", "hello") for c in token.children
+        ):
+            found.append("fragment: a greeting passed on")
+        if token.dep_ == "acomp" and token.lower_ in _PASSING_STATES and not list(token.children):
+            found.append(f"fragment: a passing state ({token.text})")
     return found
 
 
@@ -223,10 +256,11 @@ def doc_defects(doc) -> list[str]:
     return (
         _person_defects(doc, quoted)
         + _reference_defects(doc, quoted)
-        + _relative_time_defects(doc)
+        + _relative_phrase_defects(doc)
         + _possessive_defects(doc)
         + _fragment_defects(doc)
         + _garbled_defects(doc)
+        + _empty_defects(doc)
         + _mismatch_defects(doc)
     )
 
