@@ -40,7 +40,7 @@ _PEOPLE = _words(
 )
 # Verbs that say nothing without their object: "made last week", "bought yesterday".
 _TRANSITIVE = _words(
-    "make buy get take find give love like enjoy hate see bring show use pass want need apply start begin join"
+    "make buy get take find give love like enjoy hate see bring show use pass want need apply start begin join try"
 )
 # Passing states of the moment of the chat, not about the person: "is hungry now".
 _PASSING_STATES = _words("hungry thirsty sleepy bored tired")

@@ -362,6 +362,7 @@ class OfflineLLM(LLMProvider):
                 fact["key"] = key
             facts.append(fact)
 
+        checked: set[str] = set()  # statements the grammar and reference checks already passed
         user_messages = [message for message in inputs["messages"] if message["role"] == "user"]
         parsed = parsed_texts([_speaker_split(message["text"])[0] for message in user_messages])
         speaker = ""
@@ -379,9 +380,11 @@ class OfflineLLM(LLMProvider):
                     content, antecedent = _about_someone(clause, antecedent)
                     if content:
                         add(_said_by(content, speaker=speaker), "", message["number"])
-            for content in clause_statements(doc, speaker=speaker or "The user"):
+            for content in sound_statements(clause_statements(doc, speaker=speaker or "The user")):
+                checked.add(content)
                 add(content, "", message["number"])
-        sound = set(sound_statements([fact["content"] for fact in facts]))
+        unchecked = [[fact["content"]] for fact in facts if fact["content"] not in checked]
+        sound = checked | set(sound_statements(unchecked))
         return {"facts": [fact for fact in facts if fact["content"] in sound]}
 
     def _reconcile_facts(self, inputs: dict[str, Any]) -> dict:

@@ -34,12 +34,16 @@ _REACTIONS = _words(
     """glad happy fine good great okay ok sure sorry excited thrilled thankful grateful sad bummed proud jealous
     curious interested honored flattered touched impressed amazed right wrong serious kidding ready done busy"""
 )
+_INTERJECTIONS = _words("aww aw wow haha omg yay oh ah ooh hey hi yeah yep nope lol")
 # Children whose subtrees are not part of the clause's own statement (other clauses, interjections, asides).
 _OTHER_PARTS = frozenset(("conj", "cc", "parataxis", "intj", "discourse", "dep", "meta", "preconj"))
 # Clauses that hang on another verb but can be set off from it by a comma, each then a statement of its own.
 _SET_OFF = frozenset(("ccomp", "parataxis", "advcl", "conj"))
 _CONTENT_POS = frozenset(("NOUN", "PROPN", "NUM", "ADJ", "VERB"))
-_SECOND_PERSON = frozenset(("you", "your", "yours", "yourself", "we", "us", "our", "ours"))
+_SECOND_PERSON = frozenset(("you", "your", "yours", "yourself", "yourselves"))
+_FIRST_PERSON_PLURAL = {"us": "them", "our": "their", "ours": "theirs", "ourselves": "themselves"}
+# Contractions after any other subject: "Pottery's so relaxing", "they're".
+_OTHER_CONTRACTIONS = {"'re": "are", "’re": "are", "'ve": "have", "’ve": "have", "'d": "would", "’d": "would"}
 
 
 def _third_person_verb(token) -> str:
@@ -111,9 +115,12 @@ def _rendered(tokens, *, verbs_of_speaker: set[int], speaker: str) -> str:
         lower = token.lower_
         following = tokens[position + 1] if position + 1 < len(tokens) else None
         space = token.whitespace_ if following is None or following.i == token.i + 1 else " "
-        if lower == "i" and token.tag_ == "PRP":
+        if lower in ("i", "we") and token.tag_ == "PRP":
             text = speaker if not words or not speaker.startswith("The ") else "the" + speaker[3:]
+            text += " and others" if lower == "we" else ""
             named = True
+        elif lower in _FIRST_PERSON_PLURAL and token.tag_ in ("PRP", "PRP$"):
+            text = _FIRST_PERSON_PLURAL[lower]
         elif lower == "my" and token.tag_ == "PRP$":
             text = "their" if named else f"{speaker}'s"
             named = True
@@ -127,6 +134,11 @@ def _rendered(tokens, *, verbs_of_speaker: set[int], speaker: str) -> str:
         elif token.i in verbs_of_speaker:
             text = _third_person_verb(token)
             if lower in _CONTRACTIONS and words:
+                words[-1] = words[-1].rstrip() + " "
+        elif (lower in ("'s", "’s") and token.pos_ == "AUX") or lower in _OTHER_CONTRACTIONS:
+            has = following is not None and following.tag_ == "VBN"
+            text = _OTHER_CONTRACTIONS.get(lower) or ("has" if has else "is")
+            if words:
                 words[-1] = words[-1].rstrip() + " "
         else:
             text = token.text
@@ -164,15 +176,49 @@ def _informative(tokens, verb) -> bool:
 
 
 def _about_speaker(tokens, subject) -> bool:
-    if subject.lower_ == "i":
+    if subject.lower_ in ("i", "we"):
         return True
     if subject.pos_ == "PRON" and not any(child.lower_ == "my" for child in subject.children):
         return False
     return any(token.lower_ in ("my", "me", "myself") for token in tokens)
 
 
-def clause_statements(doc, *, speaker: str) -> list[str]:
-    """Statements about the speaker, one per informative clause of the parsed text (questions left out)."""
+def _without_asides(verb, tokens) -> list:
+    """The clause without what follows its verb beyond its object (prepositions, adverbs, clauses): a shorter
+    statement to try when the whole one leans on the conversation."""
+    optional = {
+        token.i
+        for child in verb.children
+        if child.i > verb.i and child.dep_ in ("advcl", "prep", "npadvmod", "advmod", "ccomp", "xcomp")
+        for token in child.subtree
+    }
+    kept = [child for child in verb.children if child.i not in optional]
+    if not any(child.dep_ in ("dobj", "attr", "acomp", "oprd", "dative") for child in kept):
+        return tokens  # without its asides the verb would say nothing ("has been trying")
+    shorter = [token for token in tokens if token.i not in optional]
+    while shorter and (shorter[-1].is_punct or shorter[-1].dep_ in ("cc", "mark")):
+        shorter.pop()
+    return shorter
+
+
+def _names_a_thing(subject) -> bool:
+    """A subject a report can keep: a noun, not the listener called by name ("Ben! I have news") nor an
+    interjection the parser took for one ("Aww, that must be fun")."""
+    after = subject.doc[subject.i + 1] if subject.i + 1 < len(subject.doc) else None
+    vocative = after is not None and after.is_punct and subject.pos_ == "PROPN"
+    return subject.pos_ in ("NOUN", "PROPN") and not vocative and subject.lower_ not in _INTERJECTIONS
+
+
+def _elided_subject(verb) -> bool:
+    """ "Started hitting the gym last week", "Been reading that book": the speaker's own "I" left out."""
+    words = [token for token in verb.sent if not token.is_punct and token.dep_ != "intj"]
+    return bool(words) and words[0] == verb and verb.dep_ == "ROOT" and verb.tag_ in ("VBD", "VBN")
+
+
+def clause_statements(doc, *, speaker: str) -> list[list[str]]:
+    """Statements about the speaker, one per informative clause of the parsed text (questions left out), each as
+    its alternatives, the fullest first: the clause as said, then without its asides. A clause whose subject is
+    neither the speaker nor theirs but a thing named ("pottery is so relaxing") is reported as said by them."""
     statements = []
     for sentence in doc.sents:
         if sentence.text.rstrip().endswith("?"):
@@ -181,21 +227,45 @@ def clause_statements(doc, *, speaker: str) -> list[str]:
             if verb.pos_ not in ("VERB", "AUX") or not (verb.dep_ in ("ROOT", "conj") or _after_a_comma(verb)):
                 continue
             subject = _subject_of(verb)
+            prefix = ""
             if subject is None:
+                if not _elided_subject(verb):
+                    continue
+                prefix = f"{speaker} has " if verb.tag_ == "VBN" else f"{speaker} "
+                tokens = _clause_tokens(verb, verb)
+            else:
+                tokens = _clause_tokens(verb, subject)
+                if not _about_speaker(tokens, subject):
+                    if not _names_a_thing(subject):
+                        continue
+                    prefix = f"{speaker} said "
+            if len(tokens) < 3 or not _informative(tokens, verb):
                 continue
-            tokens = _clause_tokens(verb, subject)
-            if len(tokens) < 3 or not _about_speaker(tokens, subject) or not _informative(tokens, verb):
-                continue
-            statements.append(_rendered(tokens, verbs_of_speaker=_speaker_verbs(tokens), speaker=speaker))
+            alternatives = []
+            for version in (tokens, _without_asides(verb, tokens)):
+                if len(version) < 2:
+                    continue
+                rendered = _rendered(version, verbs_of_speaker=_speaker_verbs(version), speaker=speaker)
+                if prefix:
+                    first = version[0]
+                    body = (
+                        rendered if first.pos_ == "PROPN" or first.text == "I" else rendered[:1].lower() + rendered[1:]
+                    )
+                    rendered = prefix + body
+                alternatives.append(rendered)
+            statements.append(list(dict.fromkeys(alternatives)))
     return statements
 
 
-def sound_statements(statements: list[str]) -> list[str]:
-    """The statements a reader can use alone: those the grammar and reference checks find nothing wrong with."""
+def sound_statements(statements: list[list[str]]) -> list[str]:
+    """Of each statement's alternatives, the first a reader can use alone: the first the grammar and reference checks
+    find nothing wrong with; none when all fail."""
+    flat = [alternative for alternatives in statements for alternative in alternatives]
+    sound = {text for text, doc in zip(flat, english_pipeline().pipe(flat), strict=True) if not doc_defects(doc)}
     return [
-        statement
-        for statement, doc in zip(statements, english_pipeline().pipe(statements), strict=True)
-        if not doc_defects(doc)
+        next(alternative for alternative in alternatives if alternative in sound)
+        for alternatives in statements
+        if any(alternative in sound for alternative in alternatives)
     ]
 
 
