@@ -51,7 +51,7 @@ _SITUATION_ADJECTIVES = _words("possible impossible likely unlikely necessary wo
 # "X is a way to / a reminder / a lot": said of an activity, a thing done or made, not of a person or a body part.
 _ACTIVITY_COMPLEMENTS = _words("way reminder lot blast relief pleasure shame bummer")
 _ACTIVITIES = _words(
-    """hobby passion job work thing activity goal dream plan idea interest sport routine focus therapy outlet art
+    """hobby passion job work activity interest sport routine focus therapy outlet art
     music dance painting pottery writing reading running cooking baking journey project class course"""
 )
 # Adjectives that say nothing without what they are about: "was allergic" (to what?).
@@ -90,7 +90,7 @@ def _is_person(token) -> bool:
 
 
 def _person_defects(doc, quoted: set[int]) -> list[str]:
-    return [
+    found = [
         f"person: {token.text!r}"
         for token in doc
         if token.lower_ in FIRST_AND_SECOND_PERSON
@@ -98,10 +98,15 @@ def _person_defects(doc, quoted: set[int]) -> list[str]:
         and token.text != "US"
         and token.i not in quoted
     ]
+    words = [token for token in doc if not token.is_punct or token.text == ","]
+    if len(words) > 2 and words[-2].text == "," and words[-1].pos_ == "PROPN" and words[-1].ent_type_ in ("", "PERSON"):
+        found.append(f"person: addressed to {words[-1].text}")  # "..., Mel."
+    return found
 
 
 def _reference_defects(doc, quoted: set[int]) -> list[str]:
     _, subject = _subject(doc)
+    names = {token.text for token in doc if token.pos_ == "PROPN" or token.ent_type_ == "PERSON"}
     found = []
     for token in doc:
         if token.i in quoted:
@@ -118,7 +123,11 @@ def _reference_defects(doc, quoted: set[int]) -> list[str]:
                 continue
             ancestors = {ancestor.i for ancestor in token.ancestors}
             if not any(
-                t.pos_ in ("NOUN", "PROPN") and not _is_person(t) and t.ent_type_ != "DATE" and t.i not in ancestors
+                t.pos_ in ("NOUN", "PROPN")
+                and not _is_person(t)
+                and t.text not in names
+                and t.ent_type_ != "DATE"
+                and t.i not in ancestors
                 for t in before
             ) or (token.dep_ == "nsubj" and token.head.lemma_ == "be"):
                 found.append(f"reference: {token.text!r}")
@@ -129,6 +138,11 @@ def _reference_defects(doc, quoted: set[int]) -> list[str]:
             found.append("reference: 'one'")
         elif lower in _PLACE_ADVERBS and token.tag_ == "RB":
             if not any(t.ent_type_ in ("GPE", "LOC", "FAC") for t in before):
+                found.append(f"reference: {token.text!r}")
+        elif lower in ("they", "them", "themselves") and token.tag_ == "PRP":
+            # "their" may be the subject's own (how a fact says "my"); "they" and "them" are others the fact names.
+            plural = [t for t in before if t.tag_ in ("NNS", "NNPS") and t.ent_type_ not in ("DATE", "TIME")]
+            if not plural and not any(t.lower_ in ("and", "others", "family", "team", "group") for t in before):
                 found.append(f"reference: {token.text!r}")
         elif lower in _GENDERED and token.tag_ in ("PRP", "PRP$"):
             # A possessive ("his mugs") may mean the subject; "he", "him" mean someone else the fact must name.
@@ -159,6 +173,14 @@ def _fragment_defects(doc) -> list[str]:
     if not any(token.tag_ in _FINITE for token in doc):
         return ["fragment: no finite verb"]
     root, _ = _subject(doc)
+    if root is not None and root.pos_ not in ("VERB", "AUX"):
+        return ["fragment: no verb at its root"]
+    if (
+        root is not None
+        and root.tag_ in ("VBG", "VBN", "VB")
+        and not any(child.dep_ in ("aux", "auxpass") for child in root.children)
+    ):
+        return [f"fragment: {root.text!r} without its auxiliary"]
     if (
         root is not None
         and root.lemma_ == "be"

@@ -34,7 +34,7 @@ _REACTIONS = _words(
     """glad happy fine good great okay ok sure sorry excited thrilled thankful grateful sad bummed proud jealous
     curious interested honored flattered touched impressed amazed right wrong serious kidding ready done busy"""
 )
-_INTERJECTIONS = _words("aww aw wow haha omg yay oh ah ooh hey hi yeah yep nope lol")
+_NOT_A_THING = _words("aww aw wow haha omg yay oh ah ooh hey hi yeah yep nope lol lot thing things stuff")
 # Children whose subtrees are not part of the clause's own statement (other clauses, interjections, asides).
 _OTHER_PARTS = frozenset(("conj", "cc", "parataxis", "intj", "discourse", "dep", "meta", "preconj"))
 # Clauses that hang on another verb but can be set off from it by a comma, each then a statement of its own.
@@ -72,8 +72,9 @@ def _subject_of(verb):
 def _after_a_comma(token) -> bool:
     """A clause set off by punctuation from the verb it hangs on ("..., I have an early meeting"): its own
     statement, not part of the other's."""
-    edge = token.left_edge.i
-    return edge > 0 and token.doc[edge - 1].is_punct and token.dep_ in _SET_OFF and _has_subject(token)
+    doc, left, right = token.doc, token.left_edge.i, token.right_edge.i
+    set_off = (left > 0 and doc[left - 1].is_punct) or (right + 1 < len(doc) and doc[right + 1].text in (";", "-", "–"))
+    return set_off and token.dep_ in _SET_OFF and _has_subject(token)
 
 
 def _has_subject(verb) -> bool:
@@ -96,6 +97,9 @@ def _clause_tokens(verb, subject) -> list:
             token.lower_ in _SECOND_PERSON for token in child.subtree
         ):
             excluded.update(token.i for token in child.subtree)  # an aside to the listener: the rest still stands
+    for token in verb.subtree:
+        if token.dep_ in ("relcl", "acl") and any(word.lower_ in _SECOND_PERSON for word in token.subtree):
+            excluded.update(word.i for word in token.subtree)  # "that book you recommended": that book
     tokens = [token for token in verb.subtree if token.i not in excluded]
     if subject.head != verb:  # a subject shared with an earlier verb ("I went and saw")
         tokens = list(subject.subtree) + [token for token in tokens if token.i > subject.i]
@@ -202,17 +206,24 @@ def _without_asides(verb, tokens) -> list:
 
 
 def _names_a_thing(subject) -> bool:
-    """A subject a report can keep: a noun, not the listener called by name ("Ben! I have news") nor an
-    interjection the parser took for one ("Aww, that must be fun")."""
+    """A subject a report can keep: a noun, not the listener called by name ("Ben! I have news"), an interjection
+    the parser took for one ("Aww, that must be fun"), a thing shown in the chat ("that bowl is awesome") or "a
+    lot"."""
     after = subject.doc[subject.i + 1] if subject.i + 1 < len(subject.doc) else None
     vocative = after is not None and after.is_punct and subject.pos_ == "PROPN"
-    return subject.pos_ in ("NOUN", "PROPN") and not vocative and subject.lower_ not in _INTERJECTIONS
+    pointed = any(child.lower_ in ("this", "that", "these", "those") for child in subject.children)
+    return subject.pos_ in ("NOUN", "PROPN") and not vocative and not pointed and subject.lower_ not in _NOT_A_THING
 
 
 def _elided_subject(verb) -> bool:
     """ "Started hitting the gym last week", "Been reading that book": the speaker's own "I" left out."""
     words = [token for token in verb.sent if not token.is_punct and token.dep_ != "intj"]
-    return bool(words) and words[0] == verb and verb.dep_ == "ROOT" and verb.tag_ in ("VBD", "VBN")
+    if not words or verb.dep_ != "ROOT":
+        return False
+    first = words[0]
+    return (first == verb and verb.tag_ in ("VBD", "VBN")) or (
+        first.head == verb and first.dep_ == "aux" and first.lower_ == "been"
+    )
 
 
 def clause_statements(doc, *, speaker: str) -> list[list[str]]:
@@ -231,7 +242,8 @@ def clause_statements(doc, *, speaker: str) -> list[list[str]]:
             if subject is None:
                 if not _elided_subject(verb):
                     continue
-                prefix = f"{speaker} has " if verb.tag_ == "VBN" else f"{speaker} "
+                first = next(token for token in verb.sent if not token.is_punct and token.dep_ != "intj")
+                prefix = f"{speaker} has " if first.tag_ == "VBN" else f"{speaker} "
                 tokens = _clause_tokens(verb, verb)
             else:
                 tokens = _clause_tokens(verb, subject)
