@@ -35,6 +35,7 @@ _REACTIONS = _words(
     curious interested honored flattered touched impressed amazed right wrong serious kidding ready done busy"""
 )
 _NOT_A_THING = _words("aww aw wow haha omg yay oh ah ooh hey hi yeah yep nope lol lot thing things stuff")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # Children whose subtrees are not part of the clause's own statement (other clauses, interjections, asides).
 _OTHER_PARTS = frozenset(("conj", "cc", "parataxis", "intj", "discourse", "dep", "meta", "preconj"))
 # Clauses that hang on another verb but can be set off from it by a comma, each then a statement of its own.
@@ -271,16 +272,27 @@ def clause_statements(doc, *, speaker: str) -> list[list[str]]:
 
 def sound_statements(statements: list[list[str]]) -> list[str]:
     """Of each statement's alternatives, the first a reader can use alone: the first the grammar and reference checks
-    find nothing wrong with; none when all fail."""
-    flat = [alternative for alternatives in statements for alternative in alternatives]
-    sound = {text for text, doc in zip(flat, english_pipeline().pipe(flat), strict=True) if not doc_defects(doc)}
-    return [
-        next(alternative for alternative in alternatives if alternative in sound)
-        for alternatives in statements
-        if any(alternative in sound for alternative in alternatives)
-    ]
+    find nothing wrong with; none when all fail. The shorter alternatives are parsed only where the fuller failed."""
+    chosen: list[str | None] = [None] * len(statements)
+    pending = list(range(len(statements)))
+    for level in range(max((len(alternatives) for alternatives in statements), default=0)):
+        pending = [index for index in pending if level < len(statements[index])]
+        texts = [statements[index][level] for index in pending]
+        failed = []
+        for index, doc in zip(pending, english_pipeline().pipe(texts), strict=True):
+            if doc_defects(doc):
+                failed.append(index)
+            else:
+                chosen[index] = statements[index][level]
+        pending = failed
+    return [statement for statement in chosen if statement is not None]
 
 
 def parsed_texts(texts: list[str]):
-    """The texts parsed in one batch."""
-    return list(english_pipeline().pipe(texts))
+    """The texts parsed in one batch, their questions left out (no statement comes from them), without named
+    entities (the clauses do not need them; the checks of the statements do)."""
+    statements = [
+        " ".join(sentence for sentence in _SENTENCE_END.split(text) if not sentence.rstrip().endswith("?"))
+        for text in texts
+    ]
+    return list(english_pipeline().pipe(statements, disable=["ner"]))
