@@ -94,7 +94,7 @@ def _person_defects(doc, quoted: set[int]) -> list[str]:
         f"person: {token.text!r}"
         for token in doc
         if token.lower_ in FIRST_AND_SECOND_PERSON
-        and token.tag_ in ("PRP", "PRP$")
+        and (token.tag_ in ("PRP", "PRP$") or token.lower_ in ("yours", "yourself", "ourselves", "myself"))
         and token.text != "US"
         and token.i not in quoted
     ]
@@ -102,6 +102,10 @@ def _person_defects(doc, quoted: set[int]) -> list[str]:
     if len(words) > 2 and words[-2].text == "," and words[-1].pos_ == "PROPN" and words[-1].ent_type_ in ("", "PERSON"):
         found.append(f"person: addressed to {words[-1].text}")  # "..., Mel."
     return found
+
+
+def _governing_verb(token):
+    return next((ancestor for ancestor in token.ancestors if ancestor.pos_ in ("VERB", "AUX")), None)
 
 
 def _reference_defects(doc, quoted: set[int]) -> list[str]:
@@ -121,13 +125,15 @@ def _reference_defects(doc, quoted: set[int]) -> list[str]:
                 and any(c.dep_ in ("xcomp", "ccomp") for c in token.head.children)
             ):
                 continue
-            ancestors = {ancestor.i for ancestor in token.ancestors}
+            # Its antecedent is an argument of another verb: "bought a bike and loves it", not "picture life
+            # without it" (that would be "itself") nor a noun inside a phrase ("worked with the artist to make it").
             if not any(
                 t.pos_ in ("NOUN", "PROPN")
                 and not _is_person(t)
                 and t.text not in names
                 and t.ent_type_ != "DATE"
-                and t.i not in ancestors
+                and t.dep_ in ("dobj", "nsubj", "nsubjpass", "attr", "conj", "appos")
+                and _governing_verb(t) != _governing_verb(token)
                 for t in before
             ) or (token.dep_ == "nsubj" and token.head.lemma_ == "be"):
                 found.append(f"reference: {token.text!r}")

@@ -34,7 +34,14 @@ _REACTIONS = _words(
     """glad happy fine good great okay ok sure sorry excited thrilled thankful grateful sad bummed proud jealous
     curious interested honored flattered touched impressed amazed right wrong serious kidding ready done busy"""
 )
+_PRAISE = _words(
+    """awesome amazing great good nice cool beautiful incredible gorgeous lovely wonderful fantastic stunning
+    impressive perfect fun special sweet cute inspiring fab neat adorable wild crazy insane epic"""
+)
 _NOT_A_THING = _words("aww aw wow haha omg yay oh ah ooh hey hi yeah yep nope lol lot thing things stuff")
+# Spoken contractions spaCy splits into pieces no verb form can be made of ("wanna" -> "wan", "na").
+_SPELLED_OUT = {"gonna": "going to", "wanna": "want to", "gotta": "have to"}
+_INFORMAL = re.compile(r"\b(?:gonna|wanna|gotta)\b", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # Children whose subtrees are not part of the clause's own statement (other clauses, interjections, asides).
 _OTHER_PARTS = frozenset(("conj", "cc", "parataxis", "intj", "discourse", "dep", "meta", "preconj"))
@@ -216,6 +223,20 @@ def _names_a_thing(subject) -> bool:
     return subject.pos_ in ("NOUN", "PROPN") and not vocative and not pointed and subject.lower_ not in _NOT_A_THING
 
 
+def _says_more_than_praise(tokens, subject) -> bool:
+    """ "The creativity and skill is awesome" is a reaction to what the other showed; "pets are awesome for joy and
+    comfort" says something."""
+    named = {token.i for token in subject.subtree}
+    return any(
+        token.pos_ in _CONTENT_POS
+        and not token.is_stop
+        and token.i not in named
+        and token.lemma_.lower() not in _PRAISE
+        and token.lemma_ != "be"
+        for token in tokens
+    )
+
+
 def _elided_subject(verb) -> bool:
     """ "Started hitting the gym last week", "Been reading that book": the speaker's own "I" left out."""
     words = [token for token in verb.sent if not token.is_punct and token.dep_ != "intj"]
@@ -249,7 +270,7 @@ def clause_statements(doc, *, speaker: str) -> list[list[str]]:
             else:
                 tokens = _clause_tokens(verb, subject)
                 if not _about_speaker(tokens, subject):
-                    if not _names_a_thing(subject):
+                    if not _names_a_thing(subject) or not _says_more_than_praise(tokens, subject):
                         continue
                     prefix = f"{speaker} said "
             if len(tokens) < 3 or not _informative(tokens, verb):
@@ -292,7 +313,10 @@ def parsed_texts(texts: list[str]):
     """The texts parsed in one batch, their questions left out (no statement comes from them), without named
     entities (the clauses do not need them; the checks of the statements do)."""
     statements = [
-        " ".join(sentence for sentence in _SENTENCE_END.split(text) if not sentence.rstrip().endswith("?"))
+        _INFORMAL.sub(
+            lambda match: _SPELLED_OUT[match.group(0).lower()],
+            " ".join(sentence for sentence in _SENTENCE_END.split(text) if not sentence.rstrip().endswith("?")),
+        )
         for text in texts
     ]
     return list(english_pipeline().pipe(statements, disable=["ner"]))
