@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.llm.base import LLMProvider, LLMReply, LLMRequest
-from core.llm.offline_clauses import clause_statements, parsed_texts, sound_statements
+from core.llm.offline_clauses import clause_statements, is_sound, parsed_texts, sound_statements
 from core.llm.output_rules import content_words
 
 # A clause runs to punctuation, to a conjunction that starts a new first-person clause ("... and I live in"), or to
@@ -351,9 +351,12 @@ class OfflineLLM(LLMProvider):
             # Of two statements where one says no more than the other, the one that says more.
             said = _stems(content)
             for index, known in enumerate(facts):
-                if _says_no_more(content, than=_stems(known["content"])):
+                replaceable = not known.get("key") and _says_no_more(known["content"], than=said)
+                same = _says_no_more(content, than=_stems(known["content"]))
+                # Of two that say the same, a checked statement replaces one a reader could not use alone.
+                if same and not (replaceable and content in checked and not is_sound(known["content"])):
                     return
-                if not known.get("key") and _says_no_more(known["content"], than=said):
+                if replaceable:
                     facts.pop(index)
                     break
             seen.add(content.lower())

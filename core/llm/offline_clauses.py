@@ -265,7 +265,7 @@ def clause_statements(doc, *, speaker: str) -> list[list[str]]:
                 if not _elided_subject(verb):
                     continue
                 first = next(token for token in verb.sent if not token.is_punct and token.dep_ != "intj")
-                prefix = f"{speaker} has " if first.tag_ == "VBN" else f"{speaker} "
+                prefix = f"{speaker} has " if first.lower_ == "been" else f"{speaker} "
                 tokens = _clause_tokens(verb, verb)
             else:
                 tokens = _clause_tokens(verb, subject)
@@ -307,6 +307,10 @@ def sound_statements(statements: list[list[str]]) -> list[str]:
                 chosen[index] = statements[index][level]
         pending = failed
     return [statement for statement in chosen if statement is not None]
+
+
+def is_sound(statement: str) -> bool:
+    return not doc_defects(english_pipeline()(statement))
 
 
 def parsed_texts(texts: list[str]):
