@@ -1,8 +1,12 @@
 """Junk audit of formed facts: the share that are questions, greetings, restatements of another fact of the same
 owner, restatements of memory that had been injected into the conversation (mem0's users found 97.8% junk in one
 audit: mem0 issue 4573), or not grounded in the messages they name as their source (most of their content words
-are not there: made up). The checks are the ones formation counts on every LLM reply (core.llm.output_rules),
-here applied to what was stored.
+are not there: made up). Those checks are the ones formation counts on every LLM reply (core.llm.output_rules),
+here applied to what was stored. Then what a reader calls garbled, from spaCy's parse of each fact
+(core.llm.fact_grammar): first or second person left in, a pronoun or demonstrative pointing at nothing in the fact,
+a possessive of a non-noun, a fragment, words run together or missing, a complement that cannot describe its
+subject. Its agreement with a reader is measured on a hand-labelled set (tests/fixtures/fact_audit/, rules in
+docs/benchmarks.md; tests/core/test_fact_audit.py).
 
     .venv/bin/python benchmarks/fact_audit.py .data/benchmarks/locomo_end_to_end_offline_dev_facts.json
 
@@ -22,9 +26,12 @@ REPO_DIR = Path(__file__).resolve().parent.parent
 if str(REPO_DIR) not in sys.path:
     sys.path.insert(0, str(REPO_DIR))
 
+from core.llm.fact_grammar import facts_defects  # noqa: E402
 from core.llm.output_rules import content_words, grounded, is_greeting, is_question, restates  # noqa: E402
 
-KINDS = ("question", "greeting", "restates_other_fact", "restates_injected_memory", "ungrounded")
+# The checks of a fact's grammar and references (core.llm.fact_grammar), by the name each defect starts with.
+GRAMMAR_KINDS = ("person", "reference", "possessive", "fragment", "garbled", "mismatch")
+KINDS = ("question", "greeting", "restates_other_fact", "restates_injected_memory", "ungrounded", *GRAMMAR_KINDS)
 
 
 @dataclass(frozen=True)
@@ -59,7 +66,10 @@ def facts_audit(facts: list[AuditedFact], *, examples: int = 3) -> dict:
     """Counts and shares (%) per kind of junk, and of facts that are junk of any kind; a few examples of each."""
     flagged: dict[str, list[int]] = {kind: [] for kind in KINDS}
     restating = _restating_others(facts)
+    defects = facts_defects(fact.content for fact in facts)
     for index, fact in enumerate(facts):
+        for kind in dict.fromkeys(defect.split(":", 1)[0] for defect in defects[index]):
+            flagged[kind].append(index)
         if is_question(fact.content):
             flagged["question"].append(index)
         if is_greeting(fact.content):

@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.llm.base import LLMProvider, LLMReply, LLMRequest
+from core.llm.offline_clauses import clause_statements, is_sound, parsed_texts, sound_statements
 from core.llm.offline_graph import graph_of_facts
+from core.llm.output_rules import content_words
 
 # A clause runs to punctuation, to a conjunction that starts a new first-person clause ("... and I live in"), or to
 # a trailing time expression ("... last week").
@@ -166,10 +168,24 @@ def _attribute(content: str) -> str:
     preference = _PREFERENCE.match(content)
     if preference:
         return "preference:" + preference.group(1).lower()
-    for marker in (" is ", " lives in ", " works ", " is from "):
+    for marker in (" lives in ", " works ", " is from "):
         if marker in content:
             return content.split(marker, 1)[0].lower() + marker.strip()
+    # "X's favourite colour is ...": an attribute of someone's; "X is keen on ..." is not one.
+    owner, marker, _ = content.partition(" is ")
+    if marker and "'s " in owner:
+        return owner.lower() + " is"
     return content.lower()
+
+
+def _stems(text: str) -> set[str]:
+    """Content words cut to their first four letters, so "plans" and "planning" count as one word."""
+    return {word[:4] for word in content_words(text)}
+
+
+def _says_no_more(statement: str, *, than: set[str]) -> bool:
+    stems = _stems(statement)
+    return len(stems) >= 2 and len(stems & than) >= 0.8 * len(stems)
 
 
 def _first_person_facts(clause: str) -> list[tuple[str, str]]:
@@ -334,16 +350,28 @@ class OfflineLLM(LLMProvider):
             words = len(content.split())
             if words < 4 or words > max_words or content.lower() in seen:
                 return
+            # Of two statements where one says no more than the other, the one that says more.
+            said = _stems(content)
+            for index, known in enumerate(facts):
+                replaceable = not known.get("key") and _says_no_more(known["content"], than=said)
+                same = _says_no_more(content, than=_stems(known["content"]))
+                # Of two that say the same, a checked statement replaces one a reader could not use alone.
+                if same and not (replaceable and content in checked and not is_sound(known["content"])):
+                    return
+                if replaceable:
+                    facts.pop(index)
+                    break
             seen.add(content.lower())
             fact = {"content": content, "scope": ["user"], "source": [number]}
             if key:
                 fact["key"] = key
             facts.append(fact)
 
+        checked: set[str] = set()  # statements the grammar and reference checks already passed
+        user_messages = [message for message in inputs["messages"] if message["role"] == "user"]
+        parsed = parsed_texts([_speaker_split(message["text"])[0] for message in user_messages])
         speaker = ""
-        for message in inputs["messages"]:
-            if message["role"] != "user":
-                continue
+        for message, doc in zip(user_messages, parsed, strict=True):
             text, said_by = _speaker_split(message["text"])
             if said_by != speaker:
                 speaker, antecedent = said_by, None  # "she" never means another speaker's sister
@@ -357,18 +385,28 @@ class OfflineLLM(LLMProvider):
                     content, antecedent = _about_someone(clause, antecedent)
                     if content:
                         add(_said_by(content, speaker=speaker), "", message["number"])
-        return {"facts": facts, **graph_of_facts(facts)}
+            for content in sound_statements(clause_statements(doc, speaker=speaker or "The user")):
+                checked.add(content)
+                add(content, "", message["number"])
+        unchecked = [[fact["content"]] for fact in facts if fact["content"] not in checked]
+        sound = checked | set(sound_statements(unchecked))
+        kept = [fact for fact in facts if fact["content"] in sound]
+        return {"facts": kept, **graph_of_facts(kept)}
 
     def _reconcile_facts(self, inputs: dict[str, Any]) -> dict:
         existing = {fact["number"]: fact["content"] for fact in inputs["existing"]}
         decisions = []
+        updated: set[int] = set()  # a fact is updated by one new fact at most: a second would find it closed
         for new in inputs["new_facts"]:
             decision = {"new": new["number"], "action": "ADD", "target": None, "content": None, "reason": "new"}
             for number in new["candidates"]:
+                if number in updated:
+                    continue
                 if existing[number].lower().rstrip(".") == new["content"].lower().rstrip("."):
                     decision |= {"action": "NONE", "target": number, "reason": "already known"}
                     break
                 if _attribute(existing[number]) == _attribute(new["content"]):
+                    updated.add(number)
                     decision |= {
                         "action": "UPDATE",
                         "target": number,

@@ -1,8 +1,17 @@
-"""The junk audit of formed facts (benchmarks/fact_audit.py): each kind of junk is found, and plain facts are not."""
+"""The junk audit of formed facts (benchmarks/fact_audit.py): each kind of junk is found, and plain facts are not;
+and it agrees with a reader: on facts the offline provider formed from chats written for this project,
+hand-labelled junk or not by the rules in docs/benchmarks.md, its grammar and reference checks
+(core.llm.fact_grammar) must find most of the junk and flag little else."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from benchmarks.fact_audit import AuditedFact, facts_audit
+from core.llm.fact_grammar import facts_defects
+
+LABELLED = Path(__file__).resolve().parent.parent / "fixtures" / "fact_audit" / "labelled_facts.jsonl"
 
 
 def test_each_kind_of_junk_is_found_and_plain_facts_pass():
@@ -33,3 +42,50 @@ def test_each_kind_of_junk_is_found_and_plain_facts_pass():
     assert audit["examples"]["restates_injected_memory"] == ["Ana lives in Porto and teaches maths."]
     assert audit["examples"]["ungrounded"] == ["The user has a pet dog named Lucy."]
     assert audit["junk_percent"] == 75.0
+
+
+def _labelled() -> list[dict]:
+    return [json.loads(line) for line in LABELLED.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_the_audit_finds_what_a_reader_calls_junk():
+    labelled = _labelled()
+    flagged = [bool(defects) for defects in facts_defects(row["fact"] for row in labelled)]
+    found = sum(1 for row, junk in zip(labelled, flagged, strict=True) if junk and row["junk"])
+    precision = found / sum(flagged)
+    recall = found / sum(row["junk"] for row in labelled)
+
+    assert len(labelled) >= 150 and sum(row["junk"] for row in labelled) >= 35
+    assert precision >= 0.9, precision
+    assert recall >= 0.85, recall
+
+
+def test_the_issues_examples_are_junk_each_for_its_reason():
+    defects = facts_defects(
+        [
+            "The user's hard is all about finding balance.",
+            "The user's favorite dairy-free treat was great chatting.",
+            "The user got ideas from everywhere: people I know.",
+            "The user loves it.",
+            "The user's sister lives in Berlin.",
+        ]
+    )
+
+    assert [sorted({defect.split(":")[0] for defect in found}) for found in defects] == [
+        ["possessive"],
+        ["mismatch"],
+        ["person"],
+        ["reference"],
+        [],
+    ]
+
+
+def test_the_audit_counts_garbled_facts_as_junk():
+    facts = [
+        AuditedFact(content="The user painted it after I visited the beach.", owner="a"),
+        AuditedFact(content="The user works as a nurse in Lisbon.", owner="a"),
+    ]
+
+    audit = facts_audit(facts)
+
+    assert audit["junk"] == 1 and audit["person_percent"] == 50.0 and audit["reference_percent"] == 50.0

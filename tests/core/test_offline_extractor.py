@@ -48,3 +48,28 @@ def test_figures_on_the_fixtures():
         assert figures["reflections"]["noise"] == 0
         assert figures["reflections"]["same_text_for_several_users"] == 0
         assert figures["reflections"]["recall"] >= 0.8
+
+
+def test_every_informative_clause_of_a_named_speaker_becomes_a_statement_about_them():
+    facts = _ask(
+        "extract_facts",
+        "Rhea: I finally finished my first half marathon yesterday! My knees are not happy though.",
+        "Rhea: We walked like twenty dogs at the shelter. Started volunteering at the shelter last month.",
+    )["facts"]
+
+    assert [fact["content"] for fact in facts] == [
+        "Rhea's knees are not happy though.",
+        "Rhea finally finished their first half marathon yesterday.",
+        "Rhea and others walked like twenty dogs at the shelter.",
+        "Rhea started volunteering at the shelter last month.",
+    ]
+
+
+def test_a_clause_that_leans_on_the_conversation_makes_no_fact():
+    facts = _ask(
+        "extract_facts",
+        "Tom: I loved that you did it. I saw your photos. It's so cool, I'm so glad!",
+        "Tom: I bought it yesterday, it reminds me of you.",
+    )["facts"]
+
+    assert facts == []

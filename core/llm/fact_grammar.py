@@ -1,0 +1,298 @@
+"""What a reader calls a garbled fact, found with spaCy's parse of the fact alone: a fact is read later, without the
+conversation, so it must be a sentence that stands by itself. Each check names one way a fact fails that (the
+labelling rules of benchmarks/fact_audit.py's test set, docs/benchmarks.md):
+
+- person: first or second person left in ("... people I know", "saw that you had ..."): the fact speaks about
+  someone, never as or to them;
+- reference: a pronoun or demonstrative that points at nothing inside the fact ("loves it", "made this", "is
+  here", "that name", "came from him");
+- possessive: a possessive whose head is not a noun ("The user's hard is ...");
+- fragment: no finite verb, or a copula with nothing after it ("... knees are not though");
+- garbled: words run together or missing ("loves is awesome", "got was", "plans to a festival", "went to a few
+  weeks ago", "made last week");
+- mismatch: a copula whose complement cannot describe its subject ("... treat was great chatting", "... face is a
+  great way to ...", "... landlord is possible").
+
+Used by the junk audit and by the offline extractor, which drops a clause that fails before it becomes a fact."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from core.llm.spacy_model import english_pipeline
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+FIRST_AND_SECOND_PERSON = _words("i me my mine myself we us our ours ourselves you your yours yourself yourselves")
+_GENDERED = _words("he she him her his hers himself herself")
+_PLACE_ADVERBS = frozenset(("here", "there"))
+_DEMONSTRATIVES = frozenset(("this", "that", "these", "those"))
+# Nouns that say nothing without what a demonstrative pointed at: "loves that name", "did this thing".
+_EMPTY_NOUNS = _words("name one thing things stuff idea part kind sort lot bit moment moments")
+_PEOPLE = _words(
+    """user sister brother mother mom mum father dad parents parent wife husband partner boyfriend girlfriend son
+    daughter kid kids children child friend friends boss manager colleague coworker neighbour neighbor cousin aunt
+    uncle grandmother grandma grandfather grandpa grandparents roommate flatmate teacher doctor therapist guy girl
+    man woman boy baby mentor coach family team people folks someone somebody anyone everyone others"""
+)
+# Verbs that say nothing without their object: "made last week", "bought yesterday".
+_TRANSITIVE = _words(
+    "make buy get take find give love like enjoy hate see bring show use pass want need apply start begin join try"
+)
+# Passing states of the moment of the chat, not about the person: "is hungry now".
+_PASSING_STATES = _words("hungry thirsty sleepy bored tired")
+# Verbs that take "to" + a verb, never "to" + a noun: "plans to a festival" lost its verb.
+_TO_VERB = _words("plan want hope need try decide intend aim use")
+# "X is possible": said of a plan or an event, never of a person or a thing someone has.
+_SITUATION_ADJECTIVES = _words("possible impossible likely unlikely necessary worth done over")
+# "X is a way to / a reminder / a lot": said of an activity, a thing done or made, not of a person or a body part.
+_ACTIVITY_COMPLEMENTS = _words("way reminder lot blast relief pleasure shame bummer")
+_ACTIVITIES = _words(
+    """hobby passion job work activity interest sport routine focus therapy outlet art
+    music dance painting pottery writing reading running cooking baking journey project class course"""
+)
+# Adjectives that say nothing without what they are about: "was allergic" (to what?).
+_NEEDS_COMPLEMENT = _words("allergic afraid scared fond aware capable full")
+# Times counted from an event the fact does not name: "the next day" (after what?).
+_RELATIVE_PHRASES = frozenset(
+    ("next day", "day after", "day before", "same day", "that day", "that time", "same reason", "ever since")
+)
+_FINITE = frozenset(("VBD", "VBZ", "VBP", "MD"))
+_COPULA_COMPLEMENTS = _words("attr acomp prep xcomp ccomp advcl oprd npadvmod dobj agent expl")
+# Adverbs that leave a copula as empty as before: "... are not though".
+_FILLER_ADVERBS = _words("though too either now still really just so")
+
+
+def _quoted(doc) -> set[int]:
+    """Token indexes inside quotation marks (a title, a saying): their "I" and "you" are not the fact's."""
+    inside, quoted = False, set()
+    for token in doc:
+        if token.text in {'"', "“", "”"} or token.tag_ in {"``", "''"}:
+            inside = not inside
+            continue
+        if inside:
+            quoted.add(token.i)
+    return quoted
+
+
+def _subject(doc):
+    root = next((token for token in doc if token.dep_ == "ROOT"), None)
+    if root is None:
+        return None, None
+    return root, next((child for child in root.children if child.dep_ in ("nsubj", "nsubjpass")), None)
+
+
+def _is_person(token) -> bool:
+    return token.pos_ == "PROPN" or token.ent_type_ == "PERSON" or token.lemma_.lower() in _PEOPLE
+
+
+def _person_defects(doc, quoted: set[int]) -> list[str]:
+    found = [
+        f"person: {token.text!r}"
+        for token in doc
+        if token.lower_ in FIRST_AND_SECOND_PERSON
+        and (token.tag_ in ("PRP", "PRP$") or token.lower_ in ("yours", "yourself", "ourselves", "myself"))
+        and token.text != "US"
+        and token.i not in quoted
+    ]
+    words = [token for token in doc if not token.is_punct or token.text == ","]
+    if len(words) > 2 and words[-2].text == "," and words[-1].pos_ == "PROPN" and words[-1].ent_type_ in ("", "PERSON"):
+        found.append(f"person: addressed to {words[-1].text}")  # "..., Mel."
+    return found
+
+
+def _governing_verb(token):
+    return next((ancestor for ancestor in token.ancestors if ancestor.pos_ in ("VERB", "AUX")), None)
+
+
+def _reference_defects(doc, quoted: set[int]) -> list[str]:
+    _, subject = _subject(doc)
+    names = {token.text for token in doc if token.pos_ == "PROPN" or token.ent_type_ == "PERSON"}
+    found = []
+    for token in doc:
+        if token.i in quoted:
+            continue
+        lower = token.lower_
+        before = doc[: token.i]
+        if lower in ("it", "its") and token.tag_ in ("PRP", "PRP$") and token.dep_ != "expl":
+            # "it" as the subject of a copula with a clause after it ("it's fun to ...") points forward.
+            if (
+                token.dep_ == "nsubj"
+                and token.head.lemma_ == "be"
+                and any(c.dep_ in ("xcomp", "ccomp") for c in token.head.children)
+            ):
+                continue
+            # Its antecedent is an argument of another verb: "bought a bike and loves it", not "picture life
+            # without it" (that would be "itself") nor a noun inside a phrase ("worked with the artist to make it").
+            if not any(
+                t.pos_ in ("NOUN", "PROPN")
+                and not _is_person(t)
+                and t.text not in names
+                and t.ent_type_ != "DATE"
+                and t.dep_ in ("dobj", "nsubj", "nsubjpass", "attr", "conj", "appos")
+                and _governing_verb(t) != _governing_verb(token)
+                for t in before
+            ) or (token.dep_ == "nsubj" and token.head.lemma_ == "be"):
+                found.append(f"reference: {token.text!r}")
+        elif lower in _DEMONSTRATIVES and token.tag_ == "DT":
+            if token.dep_ != "det" or token.head.lemma_.lower() in _EMPTY_NOUNS:
+                found.append(f"reference: {token.text!r}" + (f" {token.head.text}" if token.dep_ == "det" else ""))
+        elif lower == "one" and token.dep_ in ("pobj", "dobj", "nsubj", "conj") and not list(token.children):
+            found.append("reference: 'one'")
+        elif lower in _PLACE_ADVERBS and token.tag_ == "RB":
+            if not any(t.ent_type_ in ("GPE", "LOC", "FAC") for t in before):
+                found.append(f"reference: {token.text!r}")
+        elif lower in ("they", "them", "themselves") and token.tag_ == "PRP":
+            # "their" may be the subject's own (how a fact says "my"); "they" and "them" are others the fact names.
+            plural = [t for t in before if t.tag_ in ("NNS", "NNPS") and t.ent_type_ not in ("DATE", "TIME")]
+            if not plural and not any(t.lower_ in ("and", "others", "family", "team", "group") for t in before):
+                found.append(f"reference: {token.text!r}")
+        elif lower in _GENDERED and token.tag_ in ("PRP", "PRP$"):
+            # A possessive ("his mugs") may mean the subject; "he", "him" mean someone else the fact must name.
+            candidates = [t for t in before if _is_person(t) and (token.tag_ == "PRP$" or t != subject)]
+            if not candidates:
+                found.append(f"reference: {token.text!r}")
+    return found
+
+
+def _relative_phrase_defects(doc) -> list[str]:
+    text = doc.text.lower()
+    found = [f"reference: {phrase!r}" for phrase in _RELATIVE_PHRASES if phrase in text]
+    words = [token for token in doc if not token.is_punct]
+    if words and words[-1].lower_ == "since":  # "... every day since": since what?
+        found.append("reference: 'since'")
+    return found
+
+
+def _possessive_defects(doc) -> list[str]:
+    return [
+        f"possessive: {token.text!r} {token.head.text!r}"
+        for token in doc
+        if token.dep_ == "poss" and token.head.pos_ in ("ADJ", "VERB", "AUX", "ADV", "ADP", "SCONJ", "DET")
+    ]
+
+
+def _fragment_defects(doc) -> list[str]:
+    if not any(token.tag_ in _FINITE for token in doc):
+        return ["fragment: no finite verb"]
+    root, _ = _subject(doc)
+    if root is not None and root.pos_ not in ("VERB", "AUX"):
+        return ["fragment: no verb at its root"]
+    if (
+        root is not None
+        and root.tag_ in ("VBG", "VBN", "VB")
+        and not any(child.dep_ in ("aux", "auxpass") for child in root.children)
+    ):
+        return [f"fragment: {root.text!r} without its auxiliary"]
+    if (
+        root is not None
+        and root.lemma_ == "be"
+        and not any(
+            child.dep_ in _COPULA_COMPLEMENTS or (child.dep_ == "advmod" and child.lower_ not in _FILLER_ADVERBS)
+            for child in root.children
+        )
+    ):
+        return ["fragment: a copula with nothing after it"]
+    return []
+
+
+def _names_a_time(preposition) -> bool:
+    """ "in September", "on Saturday": a preposition whose object is a date, which is no object of the verb."""
+    return any(child.dep_ == "pobj" and child.ent_type_ in ("DATE", "TIME") for child in preposition.children)
+
+
+def _garbled_defects(doc) -> list[str]:
+    found = []
+    for token in doc[:-1]:
+        after = doc[token.i + 1]
+        if token.tag_ in ("VBD", "VBZ", "VBP") and after.tag_ in ("VBD", "VBZ", "VBP") and token.dep_ != "aux":
+            found.append(f"garbled: {token.text} {after.text}")
+    for token in doc:
+        if token.dep_ == "dep" and token.pos_ == "VERB":
+            found.append(f"garbled: stray verb {token.text!r}")
+        if token.lower_ == "to" and token.tag_ == "IN" and token.head.lemma_.lower() in _TO_VERB:
+            found.append(f"garbled: {token.head.text} to + noun")
+        if (
+            token.dep_ == "prep"
+            and token.tag_ in ("IN", "TO")
+            and not any(c.dep_ in ("pobj", "pcomp") for c in token.children)
+        ):
+            found.append(f"garbled: {token.text!r} without its object")
+        if (
+            token.pos_ == "VERB"
+            and token.lemma_.lower() in _TRANSITIVE
+            and token.dep_ in ("ROOT", "conj")
+            and token.tag_ != "VBN"
+            and not any(
+                (c.dep_ in ("dobj", "ccomp", "xcomp", "attr", "dative", "acomp", "oprd", "prt", "advcl"))
+                or (c.dep_ == "prep" and not _names_a_time(c))
+                or (c.dep_ == "advmod" and c.lower_ in ("back", "away", "home", "together", "up", "out"))
+                for c in token.children
+            )
+        ):
+            found.append(f"garbled: {token.text!r} without its object")
+        if token.lemma_.lower() in _NEEDS_COMPLEMENT and token.dep_ == "acomp" and not list(token.children):
+            found.append(f"garbled: {token.text!r} without what about")
+        if (
+            token.lemma_ == "go"
+            and token.dep_ in ("ROOT", "conj", "xcomp")
+            and not any(c.dep_ in ("prep", "advmod", "xcomp", "dobj", "conj", "ccomp") for c in token.children)
+        ):
+            found.append("garbled: 'go' without where")
+        if token.lemma_ == "get" and token.dep_ == "auxpass" and any(c.dep_ == "dobj" for c in token.head.children):
+            found.append(f"garbled: {token.text} {token.head.text}")
+    return found
+
+
+def _empty_defects(doc) -> list[str]:
+    """Statements that hold nothing about the person: a greeting passed on, a passing state of the moment."""
+    found = []
+    for token in doc:
+        if token.lemma_ == "say" and any(
+            c.dep_ in ("dobj", "intj") and c.lower_ in ("hi", "hello") for c in token.children
+        ):
+            found.append("fragment: a greeting passed on")
+        if token.dep_ == "acomp" and token.lower_ in _PASSING_STATES and not list(token.children):
+            found.append(f"fragment: a passing state ({token.text})")
+    return found
+
+
+def _mismatch_defects(doc) -> list[str]:
+    root, subject = _subject(doc)
+    if root is None or subject is None or root.lemma_ != "be":
+        return []
+    person_or_owned = _is_person(subject) or any(c.dep_ == "poss" for c in subject.children)
+    activity = subject.lemma_.lower() in _ACTIVITIES or subject.lower_.endswith("ing")
+    found = []
+    for complement in root.children:
+        if complement.dep_ == "acomp" and complement.lemma_.lower() in _SITUATION_ADJECTIVES and person_or_owned:
+            found.append(f"mismatch: {subject.text} is {complement.text}")
+        if complement.dep_ == "attr" and not activity:
+            if complement.lower_.endswith("ing") and complement.tag_ in ("NN", "VBG"):
+                found.append(f"mismatch: {subject.text} is {complement.text}")
+            elif complement.lemma_.lower() in _ACTIVITY_COMPLEMENTS:
+                found.append(f"mismatch: {subject.text} is a {complement.text}")
+    return found
+
+
+def doc_defects(doc) -> list[str]:
+    """Every way the parsed fact fails to stand by itself, as "<check>: <what>"; empty for a sound fact."""
+    quoted = _quoted(doc)
+    return (
+        _person_defects(doc, quoted)
+        + _reference_defects(doc, quoted)
+        + _relative_phrase_defects(doc)
+        + _possessive_defects(doc)
+        + _fragment_defects(doc)
+        + _garbled_defects(doc)
+        + _empty_defects(doc)
+        + _mismatch_defects(doc)
+    )
+
+
+def facts_defects(texts: Iterable[str]) -> list[list[str]]:
+    """doc_defects of each text, parsed in one batch."""
+    return [doc_defects(doc) for doc in english_pipeline().pipe(list(texts))]
