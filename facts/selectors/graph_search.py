@@ -1,0 +1,146 @@
+"""The graph signal of fact search: the entities a query names, walked one or two relations out, and the facts that
+state the relations they take part in, ranked for fusion (facts.selectors.search).
+
+The query's names are its word n-grams (up to MAX_NAME_WORDS words, "my" read as "the user's" and a trailing "'s"
+dropped): entity aliases are stored normalised (facts.services.graph.entity_name_normalize), so matching is one
+array overlap on the (agent, user, aliases) GIN index, with no NLP on the search path. Everything after that, the walk
+and the facts with their scope, is the same single statement.
+
+The user's own entity is never a start nor a step of the walk: every first-person relation touches it, so through it
+everything would be two hops from everything. A fact ranks by how many of the named entities it reaches, then by
+how near (hops), then by how specific the entities it touches are (a fact about an entity with few relations says
+more about it than one about an entity named in hundreds), then in the order the other signals gave it."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from core.runtime.db_routers import search_connection
+from facts.selectors.search_scope import FactSearchScope
+from facts.services.graph import entity_name_normalize
+
+MAX_NAME_WORDS = 4
+MAX_QUERY_NAMES = 200
+_WORD = re.compile(r"[\w][\w'’.-]*")
+_POSSESSIVE = re.compile(r"['’]s?$")
+
+
+def query_names(query: str) -> list[str]:
+    """The normalised word n-grams of the query an entity could be known by ("Where does Maria's sister work?" gives
+    "maria", "maria's sister", "sister work", ...), each also without a trailing possessive."""
+    words = [word.rstrip(".") for word in _WORD.findall(query.lower())]
+    words = ["the user's" if word == "my" else word for word in words]
+    names: dict[str, None] = {}
+    for size in range(1, MAX_NAME_WORDS + 1):
+        for start in range(len(words) - size + 1):
+            gram = " ".join(words[start : start + size])
+            for name in (gram, _POSSESSIVE.sub("", gram)):
+                normalised = entity_name_normalize(name)
+                if normalised:
+                    names[normalised] = None
+    return list(names)[:MAX_QUERY_NAMES]
+
+
+@dataclass(frozen=True)
+class GraphRow:
+    fact_id: int
+    valid_from: datetime
+    named_reached: int  # how many of the query's entities the fact's relations reach
+    hops: int  # the fewest relations between a named entity and the fact's
+    specificity: float  # Σ 1/degree over the reached entities the fact's relations touch
+
+
+def _relation_validity_sql(scope: FactSearchScope, *, alias: str) -> tuple[str, list]:
+    """The relations the search may walk: current ones, those valid at `as_of`, or all with the history."""
+    if scope.as_of is not None:
+        return f"{alias}.valid_from <= %s AND ({alias}.valid_to IS NULL OR {alias}.valid_to > %s)", [
+            scope.as_of,
+            scope.as_of,
+        ]
+    if scope.include_history:
+        return "true", []
+    return f"{alias}.valid_to IS NULL", []
+
+
+def facts_graph_ranking(*, scope: FactSearchScope, query: str, hops: int, limit: int) -> list[GraphRow]:
+    """Up to `limit` facts of the scope about the entities the query names and those `hops` (1 or 2) relations from
+    them, best first (the module's order, but for the other signals' order, which the caller applies). The entities
+    read are the user's and the agent-wide ones of the scope's agent: relations never cross a scope, so neither does
+    the walk, and the facts returned pass the same visibility, validity and filters as the other signals'."""
+    names = query_names(query)
+    if not names:
+        return []
+    relation_ok, relation_params = _relation_validity_sql(scope, alias="relation")
+    step_ok, step_params = _relation_validity_sql(scope, alias="step")
+    fact_ok, fact_params = scope.validity_sql(alias="embedding")
+    filters, filter_params = scope.fact_filters_sql(alias="fact")
+    user_condition = "entity.user_id = %s::bigint" if scope.user_id else "false"
+    visible = "(embedding.restricted_to_user_id IS NULL OR embedding.restricted_to_user_id = %s::bigint)"
+    sql = f"""
+        WITH RECURSIVE named AS (
+            SELECT entity.id FROM facts_entity AS entity
+            WHERE entity.agent_id = %s::bigint AND ({user_condition} OR entity.user_id IS NULL)
+              AND entity.merged_into_id IS NULL AND NOT entity.is_user
+              AND entity.aliases && %s::varchar(200)[]
+        ), walk(start_id, entity_id, hops) AS (
+            SELECT id, id, 0 FROM named
+          UNION
+            SELECT walk.start_id, next_entity.id, walk.hops + 1
+            FROM walk
+            JOIN facts_relation AS step
+              ON (step.subject_id = walk.entity_id OR step.object_entity_id = walk.entity_id)
+            JOIN facts_entity AS next_entity
+              ON next_entity.id = CASE WHEN step.subject_id = walk.entity_id
+                                       THEN step.object_entity_id ELSE step.subject_id END
+            WHERE walk.hops < %s AND step.object_entity_id IS NOT NULL AND NOT next_entity.is_user AND {step_ok}
+        ), reached AS (
+            SELECT entity_id, min(hops) AS hops, count(DISTINCT start_id) AS starts
+            FROM walk GROUP BY entity_id
+        ), degree AS (
+            SELECT reached.entity_id, count(*) AS relations
+            FROM reached
+            JOIN facts_relation AS relation
+              ON (relation.subject_id = reached.entity_id OR relation.object_entity_id = reached.entity_id)
+            WHERE {relation_ok}
+            GROUP BY reached.entity_id
+        ), stated AS (
+            SELECT link.fact_id, max(reached.starts) AS named_reached, min(reached.hops) AS hops,
+                   sum(1.0 / degree.relations) AS specificity
+            FROM reached
+            JOIN degree ON degree.entity_id = reached.entity_id
+            JOIN facts_relation AS relation
+              ON (relation.subject_id = reached.entity_id OR relation.object_entity_id = reached.entity_id)
+            JOIN facts_relation_source_facts AS link ON link.relation_id = relation.id
+            WHERE {relation_ok}
+            GROUP BY link.fact_id
+        )
+        SELECT stated.fact_id, embedding.valid_from, stated.named_reached, stated.hops, stated.specificity
+        FROM stated
+        JOIN facts_factembedding AS embedding ON embedding.fact_id = stated.fact_id
+        JOIN facts_fact AS fact ON fact.id = stated.fact_id
+        WHERE embedding.space_id = %s::bigint AND embedding.agent_id = %s::bigint AND {visible}
+          AND {fact_ok} AND {filters}
+        ORDER BY stated.named_reached DESC, stated.hops, stated.specificity DESC, embedding.valid_from DESC,
+                 stated.fact_id DESC
+        LIMIT %s
+    """
+    params = [
+        scope.agent_id,
+        *([scope.user_id] if scope.user_id else []),
+        names,
+        hops,
+        *step_params,
+        *relation_params,
+        *relation_params,
+        scope.space_id,
+        scope.agent_id,
+        scope.user_id,
+        *fact_params,
+        *filter_params,
+        limit,
+    ]
+    with search_connection().cursor() as cursor:
+        cursor.execute(sql, params)
+        return [GraphRow(*row) for row in cursor.fetchall()]
