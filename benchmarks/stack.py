@@ -63,10 +63,19 @@ class Stack:
             raise RuntimeError(f"no API key in: {output}")
         return match[1]
 
-    def start_web(self, *, workers: int = 2, threads: int = 4, server: str = "gunicorn") -> str:
+    def start_web(
+        self,
+        *,
+        workers: int = 2,
+        threads: int = 4,
+        server: str = "gunicorn",
+        name: str = "web",
+        settings_env: dict[str, str] | None = None,
+    ) -> str:
         """The web app on 127.0.0.1 with `workers` processes: `gunicorn` (Django's WSGI application alone, `threads`
         threads each; the baseline of every figure before issue 23) or `uvicorn` (the ASGI application production
-        runs since: Django on a2wsgi threads, WEB_THREADS of them, with /mcp beside it)."""
+        runs since: Django on a2wsgi threads, WEB_THREADS of them, with /mcp beside it). `name` and `settings_env`
+        start another one beside it with other settings (a study of a setting over the same data)."""
         port = free_port()
         if server == "uvicorn":
             command = [sys.executable, "-m", "uvicorn", "memory_project.asgi:application", "--host", "127.0.0.1",
@@ -78,7 +87,7 @@ class Stack:
                        "warning", "--timeout", "120"]  # fmt: skip
         else:
             raise ValueError(f"unknown web server {server!r}: gunicorn or uvicorn")
-        self.processes.start("web", command, env=self.env)
+        self.processes.start(name, command, env=self.env | (settings_env or {}))
         wait_for_port(port, timeout=60)
         self.base_url = f"http://127.0.0.1:{port}"
         _wait_until_answering(f"{self.base_url}/health/", timeout=60)

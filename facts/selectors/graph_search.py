@@ -7,9 +7,13 @@ array overlap on the (agent, user, aliases) GIN index, with no NLP on the search
 and the facts with their scope, is the same single statement.
 
 The user's own entity is never a start nor a step of the walk: every first-person relation touches it, so through it
-everything would be two hops from everything. A fact ranks by how many of the named entities it reaches, then by
-how near (hops), then by how specific the entities it touches are (a fact about an entity with few relations says
-more about it than one about an entity named in hundreds), then in the order the other signals gave it."""
+everything would be two hops from everything. Nor is a hub, an entity with more than HUB_RELATIONS current relations
+(in a conversation between two people, each of them): like a word found in every document, naming it says little,
+and expanding from it would rank half the memory; the text and vector signals find what is said about it.
+
+A fact ranks by how many of the named entities its relations reach, then by how near (hops), then by how specific
+the entities it touches are (a fact about an entity with few relations says more about it than one about an entity
+named in many), then the most recent first."""
 
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ from facts.selectors.search_scope import FactSearchScope
 from facts.services.graph import entity_name_normalize
 
 MAX_NAME_WORDS = 4
+HUB_RELATIONS = 30
 MAX_QUERY_NAMES = 200
 _WORD = re.compile(r"[\w][\w'’.-]*")
 _POSSESSIVE = re.compile(r"['’]s?$")
@@ -66,7 +71,7 @@ def _relation_validity_sql(scope: FactSearchScope, *, alias: str) -> tuple[str, 
 
 def facts_graph_ranking(*, scope: FactSearchScope, query: str, hops: int, limit: int) -> list[GraphRow]:
     """Up to `limit` facts of the scope about the entities the query names and those `hops` (1 or 2) relations from
-    them, best first (the module's order, but for the other signals' order, which the caller applies). The entities
+    them, best first. The entities
     read are the user's and the agent-wide ones of the scope's agent: relations never cross a scope, so neither does
     the walk, and the facts returned pass the same visibility, validity and filters as the other signals'."""
     names = query_names(query)
@@ -77,13 +82,22 @@ def facts_graph_ranking(*, scope: FactSearchScope, query: str, hops: int, limit:
     fact_ok, fact_params = scope.validity_sql(alias="embedding")
     filters, filter_params = scope.fact_filters_sql(alias="fact")
     user_condition = "entity.user_id = %s::bigint" if scope.user_id else "false"
+
+    def not_a_hub(entity: str) -> str:
+        """Counts at most HUB_RELATIONS + 1 relations: a hub costs no more than any other entity."""
+        return (
+            f"(SELECT count(*) FROM (SELECT 1 FROM facts_relation AS around WHERE around.valid_to IS NULL "
+            f"AND (around.subject_id = {entity} OR around.object_entity_id = {entity}) LIMIT {HUB_RELATIONS + 1}) "
+            f"AS bounded) <= {HUB_RELATIONS}"
+        )
+
     visible = "(embedding.restricted_to_user_id IS NULL OR embedding.restricted_to_user_id = %s::bigint)"
     sql = f"""
         WITH RECURSIVE named AS (
             SELECT entity.id FROM facts_entity AS entity
             WHERE entity.agent_id = %s::bigint AND ({user_condition} OR entity.user_id IS NULL)
               AND entity.merged_into_id IS NULL AND NOT entity.is_user
-              AND entity.aliases && %s::varchar(200)[]
+              AND entity.aliases && %s::varchar(200)[] AND {not_a_hub("entity.id")}
         ), walk(start_id, entity_id, hops) AS (
             SELECT id, id, 0 FROM named
           UNION
@@ -95,6 +109,7 @@ def facts_graph_ranking(*, scope: FactSearchScope, query: str, hops: int, limit:
               ON next_entity.id = CASE WHEN step.subject_id = walk.entity_id
                                        THEN step.object_entity_id ELSE step.subject_id END
             WHERE walk.hops < %s AND step.object_entity_id IS NOT NULL AND NOT next_entity.is_user AND {step_ok}
+              AND {not_a_hub("next_entity.id")}
         ), reached AS (
             SELECT entity_id, min(hops) AS hops, count(DISTINCT start_id) AS starts
             FROM walk GROUP BY entity_id

@@ -15,7 +15,7 @@ from agents.models import Agent, EndUser
 from agents.services.api_keys import api_key_create
 from facts.models import Entity, EntityType, Fact, Relation
 from facts.selectors import facts_search
-from facts.selectors.graph_search import query_names
+from facts.selectors.graph_search import HUB_RELATIONS, query_names
 from facts.services.facts import fact_create
 from facts.services.graph import EntityMention, RelationStatement, entity_upsert, fact_relations_write, relation_add
 from portability.records import ImportedFact, MemoryImport
@@ -108,6 +108,18 @@ def test_switched_off_the_graph_changes_nothing(agent, end_user, chain, settings
 
     assert switched_off == no_graph
     assert all(rank is None for _, _, rank in switched_off)
+
+
+@pytest.mark.django_db
+def test_a_hub_neither_starts_nor_carries_the_walk(agent, end_user, chain):
+    """Tom, named in more relations than HUB_RELATIONS, says as little as a word in every document."""
+    tom = Entity.objects.get(agent=agent, user=end_user, aliases__contains=["tom"])
+    for number in range(HUB_RELATIONS):
+        relation_add(subject=tom, predicate="likes", object_value=f"thing {number}", source_facts=[chain["job"]])
+
+    assert all(hit.graph_rank is None for hit in facts_search(agent=agent, user=end_user, query="What does Tom do?"))
+    ranks = _ranks(facts_search(agent=agent, user=end_user, query="Where could Maria visit her friend's office?"))
+    assert ranks[chain["friend"].pk] == 1 and ranks.get(chain["city"].pk) is None  # not walked through Tom
 
 
 @pytest.mark.django_db
