@@ -283,7 +283,7 @@ MEMORY_TEXT_WEIGHT = env.float("MEMORY_TEXT_WEIGHT", default=2.0)
 # The graph signal of fact search (hybrid mode; facts/selectors/graph_search.py): the facts about the entities a query
 # names and those MEMORY_GRAPH_HOPS (1 or 2) relations away, fused with this weight; 0 switches it off (no statement
 # runs). Chosen on the LoCoMo dev split (docs/benchmarks.md, section 1).
-MEMORY_GRAPH_WEIGHT = env.float("MEMORY_GRAPH_WEIGHT", default=0.5)
+MEMORY_GRAPH_WEIGHT = env.float("MEMORY_GRAPH_WEIGHT", default=0.25)
 MEMORY_GRAPH_HOPS = env.int("MEMORY_GRAPH_HOPS", default=2)
 # Agent-wide vector search scans an agent's current agent-wide facts exactly below this many, and uses the agent's own
 # HNSW index (built by the facts.vector_indexes_maintain job) from this many on (docs/benchmarks.md: where each wins).
