@@ -71,9 +71,9 @@ def _relation_validity_sql(scope: FactSearchScope, *, alias: str) -> tuple[str, 
 
 def facts_graph_ranking(*, scope: FactSearchScope, query: str, hops: int, limit: int) -> list[GraphRow]:
     """Up to `limit` facts of the scope about the entities the query names and those `hops` (1 or 2) relations from
-    them, best first. The entities
-    read are the user's and the agent-wide ones of the scope's agent: relations never cross a scope, so neither does
-    the walk, and the facts returned pass the same visibility, validity and filters as the other signals'."""
+    them, best first. The entities read are the user's and the agent-wide ones of the scope's agent: relations never
+    cross a scope, so neither does the walk, and the facts returned pass the same visibility, validity and filters
+    as the other signals'."""
     names = query_names(query)
     if not names:
         return []
@@ -84,13 +84,17 @@ def facts_graph_ranking(*, scope: FactSearchScope, query: str, hops: int, limit:
     user_condition = "entity.user_id = %s::bigint" if scope.user_id else "false"
 
     def not_a_hub(entity: str) -> str:
-        """Counts at most HUB_RELATIONS + 1 relations: a hub costs no more than any other entity."""
-        return (
-            f"(SELECT count(*) FROM (SELECT 1 FROM facts_relation AS around WHERE around.valid_to IS NULL "
-            f"AND (around.subject_id = {entity} OR around.object_entity_id = {entity}) LIMIT {HUB_RELATIONS + 1}) "
-            f"AS bounded) <= {HUB_RELATIONS}"
-        )
+        """Counts at most HUB_RELATIONS + 1 relations on each side, each through its index: a hub costs no more
+        than any other entity."""
+        sides = [
+            f"(SELECT count(*) FROM (SELECT 1 FROM facts_relation AS around WHERE around.{column} = {entity} "
+            f"AND around.valid_to IS NULL LIMIT {HUB_RELATIONS + 1}) AS bounded)"
+            for column in ("subject_id", "object_entity_id")
+        ]
+        return f"{' + '.join(sides)} <= {HUB_RELATIONS}"
 
+    # Every join on a relation's two ends is written as two joins, one per end, so that each uses its own index
+    # (relation_subject, relation_object): an OR of the two would scan every relation.
     visible = "(embedding.restricted_to_user_id IS NULL OR embedding.restricted_to_user_id = %s::bigint)"
     sql = f"""
         WITH RECURSIVE named AS (
@@ -103,32 +107,35 @@ def facts_graph_ranking(*, scope: FactSearchScope, query: str, hops: int, limit:
           UNION
             SELECT walk.start_id, next_entity.id, walk.hops + 1
             FROM walk
-            JOIN facts_relation AS step
-              ON (step.subject_id = walk.entity_id OR step.object_entity_id = walk.entity_id)
-            JOIN facts_entity AS next_entity
-              ON next_entity.id = CASE WHEN step.subject_id = walk.entity_id
-                                       THEN step.object_entity_id ELSE step.subject_id END
-            WHERE walk.hops < %s AND step.object_entity_id IS NOT NULL AND NOT next_entity.is_user AND {step_ok}
-              AND {not_a_hub("next_entity.id")}
+            CROSS JOIN LATERAL (
+                SELECT step.object_entity_id AS id FROM facts_relation AS step
+                WHERE step.subject_id = walk.entity_id AND step.object_entity_id IS NOT NULL AND {step_ok}
+              UNION ALL
+                SELECT step.subject_id FROM facts_relation AS step
+                WHERE step.object_entity_id = walk.entity_id AND {step_ok}
+            ) AS step_to
+            JOIN facts_entity AS next_entity ON next_entity.id = step_to.id
+            WHERE walk.hops < %s AND NOT next_entity.is_user AND {not_a_hub("next_entity.id")}
         ), reached AS (
             SELECT entity_id, min(hops) AS hops, count(DISTINCT start_id) AS starts
             FROM walk GROUP BY entity_id
-        ), degree AS (
-            SELECT reached.entity_id, count(*) AS relations
-            FROM reached
-            JOIN facts_relation AS relation
-              ON (relation.subject_id = reached.entity_id OR relation.object_entity_id = reached.entity_id)
+        ), touching AS (
+            SELECT reached.entity_id, relation.id AS relation_id
+            FROM reached JOIN facts_relation AS relation ON relation.subject_id = reached.entity_id
             WHERE {relation_ok}
-            GROUP BY reached.entity_id
+          UNION ALL
+            SELECT reached.entity_id, relation.id
+            FROM reached JOIN facts_relation AS relation ON relation.object_entity_id = reached.entity_id
+            WHERE {relation_ok}
+        ), degree AS (
+            SELECT entity_id, count(*) AS relations FROM touching GROUP BY entity_id
         ), stated AS (
             SELECT link.fact_id, max(reached.starts) AS named_reached, min(reached.hops) AS hops,
                    sum(1.0 / degree.relations) AS specificity
-            FROM reached
-            JOIN degree ON degree.entity_id = reached.entity_id
-            JOIN facts_relation AS relation
-              ON (relation.subject_id = reached.entity_id OR relation.object_entity_id = reached.entity_id)
-            JOIN facts_relation_source_facts AS link ON link.relation_id = relation.id
-            WHERE {relation_ok}
+            FROM touching
+            JOIN reached ON reached.entity_id = touching.entity_id
+            JOIN degree ON degree.entity_id = touching.entity_id
+            JOIN facts_relation_source_facts AS link ON link.relation_id = touching.relation_id
             GROUP BY link.fact_id
         )
         SELECT stated.fact_id, embedding.valid_from, stated.named_reached, stated.hops, stated.specificity
@@ -145,8 +152,9 @@ def facts_graph_ranking(*, scope: FactSearchScope, query: str, hops: int, limit:
         scope.agent_id,
         *([scope.user_id] if scope.user_id else []),
         names,
-        hops,
         *step_params,
+        *step_params,
+        hops,
         *relation_params,
         *relation_params,
         scope.space_id,
