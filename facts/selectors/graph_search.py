@@ -3,8 +3,8 @@ state the relations they take part in, ranked for fusion (facts.selectors.search
 
 The query's names are its word n-grams (up to MAX_NAME_WORDS words, "my" read as "the user's" and a trailing "'s"
 dropped): entity aliases are stored normalised (facts.services.graph.entity_name_normalize), so matching is one
-array overlap on the (agent, user, aliases) GIN index, with no NLP on the search path. Everything after that, the walk
-and the facts with their scope, is the same single statement.
+array overlap, with no NLP on the search path. When the query names any entity, a second statement walks from them
+and reads the facts with their scope; when it names none (most questions), that statement is not even planned.
 
 The user's own entity is never a start nor a step of the walk: every first-person relation touches it, so through it
 everything would be two hops from everything. Nor is a hub, an entity with more than HUB_RELATIONS current relations
@@ -96,14 +96,21 @@ def facts_graph_ranking(*, scope: FactSearchScope, query: str, hops: int, limit:
     # Every join on a relation's two ends is written as two joins, one per end, so that each uses its own index
     # (relation_subject, relation_object): an OR of the two would scan every relation.
     visible = "(embedding.restricted_to_user_id IS NULL OR embedding.restricted_to_user_id = %s::bigint)"
+    named_sql = f"""
+        SELECT entity.id FROM facts_entity AS entity
+        WHERE entity.agent_id = %s::bigint AND ({user_condition} OR entity.user_id IS NULL)
+          AND entity.merged_into_id IS NULL AND NOT entity.is_user
+          AND entity.aliases && %s::varchar(200)[] AND {not_a_hub("entity.id")}
+    """
+    with search_connection().cursor() as cursor:
+        # First the entities named: most questions name none, and then the walk's statement is not even planned.
+        cursor.execute(named_sql, [scope.agent_id, *([scope.user_id] if scope.user_id else []), names])
+        named = [row[0] for row in cursor.fetchall()]
+    if not named:
+        return []
     sql = f"""
-        WITH RECURSIVE named AS (
-            SELECT entity.id FROM facts_entity AS entity
-            WHERE entity.agent_id = %s::bigint AND ({user_condition} OR entity.user_id IS NULL)
-              AND entity.merged_into_id IS NULL AND NOT entity.is_user
-              AND entity.aliases && %s::varchar(200)[] AND {not_a_hub("entity.id")}
-        ), walk(start_id, entity_id, hops) AS (
-            SELECT id, id, 0 FROM named
+        WITH RECURSIVE walk(start_id, entity_id, hops) AS (
+            SELECT id, id, 0 FROM unnest(%s::bigint[]) AS id
           UNION
             SELECT walk.start_id, next_entity.id, walk.hops + 1
             FROM walk
@@ -149,9 +156,7 @@ def facts_graph_ranking(*, scope: FactSearchScope, query: str, hops: int, limit:
         LIMIT %s
     """
     params = [
-        scope.agent_id,
-        *([scope.user_id] if scope.user_id else []),
-        names,
+        named,
         *step_params,
         *step_params,
         hops,
