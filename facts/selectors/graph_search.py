@@ -147,10 +147,14 @@ def facts_graph_ranking(*, scope: FactSearchScope, query: str, hops: int, limit:
         )
         SELECT stated.fact_id, embedding.valid_from, stated.named_reached, stated.hops, stated.specificity
         FROM stated
-        JOIN facts_factembedding AS embedding ON embedding.fact_id = stated.fact_id
-        JOIN facts_fact AS fact ON fact.id = stated.fact_id
-        WHERE embedding.space_id = %s::bigint AND embedding.agent_id = %s::bigint AND {visible}
-          AND {fact_ok} AND {filters}
+        -- Each stated fact's row through the (fact, space) index, never a scan of the agent's rows.
+        CROSS JOIN LATERAL (
+            SELECT embedding.valid_from FROM facts_factembedding AS embedding
+            JOIN facts_fact AS fact ON fact.id = embedding.fact_id
+            WHERE embedding.fact_id = stated.fact_id AND embedding.space_id = %s::bigint
+              AND embedding.agent_id = %s::bigint AND {visible} AND {fact_ok} AND {filters}
+            LIMIT 1  -- one row per (fact, space); and the planner keeps the subquery (and its index) as written
+        ) AS embedding
         ORDER BY stated.named_reached DESC, stated.hops, stated.specificity DESC, embedding.valid_from DESC,
                  stated.fact_id DESC
         LIMIT %s
