@@ -12,6 +12,10 @@ observations as facts with their dia_id provenance), one API key per agent, the 
 in each mode (semantic, text, hybrid), top 50. A retrieved item's sources are the dia ids it came from (a message's
 own `dia_id`, a fact's `dia_ids`). Recall is the paper's (benchmarks/locomo_data.py). Repeats re-run the queries
 (retrieval is deterministic; repeats give the latency medians and show the figures are stable).
+`--graph-study 0:2,0.5:2,...` then runs observations/hybrid again for each MEMORY_GRAPH_WEIGHT:MEMORY_GRAPH_HOPS
+pair, each on a web app of its own over the same data (message search has no graph signal: turns do not change).
+Imported observations join the entity graph as any imported fact does: the import parses them with the offline
+extractor (facts.services.graph_extraction).
 Writes benchmarks/results/locomo_<split>.json."""
 
 from __future__ import annotations
@@ -124,6 +128,34 @@ def run_once(conversations, agents, base_url: str, *, modes, corpora, workers: i
     return tables, latencies
 
 
+def graph_study(stack, conversations, agents, *, pairs: list[str], workers: int) -> dict:
+    """observations/hybrid recall per (graph weight, hops), each through a web app started with those settings."""
+    study = {}
+    for pair in pairs:
+        weight, hops = pair.split(":")
+        base_url = stack.start_web(
+            name=f"web-graph-{pair}", settings_env={"MEMORY_GRAPH_WEIGHT": weight, "MEMORY_GRAPH_HOPS": hops}
+        )
+        tables, latencies = run_once(
+            conversations, agents, base_url, modes=("hybrid",), corpora=("observations",), workers=workers
+        )
+        study[pair] = {"recall": tables["observations/hybrid"], "latency_http_ms": latencies["observations/hybrid"]}
+    return study
+
+
+def print_graph_study(study: dict) -> None:
+    categories = ["single-hop", "multi-hop", "temporal", "open-domain", "adversarial"]
+    print("\nobservations/hybrid recall@10 per MEMORY_GRAPH_WEIGHT:MEMORY_GRAPH_HOPS")
+    print(f"{'weight:hops':24} " + " ".join(f"{c:>12}" for c in [*categories, "overall", "p50 ms"]))
+    for pair, cell in study.items():
+        table = cell["recall"]
+        print(
+            f"{pair:24} "
+            + " ".join(f"{table.get(c, {}).get(10, float('nan')):12.1f}" for c in [*categories, "overall"])
+            + f" {cell['latency_http_ms']['p50_ms']:12.1f}"
+        )
+
+
 def run_mem0(stack, conversations, *, repeats: int) -> dict:
     """The same observations in mem0 (infer=False, same model, pgvector on the same server), the same questions
     through its full search, in-process; one mem0 user per conversation."""
@@ -231,6 +263,11 @@ def main() -> int:
     parser.add_argument(
         "--workers", type=int, default=1, help="concurrent clients; latencies are per request under that concurrency"
     )
+    parser.add_argument(
+        "--graph-study",
+        default="",
+        help="comma-separated MEMORY_GRAPH_WEIGHT:MEMORY_GRAPH_HOPS pairs to compare on observations/hybrid",
+    )
     parser.add_argument("--output", help="results file name (default: locomo_<split>[_quick].json)")
     args = parser.parse_args()
     sample_ids = list(SPLITS[args.split])
@@ -261,12 +298,16 @@ def main() -> int:
             latency_runs.append(latencies)
             print(f"run {repeat + 1}/{args.repeats}: {time.monotonic() - started:.0f}s", flush=True)
         mem0 = run_mem0(stack, conversations, repeats=args.mem0_repeats or args.repeats) if args.mem0 else None
+        pairs = [pair for pair in args.graph_study.split(",") if pair]
+        study = graph_study(stack, conversations, agents, pairs=pairs, workers=args.workers) if pairs else None
     tables = median_tables(runs)
     latencies = {
         key: {stat: statistics.median(run[key][stat] for run in latency_runs if key in run) for stat in cell}
         for key, cell in latency_runs[0].items()
     }
     print_tables(args.split, tables, latencies)
+    if study:
+        print_graph_study(study)
     if mem0:
         mem0["ratios"] = mem0_ratios(mem0, tables, latencies)
         print_mem0(mem0)
@@ -284,6 +325,10 @@ def main() -> int:
         "latency_http_ms": latencies,
         "paper_dragon": {"overall": PAPER, "category_at_10": PAPER_CATEGORY_AT_10},
         "mem0": mem0,
+        "graph_settings": {
+            name: os.environ.get(name, "default") for name in ("MEMORY_GRAPH_WEIGHT", "MEMORY_GRAPH_HOPS")
+        },
+        "graph_study": study,
     }
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     name = args.output or f"locomo_{args.split}{'_quick' if args.quick else ''}.json"

@@ -14,6 +14,10 @@ facts about a user that every conversation may see); the rest are the user's own
   (query embedding included): p50/p95/p99 at concurrency 1 and 8, and searches per second;
 - recall@10 of the agent-wide HNSW scan against an exact scan of the same rows, at several ef_search values;
 - RSS of the web server (gunicorn master and workers) and of an idle Celery worker.
+With --graph, every user also has the entity graph formation would give these facts (benchmarks: graph_rows): an
+entity per subject (the user by name, and their sister, partner, ... each known by "<name>'s sister"), each tied to
+the user (`sister_of`), and one relation per fact from its subject to the value it states, linked to the fact; the
+questions name those subjects, so the graph signal (MEMORY_GRAPH_WEIGHT; 0 to compare without) walks them.
 Writes benchmarks/results/search_latency.json."""
 
 from __future__ import annotations
@@ -57,7 +61,7 @@ POOL_CACHE = REPO_DIR / ".data" / "bench-cache"
 class Store:
     """The generated store, grown in place: facts are appended per user up to the requested total."""
 
-    def __init__(self, stack, *, seed: int, predicates: int) -> None:
+    def __init__(self, stack, *, seed: int, predicates: int, graph: bool = False) -> None:
         import django
 
         os.environ.update(stack.env)
@@ -73,6 +77,9 @@ class Store:
         self._pools()
         self.facts_per_user = 0
         self.load_seconds = 0.0
+        self.graph = graph
+        self.subject_entity: dict[tuple[int, int], int] = {}  # (agent index, subject index) -> entity id
+        self.relation_ids: dict[tuple, int] = {}  # (subject, predicate, object entity, value) -> relation id
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return np.stack(self.embedder.embed(texts))
@@ -194,12 +201,17 @@ class Store:
                     for i in range(n):
                         restricted = None if shared[i] else self.user_ids[a][users[i]]
                         copy.write_row((next_id + i, self.space.pk, self.agent_ids[a], restricted, vectors[i]))
+            if self.graph:
+                self._graph_rows(a, fact_ids=range(next_id, next_id + n), pairs=pairs, users=users)
             next_id += n
             print(f"  agent {a}: +{n} facts ({time.monotonic() - started:.0f}s)", flush=True)
         with connection.cursor() as cursor:
             cursor.execute("SELECT setval(pg_get_serial_sequence('facts_fact', 'id'), %s)", [next_id])
             cursor.execute("VACUUM ANALYZE facts_fact")
             cursor.execute("VACUUM ANALYZE facts_factembedding")
+            if self.graph:
+                for table in ("facts_entity", "facts_relation", "facts_relation_source_facts"):
+                    cursor.execute(f"VACUUM ANALYZE {table}")
         corpus_statistics_fold()
         self.load_seconds = time.monotonic() - started
         # What the beat job does in production: agents past MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS get their index.
@@ -214,6 +226,89 @@ class Store:
             f"{len(self.indexes_built)} built in {self.index_seconds:.0f}s",
             flush=True,
         )
+
+    def _graph_rows(self, a: int, *, fact_ids: range, pairs: np.ndarray, users: np.ndarray) -> None:
+        """The agent's entities on first use (each user's subjects, the people tied to the user), then a relation per
+        new fact, subject to the value it states, linked to it; COPY, like the facts."""
+        from django.db import connection
+
+        from facts.services.graph import entity_name_normalize
+
+        now = datetime.now(UTC).isoformat()
+        with connection.cursor() as cursor:
+            if not any(key[0] == a for key in self.subject_entity):
+                cursor.execute("SELECT coalesce(max(id), 0) + 1 FROM facts_entity")
+                entity_id = cursor.fetchone()[0]
+                entities, ties = io.StringIO(), []
+                for u in range(USERS_PER_AGENT):
+                    owner_id = entity_id
+                    for place, subject in enumerate(self.user_subjects[u]):
+                        name = self.subjects[subject]
+                        alias = _copy_text(entity_name_normalize(name))
+                        entity_type = "thing" if name.endswith("dog") else "person"
+                        entities.write(
+                            f"{entity_id}\t{self.agent_ids[a]}\t{self.user_ids[a][u]}\t{_copy_text(name)}\t"
+                            f'{entity_type}\t{{"{alias}"}}\tf\t{NULL}\t{now}\t{now}\n'
+                        )
+                        self.subject_entity[(a, subject)] = entity_id
+                        if place:
+                            ties.append((u, entity_id, owner_id, name.rsplit("'s ", 1)[1].replace(" ", "_") + "_of"))
+                        entity_id += 1
+                with cursor.copy(
+                    "COPY facts_entity (id, agent_id, user_id, name, entity_type, aliases, is_user, merged_into_id, "
+                    "created_at, updated_at) FROM STDIN"
+                ) as copy:
+                    copy.write(entities.getvalue())
+                cursor.execute("SELECT setval(pg_get_serial_sequence('facts_entity', 'id'), %s)", [entity_id])
+                self._relations_copy(
+                    cursor,
+                    a,
+                    [
+                        (self.user_ids[a][u], subject, predicate, target, "", None)
+                        for u, subject, target, predicate in ties
+                    ],
+                )
+            predicates = self.generator.predicates
+            rows = [
+                (
+                    self.user_ids[a][users[i]],
+                    self.subject_entity[(a, int(pairs[i, 0]))],
+                    predicates[pairs[i, 1]].split(" ", 1)[0],
+                    None,
+                    predicates[pairs[i, 1]].split(" ", 1)[-1][:300],
+                    fact_id,
+                )
+                for i, fact_id in enumerate(fact_ids)
+            ]
+            self._relations_copy(cursor, a, rows)
+
+    def _relations_copy(self, cursor, a: int, rows: list[tuple]) -> None:
+        """(user id, subject entity, predicate, object entity or None, object value, fact id or None) rows: a
+        relation once while current (a repeated statement links one more fact to it), linked to its fact."""
+        now = datetime.now(UTC).isoformat()
+        cursor.execute("SELECT coalesce(max(id), 0) + 1 FROM facts_relation")
+        next_id = cursor.fetchone()[0]
+        relations, links = io.StringIO(), io.StringIO()
+        for user_id, subject, predicate, target, value, fact_id in rows:
+            key = (subject, predicate, target, value)
+            if key not in self.relation_ids:
+                self.relation_ids[key] = next_id
+                target_text = str(target) if target is not None else NULL
+                relations.write(
+                    f"{next_id}\t{self.agent_ids[a]}\t{user_id}\t{subject}\t{_copy_text(predicate)}\t"
+                    f"{target_text}\t{_copy_text(value)}\t{now}\t{now}\t{NULL}\t\n"
+                )
+                next_id += 1
+            if fact_id is not None:
+                links.write(f"{self.relation_ids[key]}\t{fact_id}\n")
+        with cursor.copy(
+            "COPY facts_relation (id, agent_id, user_id, subject_id, predicate, object_entity_id, object_value, "
+            "formed_at, valid_from, valid_to, closed_reason) FROM STDIN"
+        ) as copy:
+            copy.write(relations.getvalue())
+        cursor.execute("SELECT setval(pg_get_serial_sequence('facts_relation', 'id'), %s)", [next_id])
+        with cursor.copy("COPY facts_relation_source_facts (relation_id, fact_id) FROM STDIN") as copy:
+            copy.write(links.getvalue())
 
     def grow_messages(self, total: int) -> None:
         """`total` embedded messages for the first agent's users (one session each, total / 1,000 messages per user:
@@ -311,6 +406,13 @@ FACT_COLUMNS = [
 ]
 
 
+NULL = "\\N"  # COPY's text format
+
+
+def _copy_text(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\t", " ").replace("\n", " ")
+
+
 def _fact_defaults() -> tuple[list[str], str]:
     """The other columns of facts_fact with the model's defaults, in COPY text format (tab-separated)."""
     from django.db.models import GeneratedField
@@ -346,6 +448,7 @@ STAGES = (
     "time_sql",
     "details_sql",
     "neighbour_sql",
+    "graph_sql",
     "fuse",
     "hits_sql",
     "serialize",
@@ -525,11 +628,12 @@ def main() -> int:
         "--flame-graph", metavar="SVG", help="at the largest scale, py-spy records the web processes during per-user "
         "searches at concurrency 1 (--queries of them) and writes this flame graph (requirements/bench.txt)",
     )  # fmt: skip
+    parser.add_argument("--graph", action="store_true", help="give every user the entity graph of their facts")
     args = parser.parse_args()
     info = machine()
     results = {"benchmark": "search_latency", "machine": info, "scales": {}, "settings": {}}
     with throwaway_stack() as stack:
-        store = Store(stack, seed=args.seed, predicates=args.predicates)
+        store = Store(stack, seed=args.seed, predicates=args.predicates, graph=args.graph)
         results["composition_fidelity"] = store.fidelity
         results["pool_embedding_seconds"] = round(store.pool_seconds, 1)
         from django.conf import settings
@@ -538,6 +642,9 @@ def main() -> int:
             "MEMORY_SEARCH_HNSW_EF_SEARCH": settings.MEMORY_SEARCH_HNSW_EF_SEARCH,
             "MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS": settings.MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS,
             "MEMORY_RRF_K": settings.MEMORY_RRF_K,
+            "MEMORY_GRAPH_WEIGHT": settings.MEMORY_GRAPH_WEIGHT,
+            "MEMORY_GRAPH_HOPS": settings.MEMORY_GRAPH_HOPS,
+            "graph": args.graph,
             "shared_fraction": SHARED_FRACTION,
             "agents": AGENTS,
             "users_per_agent": USERS_PER_AGENT,

@@ -63,14 +63,17 @@ class Stack:
             raise RuntimeError(f"no API key in: {output}")
         return match[1]
 
-    def start_web(self, *, workers: int = 2, threads: int = 4) -> str:
+    def start_web(
+        self, *, workers: int = 2, threads: int = 4, name: str = "web", settings_env: dict[str, str] | None = None
+    ) -> str:
         """The web app on 127.0.0.1 as production serves it (gunicorn running memory_project.wsgi: Django, and /mcp),
-        with `workers` processes of `threads` threads."""
+        with `workers` processes of `threads` threads. `name` and `settings_env` start another one beside it with other
+        settings (a study of a setting over the same data)."""
         port = free_port()
         command = [sys.executable, "-m", "gunicorn", "memory_project.wsgi:application", "--bind",
                    f"127.0.0.1:{port}", "--workers", str(workers), "--threads", str(threads), "--log-level",
                    "warning", "--timeout", "120"]  # fmt: skip
-        self.processes.start("web", command, env=self.env)
+        self.processes.start(name, command, env=self.env | (settings_env or {}))
         wait_for_port(port, timeout=60)
         self.base_url = f"http://127.0.0.1:{port}"
         _wait_until_answering(f"{self.base_url}/health/", timeout=60)

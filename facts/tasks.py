@@ -10,6 +10,7 @@ from facts import task_names
 from facts.services.access import facts_access_record, facts_accesses_fold
 from facts.services.deduplication import facts_close_near_duplicates
 from facts.services.facts import facts_embed_missing, facts_reembed
+from facts.services.graph_extraction import facts_graph_extract
 from facts.services.reference_documents import reference_chunks_embed_missing
 from facts.services.vector_indexes import fact_vector_indexes_maintain
 
@@ -25,6 +26,20 @@ from facts.services.vector_indexes import fact_vector_indexes_maintain
 def facts_embed_missing_task(fact_ids: list[int]) -> int:
     """Embed facts written without a vector (imports, bulk writes). Idempotent: embedded facts are skipped."""
     return facts_embed_missing(fact_ids=fact_ids)
+
+
+@shared_task(
+    name=task_names.GRAPH_EXTRACT,
+    acks_late=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    retry_jitter=True,
+    max_retries=5,
+)
+def facts_graph_extract_task(fact_ids: list[int]) -> int:
+    """The graph of facts written without one (API, admin, assistant tools). Idempotent: relations that hold already
+    only gain the fact as a source."""
+    return facts_graph_extract(fact_ids=fact_ids)
 
 
 @shared_task(

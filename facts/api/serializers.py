@@ -202,6 +202,11 @@ class FactHitOutputSerializer(serializers.Serializer):
     time_rank = serializers.IntegerField(
         allow_null=True, help_text="Rank in the time signal: the query asks when, or is about a period."
     )
+    graph_rank = serializers.IntegerField(
+        allow_null=True,
+        help_text="Rank in the graph signal: a fact about an entity the query names, or one or two relations from it "
+        "(hybrid mode).",
+    )
 
 
 class MemorySearchOutputSerializer(serializers.Serializer):

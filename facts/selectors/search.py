@@ -38,6 +38,7 @@ from core.search.retrieval import (
 from facts.models import Fact, FactEmbedding, FactScope
 from facts.selectors.first_person import first_person_query
 from facts.selectors.fulltext import facts_text_ranking
+from facts.selectors.graph_search import GraphRow, facts_graph_ranking
 from facts.selectors.search_scope import FactSearchScope
 from facts.selectors.vectors import facts_vector_ranking
 from facts.services.access import facts_access_record_later
@@ -70,6 +71,7 @@ class FactHit:
     text_rank: int | None
     text_score: float | None
     time_rank: int | None = None
+    graph_rank: int | None = None
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,7 @@ class _Signals:
     text_rows: list[tuple[int, float, float]]  # (fact id, BM25 score, strength), best first
     text_details: dict[int, tuple[float | None, datetime]]  # full-text matches' (similarity, valid_from)
     small_store: bool  # the scope holds at most SMALL_STORE_MAX_FACTS facts
+    graph_rows: list[GraphRow]  # facts about the entities the query names and related ones, best first
 
 
 @dataclass
@@ -89,6 +92,7 @@ class _Candidate:
     text_rank: int | None = None
     text_score: float | None = None
     time_rank: int | None = None
+    graph_rank: int | None = None
     score: float = 0.0
 
 
@@ -157,9 +161,10 @@ def _scope_embeddings(scope: FactSearchScope) -> QuerySet[FactEmbedding]:
 def _fuse(*, signals: _Signals, use_vector: bool, use_text: bool, time_query: TimeQuery) -> dict[int, _Candidate]:
     """Weighted reciprocal rank fusion (core.search.retrieval): score = Σ weight / (k + rank) over the signals used, the
     vector's weight 1 and full text's MEMORY_TEXT_WEIGHT times the strength of the fact's match, scaled so that
-    first place in every signal scores 1.0 and scores stay comparable across modes. In hybrid mode, when the query asks
-    when or is about a period, the time signal (TIME_WEIGHT) ranks the candidates that hold that time, in their fused
-    order."""
+    first place in every signal scores 1.0 and scores stay comparable across modes. In hybrid mode the graph signal
+    (MEMORY_GRAPH_WEIGHT) adds the facts about the entities the query names and their neighbours, and, when the query
+    asks when or is about a period, the time signal (TIME_WEIGHT) ranks the candidates that hold that time, in their
+    fused order."""
     candidates: dict[int, _Candidate] = {}
     text_details = signals.text_details
     for rank, (fact_id, similarity, valid_from) in enumerate(signals.vector_rows, start=1):
@@ -175,15 +180,28 @@ def _fuse(*, signals: _Signals, use_vector: bool, use_text: bool, time_query: Ti
         candidate.text_rank, candidate.text_score, strength[fact_id] = rank, text_score, share
         if candidate.similarity is None:
             candidate.similarity = similarity
+    use_graph = bool(signals.graph_rows)
+    for rank, row in enumerate(signals.graph_rows, start=1):
+        candidate = candidates.setdefault(row.fact_id, _Candidate(fact_id=row.fact_id, valid_from=row.valid_from))
+        candidate.graph_rank = rank
 
     def score(candidate: _Candidate, *, with_time: bool) -> float:
         ranks = (
-            [candidate.vector_rank] * use_vector + [candidate.text_rank] * use_text + [candidate.time_rank] * with_time
+            [candidate.vector_rank] * use_vector
+            + [candidate.text_rank] * use_text
+            + [candidate.graph_rank] * use_graph
+            + [candidate.time_rank] * with_time
         )
         return reciprocal_rank_fusion(
             ranks=ranks,
-            weights=[1.0] * use_vector + [settings.MEMORY_TEXT_WEIGHT] * use_text + [TIME_WEIGHT] * with_time,
-            strengths=[1.0] * use_vector + [strength.get(candidate.fact_id, 1.0)] * use_text + [1.0] * with_time,
+            weights=[1.0] * use_vector
+            + [settings.MEMORY_TEXT_WEIGHT] * use_text
+            + [settings.MEMORY_GRAPH_WEIGHT] * use_graph
+            + [TIME_WEIGHT] * with_time,
+            strengths=[1.0] * use_vector
+            + [strength.get(candidate.fact_id, 1.0)] * use_text
+            + [1.0] * use_graph
+            + [1.0] * with_time,
             k=settings.MEMORY_RRF_K,
         )
 
@@ -275,6 +293,8 @@ def facts_search(
     - `min_similarity` drops vector candidates below it; full-text matches stay (a rare name matches by text).
     - `scopes` and `tags` keep facts with any of the given values.
     - `as_of` reads the versions valid at that time; otherwise `include_history` adds closed versions to the current.
+    - Graph: in hybrid mode (unless MEMORY_GRAPH_WEIGHT is 0), the facts about the entities the query names and those
+      up to MEMORY_GRAPH_HOPS relations from them (facts.selectors.graph_search) are a further signal.
     - Time: in hybrid mode, a query asking when, or naming a period ("in May 2023"), or `time_from`/`time_to`, adds
       the time signal (facts valid from, or naming a day, within the period rank higher); in every mode `time_filter`
       "restrict" keeps only those.
@@ -321,6 +341,7 @@ def facts_search(
         mode=mode,
         limit=max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES),
         min_similarity=min_similarity,
+        graph_query=query,
     )
     fusion_started = time.perf_counter()
     candidates = _fuse(
@@ -382,9 +403,10 @@ def _signals_rank(
     mode: str,
     limit: int,
     min_similarity: float | None,
+    graph_query: str,
 ) -> _Signals:
-    """Both signals' rankings: full text while the query is embedded in a pool thread, then the vector ranking with
-    the full-text matches' details in one statement."""
+    """The signals' rankings: full text while the query is embedded in a pool thread, then the vector ranking with
+    the full-text matches' details in one statement, then in hybrid mode the graph's."""
     use_vector, use_text = mode != SearchMode.TEXT, mode != SearchMode.SEMANTIC
     embedding = (
         query_embedding_start(provider=embedding_provider_for_space(space=space), text=vector_query)
@@ -408,7 +430,19 @@ def _signals_rank(
             vector_rows = [row for row in vector_rows if row[1] >= min_similarity]
     else:
         small_store = _scope_embeddings(scope)[: SMALL_STORE_MAX_FACTS + 1].count() <= SMALL_STORE_MAX_FACTS
-    return _Signals(vector_rows=vector_rows, text_rows=text_rows, text_details=text_details, small_store=small_store)
+    graph_rows = []
+    if use_vector and use_text and settings.MEMORY_GRAPH_WEIGHT > 0:  # a single-signal mode keeps to its signal
+        with stage_timed("graph_sql"):
+            graph_rows = facts_graph_ranking(
+                scope=scope, query=graph_query, hops=settings.MEMORY_GRAPH_HOPS, limit=limit
+            )
+    return _Signals(
+        vector_rows=vector_rows,
+        text_rows=text_rows,
+        text_details=text_details,
+        small_store=small_store,
+        graph_rows=graph_rows,
+    )
 
 
 def _hits(*, ranked: list[_Candidate], record_access: bool) -> list[FactHit]:
@@ -427,6 +461,7 @@ def _hits(*, ranked: list[_Candidate], record_access: bool) -> list[FactHit]:
             text_rank=candidate.text_rank,
             text_score=candidate.text_score,
             time_rank=candidate.time_rank,
+            graph_rank=candidate.graph_rank,
         )
         for candidate in ranked
     ]

@@ -118,7 +118,7 @@ def _graph_validate(data: dict) -> None:
             raise OutputInvalid(f"relations[{index}] needs an 'object' entity or a 'value'")
 
 
-def _graph_of_reply(data: dict) -> dict[int, list[RelationStatement]]:
+def relations_of_reply(data: dict) -> dict[int, list[RelationStatement]]:
     """The reply's relations by the number of the fact they come from, entities resolved by name (case-insensitive);
     one naming an entity the reply did not list is dropped, but for the user."""
     mentions = {
@@ -145,7 +145,7 @@ def _graph_of_reply(data: dict) -> dict[int, list[RelationStatement]]:
     return by_fact
 
 
-def _holds_a_secret(statement: RelationStatement) -> bool:
+def relation_holds_a_secret(statement: RelationStatement) -> bool:
     names = [statement.subject.name, *statement.subject.aliases, statement.value]
     if statement.object is not None:
         names += [statement.object.name, *statement.object.aliases]
@@ -235,7 +235,7 @@ def _rule_violations(data: dict, *, window: _WindowWords) -> dict[str, int]:
         count("copied_from_prompt", window.copies_the_prompt(content))
         count("ungrounded", not grounded(statement=content, source_words=window.said))
         count("unknown_source", not set(item["source"]) <= window.numbers)
-    kept = sum(len(statements) for statements in _graph_of_reply(data).values())
+    kept = sum(len(statements) for statements in relations_of_reply(data).values())
     counts["unresolved_relation"] = len(data["relations"]) - kept
     counts["relation_of_no_fact"] = sum(
         1 for item in data["relations"] if item["fact"] not in range(1, len(data["facts"]) + 1)
@@ -270,7 +270,7 @@ def facts_extract(*, window: list[NumberedMessage], agent_id: int, job_id: int |
         job_kind="formation",
         job_id=job_id,
     )
-    relations_of = _graph_of_reply(reply)
+    relations_of = relations_of_reply(reply)
     extracted: list[ExtractedFact] = []
     agent: Agent | None = None  # read only when a fact holds a secret: its policy decides
     for number, item in enumerate(reply["facts"], start=1):
@@ -301,7 +301,7 @@ def facts_extract(*, window: list[NumberedMessage], agent_id: int, job_id: int |
                 scopes=_scopes_kept_private(content=content, scopes=item["scope"]),
                 source_messages=sources or user_messages,
                 key=item["key"],
-                relations=tuple(statement for statement in relations if not _holds_a_secret(statement)),
+                relations=tuple(statement for statement in relations if not relation_holds_a_secret(statement)),
             )
         )
     return extracted

@@ -87,6 +87,18 @@ class NewFact:
     metadata: dict | None = None
 
 
+# Writers whose facts come without entities and relations: a worker parses them (facts.services.graph_extraction).
+# Formation's extractor lists them with the facts; an import parses its batches itself.
+GRAPH_EXTRACTED_LATER = frozenset({FactWriter.API, FactWriter.OPERATOR, FactWriter.ASSISTANT})
+
+
+def facts_graph_extract_later(*, fact_ids: Sequence[int]) -> None:
+    """Queue facts_graph_extract for a worker once the transaction writing the facts commits."""
+    ids = sorted(set(fact_ids))
+    if ids:
+        transaction.on_commit(lambda: task_enqueue_safely(facts_tasks.GRAPH_EXTRACT, ids))
+
+
 def facts_create_bulk(
     *,
     agent: Agent,
@@ -145,6 +157,8 @@ def facts_create_bulk(
         fact_embeddings_write(
             facts=[fact for fact, _ in embedded], space=space, vectors=[vector for _, vector in embedded]
         )
+    if written_by in GRAPH_EXTRACTED_LATER:
+        facts_graph_extract_later(fact_ids=[fact.pk for fact in created])
     return created
 
 
@@ -297,6 +311,8 @@ def fact_create(
     space = space or embedding_space_active()
     vector = embedding if embedding is not None else embedding_provider_for_space(space=space).embed_one(content)
     fact_embeddings_write(facts=[fact], space=space, vectors=[vector])
+    if written_by in GRAPH_EXTRACTED_LATER:
+        facts_graph_extract_later(fact_ids=[fact.pk])
     return fact
 
 

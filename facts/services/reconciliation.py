@@ -277,7 +277,9 @@ def _decide_with_llm(*, pending: list[FactDecision], agent: Agent, job_id: int |
             decision.content = " ".join(item["content"].split())
 
 
-def _scope_lock(*, agent: Agent, owner: EndUser | None) -> None:
+def facts_scope_lock(*, agent: Agent, owner: EndUser | None) -> None:
+    """Until the transaction ends, the one writer of the scope's facts and entities (formation, the graph of imported
+    and curated facts)."""
     key = int.from_bytes(
         hashlib.sha256(f"facts:{agent.pk}:{owner.pk if owner else 0}".encode()).digest()[:8], "big", signed=True
     )
@@ -528,7 +530,7 @@ def facts_reconcile_apply(
     # Protection may move a decision to the user's own scope: that scope is locked too, before anything is read.
     owners.setdefault(session.user.pk, session.user)
     for owner_pk in sorted(owners):
-        _scope_lock(agent=agent, owner=owners[owner_pk])
+        facts_scope_lock(agent=agent, owner=owners[owner_pk])
     targets = _targets_current(decisions=decisions)
     _curated_since_planning_protect(decisions=decisions, targets=targets, agent=agent, user=session.user)
     applying = _Applying(

@@ -280,6 +280,11 @@ LLM_DAILY_TOKEN_BUDGET = env.int("LLM_DAILY_TOKEN_BUDGET", default=0)
 # (docs/benchmarks.md): a small k trusts each signal's first places; full text is the stronger signal there.
 MEMORY_RRF_K = env.int("MEMORY_RRF_K", default=2)
 MEMORY_TEXT_WEIGHT = env.float("MEMORY_TEXT_WEIGHT", default=2.0)
+# The graph signal of fact search (hybrid mode; facts/selectors/graph_search.py): the facts about the entities a query
+# names and those MEMORY_GRAPH_HOPS (1 or 2) relations away, fused with this weight; 0 switches it off (no statement
+# runs). Chosen on the LoCoMo dev split (docs/benchmarks.md, section 1).
+MEMORY_GRAPH_WEIGHT = env.float("MEMORY_GRAPH_WEIGHT", default=0.25)
+MEMORY_GRAPH_HOPS = env.int("MEMORY_GRAPH_HOPS", default=2)
 # Agent-wide vector search scans an agent's current agent-wide facts exactly below this many, and uses the agent's own
 # HNSW index (built by the facts.vector_indexes_maintain job) from this many on (docs/benchmarks.md: where each wins).
 MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS = env.int("MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS", default=2000)

@@ -47,6 +47,7 @@ from facts.services.facts import (
     fact_scopes_validate,
     facts_create_bulk,
 )
+from facts.services.graph_extraction import facts_graph_extract
 from portability.records import ImportedBlob, ImportedFact, ImportedSession, MemoryImport
 from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion, Reflection
 from reflections.services.consolidation import consolidated_memory_replace
@@ -338,6 +339,8 @@ class _AgentImport:
         if vectors is not None:
             self.report.embedded["facts"] += len(facts)
         self.report.add("facts", "added", len(facts))
+        # Imported facts join the graph as formed ones do; the import is a batch job: it parses them itself.
+        self.report.add("relations", "written", facts_graph_extract(fact_ids=[fact.pk for fact in facts]))
 
     def _profile_fact_store(self, *, fact: ImportedFact, content: str, owner: EndUser) -> None:
         """A key/value memory becomes the user's profile attribute: a later value supersedes an earlier one."""

@@ -161,6 +161,7 @@ def document(hit: FactHit) -> Document:
         "vector_rank": hit["vector_rank"],
         "text_rank": hit["text_rank"],
         "time_rank": hit.get("time_rank"),
+        "graph_rank": hit.get("graph_rank"),
         "lineage": fact["lineage"],
         "version": fact["version"],
         "valid_from": fact["valid_from"],

@@ -68,6 +68,7 @@ class FactHit(TypedDict):
     text_rank: int | None
     text_score: float | None
     time_rank: int | None
+    graph_rank: int | None
 
 
 class SearchResults(TypedDict):
