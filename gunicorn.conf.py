@@ -5,7 +5,7 @@ override any of these.
 
 Threads, not processes, carry concurrency inside a worker: a search spends most of its time in ONNX Runtime and
 PostgreSQL, which release the GIL. Each thread keeps its own database connection, as each MCP tool-call thread does:
-at most WEB_THREADS + MCP_THREADS connections per worker (memory_project/settings/base.py)."""
+at most 2 x WEB_THREADS connections per worker (memory_project/settings/base.py)."""
 
 import os as _os
 from pathlib import Path as _Path
