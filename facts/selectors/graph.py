@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from django.db import connection
 from django.db.models import Func, Q, QuerySet, TextField, Value
+from django.db.models.functions import Length
 
 from agents.models import Agent, EndUser
 from core.exceptions import NotFoundError
@@ -40,6 +41,26 @@ def entity_get(*, agent: Agent, entity_id: int) -> Entity:
     if entity is None:
         raise NotFoundError(f"No entity {entity_id}.", fields={"id": ["not found"]})
     return entity
+
+
+def entity_find(*, agent: Agent, user: EndUser | None, name: str, limit: int = 6) -> list[Entity]:
+    """The entities a conversation can see that `name` names, best first: the user's own before the agent-wide ones,
+    an exact name or alias before one that only contains `name`, then the shortest name. At most `limit`."""
+    needle = entity_name_normalize(name)
+    if not needle:
+        return []
+    found: list[Entity] = []
+    scopes = [user, None] if user is not None else [None]
+    for exact in (True, False):
+        for scope in scopes:
+            queryset = entities_list(agent=agent, user=scope, query="" if exact else needle)
+            if exact:
+                queryset = queryset.filter(aliases__contains=[needle])
+            known = [entity.pk for entity in found]
+            found.extend(queryset.exclude(pk__in=known).order_by(Length("name"), "pk")[: limit - len(found)])
+            if len(found) >= limit:
+                return found
+    return found
 
 
 def entity_relations(*, entity: Entity) -> QuerySet[Relation]:
