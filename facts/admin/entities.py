@@ -21,6 +21,7 @@ from facts.selectors.graph import (
     entity_facts,
     entity_relation_histories,
     entity_relations,
+    relations_among,
 )
 from facts.services.graph import entity_merge, entity_rename
 
@@ -98,7 +99,15 @@ class EntityAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
         if not self.has_view_or_change_permission(request, entity):
             return HttpResponseRedirect(reverse("admin:index"))
         relations = list(entity_relations(entity=entity))
-        graph = entity_graph_svg(entity=entity, relations=relations, entity_url=admin_change_url)
+        neighbour_ids = {relation.subject_id for relation in relations} | {
+            relation.object_entity_id for relation in relations if relation.object_entity_id is not None
+        }
+        graph = entity_graph_svg(
+            entity=entity,
+            relations=relations,
+            ties=relations_among(entity_ids=neighbour_ids - {entity.pk}),
+            entity_url=admin_change_url,
+        )
         context = {
             **self.admin_site.each_context(request),
             "title": f"{entity.name} ({entity.get_entity_type_display()})",

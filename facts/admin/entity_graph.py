@@ -1,12 +1,12 @@
 """An entity's relations drawn as an SVG on the server (no JavaScript, nothing fetched): the entity in the centre, the
 entities and values it relates to on a circle around it, one arrow per relation from subject to object labelled
-with the predicate; ended relations dashed and grey. Every label goes through format_html, so a name an extractor
-or an end user chose is text in the picture, never markup."""
+with the predicate; ended relations dashed and grey; relations between two neighbours drawn lighter. Every label
+goes through format_html, so a name an extractor or an end user chose is text in the picture, never markup."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from django.utils.html import format_html, format_html_join
@@ -29,7 +29,7 @@ TYPE_COLOURS = {
     EntityType.EVENT: "#b07aa1",
 }
 VALUE_COLOUR = "#edc948"
-CURRENT_STROKE, ENDED_STROKE = "#264b5d", "#a0a0a0"
+CURRENT_STROKE, ENDED_STROKE, TIE_STROKE = "#264b5d", "#a0a0a0", "#8fb0bf"
 
 
 @dataclass
@@ -73,10 +73,14 @@ def _neighbour_node(relation: Relation, entity: Entity, entity_url: Callable[[En
     )
 
 
-def _edge(start: _Node, end: _Node, relation: Relation, offset: float) -> SafeString:
-    dx, dy = end.x - start.x, end.y - start.y
+def _unit(dx: float, dy: float) -> tuple[float, float]:
     length = math.hypot(dx, dy) or 1.0
-    ux, uy = dx / length, dy / length
+    return dx / length, dy / length
+
+
+def _edge(start: _Node, end: _Node, relation: Relation, offset: float) -> SafeString:
+    """A relation of the centre entity: a straight arrow."""
+    ux, uy = _unit(end.x - start.x, end.y - start.y)
     x1, y1 = start.x + ux * start.radius, start.y + uy * start.radius
     x2, y2 = end.x - ux * (end.radius + 4), end.y - uy * (end.radius + 4)
     # Several relations between one pair: their labels stack across the edge instead of on top of each other.
@@ -103,6 +107,45 @@ def _edge(start: _Node, end: _Node, relation: Relation, offset: float) -> SafeSt
         _coordinate(label_x),
         _coordinate(label_y),
         "#888" if ended else "#1b2f3a",
+        text_shorten(relation.predicate, LABEL_CHARS),
+    )
+
+
+def _tie(start: _Node, end: _Node, relation: Relation) -> SafeString:
+    """A current relation between two neighbours: a lighter arrow that bows away from the centre, so that one
+    between opposite neighbours does not run through the centre's own edges."""
+    mid_x, mid_y = (start.x + end.x) / 2, (start.y + end.y) / 2
+    away_x, away_y = mid_x - WIDTH / 2, mid_y - HEIGHT / 2
+    if math.hypot(away_x, away_y) < RING_RADIUS / 4:  # nearly opposite: bow to one side
+        away_x, away_y = -(end.y - start.y), end.x - start.x
+    ux, uy = _unit(away_x, away_y)
+    # The curve's middle (half way from the chord's middle to the control point) well clear of the centre.
+    from_centre = math.hypot(mid_x - WIDTH / 2, mid_y - HEIGHT / 2)
+    curve_middle = max(from_centre + 0.3 * math.hypot(end.x - start.x, end.y - start.y) / 2, 0.8 * RING_RADIUS)
+    bow = 2 * (curve_middle - from_centre)
+    control_x, control_y = mid_x + ux * bow, mid_y + uy * bow
+    sx, sy = _unit(control_x - start.x, control_y - start.y)
+    ex, ey = _unit(end.x - control_x, end.y - control_y)
+    x1, y1 = start.x + sx * start.radius, start.y + sy * start.radius
+    x2, y2 = end.x - ex * (end.radius + 4), end.y - ey * (end.radius + 4)
+    label_x, label_y = 0.25 * start.x + 0.5 * control_x + 0.25 * end.x, 0.25 * start.y + 0.5 * control_y + 0.25 * end.y
+    return format_html(
+        '<g class="tie current" data-relation-id="{}" data-predicate="{}"><title>{}</title>'
+        '<path d="M {} {} Q {} {} {} {}" fill="none" stroke="{}" stroke-width="1.2" marker-end="url(#arrow-tie)"/>'
+        '<text x="{}" y="{}" text-anchor="middle" font-size="11" fill="#4f6b78" stroke="#fff" stroke-width="3" '
+        'paint-order="stroke">{}</text></g>',
+        relation.pk,
+        relation.predicate,
+        f"{relation} (current)",
+        _coordinate(x1),
+        _coordinate(y1),
+        _coordinate(control_x),
+        _coordinate(control_y),
+        _coordinate(x2),
+        _coordinate(y2),
+        TIE_STROKE,
+        _coordinate(label_x),
+        _coordinate(label_y),
         text_shorten(relation.predicate, LABEL_CHARS),
     )
 
@@ -149,11 +192,16 @@ def _node(node: _Node, *, centre: bool) -> SafeString:
 
 
 def entity_graph_svg(
-    *, entity: Entity, relations: Sequence[Relation], entity_url: Callable[[Entity], str]
+    *,
+    entity: Entity,
+    relations: Sequence[Relation],
+    ties: Iterable[Relation],
+    entity_url: Callable[[Entity], str],
 ) -> EntityGraph:
     """The picture of `entity` and `relations` (those it is the subject or object of, most recent first; with
     subject and object_entity loaded). At most MAX_NEIGHBOURS neighbours, those with a current relation first; the
-    relations to the others are counted in `relations_left_out`."""
+    relations to the others are counted in `relations_left_out`. `ties`, current relations between neighbours
+    ("Globex based_in Lyon" beside "Maria works_at Globex"), are drawn lighter where both ends are shown."""
     centre = _Node(
         key=("entity", entity.pk),
         label=entity.name,
@@ -188,11 +236,17 @@ def entity_graph_svg(
             start, end = (centre, neighbours[key]) if outward else (neighbours[key], centre)
             edges.append(_edge(start, end, relation, offset))
 
+    for relation in ties:
+        start = neighbours.get(("entity", relation.subject_id))
+        end = neighbours.get(("entity", relation.object_entity_id))
+        if start is not None and end is not None:
+            edges.append(_tie(start, end, relation))
+
     markers = format_html_join(
         "",
         '<marker id="{}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
         'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="{}"/></marker>',
-        [("arrow-current", CURRENT_STROKE), ("arrow-ended", ENDED_STROKE)],
+        [("arrow-current", CURRENT_STROKE), ("arrow-ended", ENDED_STROKE), ("arrow-tie", TIE_STROKE)],
     )
     svg = format_html(
         '<svg xmlns="http://www.w3.org/2000/svg" id="entity-graph" viewBox="0 0 {} {}" width="{}" height="{}" '

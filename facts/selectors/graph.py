@@ -94,6 +94,17 @@ def entity_relations(*, entity: Entity) -> QuerySet[Relation]:
     )
 
 
+def relations_among(*, entity_ids: Iterable[int], limit: int = 100) -> QuerySet[Relation]:
+    """The current relations whose subject and object are both among `entity_ids` (an entity's neighbours: what ties
+    them to each other), at most `limit`."""
+    ids = list(entity_ids)
+    return (
+        Relation.objects.filter(subject_id__in=ids, object_entity_id__in=ids, valid_to__isnull=True)
+        .select_related("subject", "object_entity")
+        .order_by("-valid_from", "-pk")[:limit]
+    )
+
+
 def entity_facts(*, entity: Entity) -> QuerySet[Fact]:
     """The fact versions that stated the entity's relations, current and closed, the most recent first."""
     stated = Relation.objects.filter(Q(subject=entity) | Q(object_entity=entity)).values("source_facts")

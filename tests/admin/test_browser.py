@@ -400,6 +400,7 @@ def test_entity_page_draws_the_graph_and_rename_and_merge_go_through_the_ui(page
     assert svg.locator("g.node").count() == 7  # Maria, the user, Acme, Globex, Lyon, cello and the value "34"
     assert svg.locator("g.edge.current").count() == 5 and svg.locator("g.edge.ended").count() == 1
     assert svg.locator("g.edge.ended line").get_attribute("stroke-dasharray") == "6 4"
+    assert svg.locator("g.tie").get_attribute("data-predicate") == "based_in"  # Globex -> Lyon, both drawn
     assert "new job" in page.inner_text("#relation-history")
     box = svg.bounding_box()
     assert box["width"] > 600 and box["height"] > 400  # drawn, not collapsed

@@ -46,14 +46,16 @@ def test_the_list_is_searched_by_any_name_and_filtered_by_type_and_user(admin_cl
 
 def test_the_entity_page_draws_its_relations_and_lists_their_history(admin_client, agent, end_user):
     graph = sister_graph_create(agent=agent, user=end_user)
+    relation_add(subject=graph.maria, predicate="lives_in", object_entity=graph.lyon)
 
     html = _page(admin_client, graph.maria)
 
     svg = re.search(r'<svg[^>]*id="entity-graph".*?</svg>', html, re.DOTALL).group(0)
     assert svg.count('class="node entity centre"') == 1
-    # the user, Acme, Globex and the value "34": one node each
-    assert len(re.findall(r'class="node (?:entity|value)"', svg)) == 4
-    assert len(re.findall(r'class="edge current"', svg)) == 3
+    # the user, Acme, Globex, Lyon and the value "34": one node each
+    assert len(re.findall(r'class="node (?:entity|value)"', svg)) == 5
+    assert len(re.findall(r'class="edge current"', svg)) == 4
+    assert re.findall(r'class="tie current"[^>]*data-predicate="([a-z_]+)"', svg) == ["based_in"]  # Globex -> Lyon
     ended = re.findall(r'<g class="edge ended"[^>]*data-predicate="works_at">.*?</g>', svg, re.DOTALL)
     assert len(ended) == 1 and 'stroke-dasharray="6 4"' in ended[0]
     assert reverse("admin:facts_entity_change", args=[graph.globex.pk]) in svg
