@@ -148,3 +148,19 @@ def test_an_operator_who_may_only_view_cannot_rename_or_merge(agent, end_user, d
     graph.maria.refresh_from_db()
     graph.acme.refresh_from_db()
     assert graph.maria.name == "Maria" and graph.acme.merged_into_id is None
+
+
+def test_a_relation_has_a_read_only_page_with_its_sources(admin_client, agent, end_user):
+    graph = sister_graph_create(agent=agent, user=end_user)
+    ended = Relation.objects.get(subject=graph.maria, object_entity=graph.acme)
+
+    listed = admin_client.get(reverse("admin:facts_relation_changelist"), {"status": "ended"}).content.decode()
+    page = admin_client.get(reverse("admin:facts_relation_change", args=[ended.pk])).content.decode()
+    changed = admin_client.post(reverse("admin:facts_relation_change", args=[ended.pk]), {"predicate": "owns"})
+
+    assert "Acme" in listed and "Globex" not in listed
+    assert reverse("admin:facts_fact_change", args=[graph.old_job.pk]) in page and "new job" in page
+    assert reverse("admin:facts_relation_change", args=[ended.pk]) in _page(admin_client, graph.maria)
+    assert changed.status_code == 403
+    ended.refresh_from_db()
+    assert ended.predicate == "works_at"
