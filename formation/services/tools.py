@@ -177,6 +177,7 @@ class _EntityArguments(serializers.Serializer):
     include_ended = serializers.BooleanField(default=False)
 
     def validate_include_ended(self, value: object) -> bool:
+        # Strict like the other arguments: a model's "yes" or 1 is a mistake to report back, not a guess to make.
         if not isinstance(self.initial_data.get("include_ended", False), bool):
             raise serializers.ValidationError("must be true or false.")
         return bool(value)
