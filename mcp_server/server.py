@@ -41,8 +41,9 @@ CALLER_STATE_KEY = "memory_caller"
 INSTRUCTIONS = (
     "Long-term memory of this assistant. At the start of a conversation read the user's context block "
     "(get_memory_context, or the memory://context resource). Before answering something that may depend on earlier "
-    "conversations, search_memory (remembered facts) or search_conversations (what was said). Save durable facts the "
-    "user tells you with save_memory, one per call; correct or forget them with update_memory / delete_memory."
+    "conversations, search_memory (remembered facts), get_entity (someone or something by name and how it relates to "
+    "others) or search_conversations (what was said). Save durable facts the user tells you with save_memory, one per "
+    "call; correct or forget them with update_memory / delete_memory."
 )
 
 Result = TypeVar("Result")

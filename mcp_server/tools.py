@@ -1,7 +1,7 @@
 """The memory tools of the MCP server, one registry for both transports: their MCP definitions (JSON Schema,
 descriptions, annotations) and their execution for one caller.
 
-The four memory tools of /api/v1/tools (search_memory, save_memory, update_memory, delete_memory) are taken from
+The memory tools of /api/v1/tools (search_memory, get_entity, save_memory, update_memory, delete_memory) are taken from
 formation.services.tools as they are: same definitions, same execution (tool_call_execute), so the poisoning and
 sensitive-data rules are the ones the REST tools follow. Three read tools are added here, where conversations, facts
 and reflections may all be reached: search_conversations, get_memory_context and get_memory_bundle, through the same
@@ -104,12 +104,14 @@ READ = Hints(read_only=True, destructive=False, idempotent=True)
 # version (kept as history) and deleting closes the fact, so both change what memory says: destructive for a client.
 FACT_TOOL_HINTS = {
     "search_memory": READ,
+    "get_entity": READ,
     "save_memory": Hints(read_only=False, destructive=False, idempotent=True),
     "update_memory": Hints(read_only=False, destructive=True, idempotent=False),
     "delete_memory": Hints(read_only=False, destructive=True, idempotent=True),
 }
 FACT_TOOL_TITLES = {
     "search_memory": "Search memory",
+    "get_entity": "What memory knows about someone or something",
     "save_memory": "Save a memory",
     "update_memory": "Correct a memory",
     "delete_memory": "Forget a memory",

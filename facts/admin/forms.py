@@ -1,4 +1,5 @@
-"""Forms of the fact admin: the change form, the scope change and the semantic search."""
+"""Forms of the fact admin (the change form, the scope change and the semantic search) and of the entity admin
+(rename, merge)."""
 
 from __future__ import annotations
 
@@ -95,3 +96,19 @@ class FactSearchForm(forms.Form):
     mode = forms.ChoiceField(choices=SearchMode.choices, initial=SearchMode.HYBRID)
     top_k = forms.IntegerField(min_value=1, max_value=100, initial=10, label="results")
     include_history = forms.BooleanField(required=False, help_text="Also closed versions.")
+
+
+class EntityRenameForm(forms.Form):
+    name = forms.CharField(
+        max_length=200, help_text="The new canonical name; the old one stays an alias, so earlier mentions still match."
+    )
+
+
+class EntityMergeForm(forms.Form):
+    """Which of the two selected entities stays: the other's names and relations move to it."""
+
+    kept = forms.TypedChoiceField(coerce=int, widget=forms.RadioSelect, label="Keep")
+
+    def __init__(self, *args, entities, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["kept"].choices = [(entity.pk, f"#{entity.pk} {entity.name}") for entity in entities]

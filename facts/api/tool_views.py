@@ -74,7 +74,8 @@ class ToolListView(APIView):
     @extend_schema(
         responses=ToolListOutputSerializer,
         summary="OpenAI-format definitions of the memory tools",
-        description="search_memory (only while the agent's RAG is on), save_memory, update_memory, delete_memory.",
+        description="search_memory and get_entity (only while the agent's RAG is on), save_memory, update_memory, "
+        "delete_memory.",
     )
     def get(self, request: Request) -> Response:
         return Response({"tools": tool_definitions(agent=request_agent(request))})

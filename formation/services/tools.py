@@ -1,5 +1,5 @@
-"""Memory as LLM tools: OpenAI-format function definitions of search_memory, save_memory, update_memory and
-delete_memory, and their execution for one conversation through the same selectors and services as the API.
+"""Memory as LLM tools: OpenAI-format function definitions of search_memory, get_entity, save_memory, update_memory
+and delete_memory, and their execution for one conversation through the same selectors and services as the API.
 
 A tool call never raises for what the model got wrong (bad arguments, an unknown id, a closed fact): it returns
 ToolResult(ok=False, error=...) with a message saying what to fix, which goes back to the model as the tool's output."""
@@ -12,6 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from rest_framework import serializers
 
 from agents.models import Agent, AgentMemoryFromUsers, EndUser
@@ -24,14 +25,19 @@ from core.models import SensitiveDataFinding
 from core.safety.injection import injection_finding
 from core.safety.sensitive import Finding, SensitiveDataPolicy, SensitiveKind, sensitive_findings
 from core.safety.sensitive_screening import sensitive_findings_record, statement_screen
-from facts.models import Fact, FactScope, FactWriter
+from facts.models import Entity, Fact, FactScope, FactWriter, Relation
 from facts.selectors.facts import fact_get
+from facts.selectors.graph import entity_facts, entity_find, entity_relations
 from facts.selectors.search import facts_search
 from facts.services.curation import fact_delete, fact_get_or_create, fact_revise
 from formation.models import HeldMemory
 from formation.services.memory_trust import HeldCandidate, held_memory_store_one
 
 TOOL_SEARCH_TOP_K_MAX = 20
+# What get_entity returns at most, so that one answer about a well-known entity stays a few hundred tokens.
+ENTITY_TOOL_MAX_RELATIONS = 25
+ENTITY_TOOL_MAX_FACTS = 15
+ENTITY_TOOL_MAX_OTHER_MATCHES = 5
 
 
 @dataclass(frozen=True)
@@ -142,13 +148,39 @@ def tool_definitions(*, agent: Agent) -> list[dict]:
             },
             ["query"],
         )
-        definitions.insert(0, search)
+        entity = _function(
+            "get_entity",
+            "What memory knows about someone or something by name (a person, place, organisation, thing or event): "
+            "its other names, how it relates to others (who works where, who is whose sister) and the facts that say "
+            "so. Use it for 'what do you know about X' and to follow a relation to the next person or place; 'me' "
+            "is this user.",
+            {
+                "name": {"type": "string", "description": "The name, or any name it is known by."},
+                "include_ended": {
+                    "type": "boolean",
+                    "description": "Also the relations that no longer hold, with when they held (default false).",
+                },
+            },
+            ["name"],
+        )
+        definitions[:0] = [search, entity]
     return definitions
 
 
 class _SearchArguments(serializers.Serializer):
     query = StrictCharField(max_length=2000)
     top_k = StrictIntegerField(min_value=1, max_value=TOOL_SEARCH_TOP_K_MAX, default=5)
+
+
+class _EntityArguments(serializers.Serializer):
+    name = StrictCharField(max_length=200)
+    include_ended = serializers.BooleanField(default=False)
+
+    def validate_include_ended(self, value: object) -> bool:
+        # Strict like the other arguments: a model's "yes" or 1 is a mistake to report back, not a guess to make.
+        if not isinstance(self.initial_data.get("include_ended", False), bool):
+            raise serializers.ValidationError("must be true or false.")
+        return bool(value)
 
 
 class _SaveArguments(serializers.Serializer):
@@ -245,6 +277,65 @@ def _search_memory(context: ToolContext, arguments: dict) -> dict:
     return {"memories": [_memory(hit.fact) | {"score": round(hit.score, 3)} for hit in hits]}
 
 
+def _relation(relation: Relation, *, ended: bool) -> dict[str, Any]:
+    stated = {
+        "subject": relation.subject.name,
+        "predicate": relation.predicate,
+        "object": relation.object_entity.name if relation.object_entity_id else relation.object_value,
+        "since": relation.valid_from.date().isoformat(),
+    }
+    if ended:
+        stated |= {"until": relation.valid_to.date().isoformat(), "why_ended": relation.closed_reason}
+    return stated
+
+
+def _get_entity(context: ToolContext, arguments: dict) -> dict:
+    if not context.agent.rag_enabled:
+        raise ToolError("memory search is switched off for this assistant; answer without it.")
+    options = _arguments_validate(_EntityArguments, arguments)
+    matches = entity_find(
+        agent=context.agent, user=context.user, name=options["name"], limit=1 + ENTITY_TOOL_MAX_OTHER_MATCHES
+    )
+    if not matches:
+        return {"found": False, "note": "memory knows no one and nothing by that name; try search_memory."}
+    entity: Entity = matches[0]
+    relations = entity_relations(entity=entity)
+    current = relations.filter(valid_to__isnull=True)
+    ended = relations.filter(valid_to__isnull=False) if options["include_ended"] else relations.none()
+    visible = Q(scopes__contains=[FactScope.AGENT])
+    if context.user is not None:
+        visible |= Q(user=context.user)
+    facts = entity_facts(entity=entity).filter(visible)
+    if not options["include_ended"]:
+        facts = facts.filter(valid_to__isnull=True)
+    answer: dict[str, Any] = {
+        "found": True,
+        "entity": {
+            "name": entity.name,
+            "type": entity.entity_type,
+            "aliases": [alias for alias in entity.aliases if alias != entity.name.lower()],
+            "is_this_user": entity.is_user,
+        },
+        "relations": [_relation(relation, ended=False) for relation in current[:ENTITY_TOOL_MAX_RELATIONS]],
+        "facts": [
+            _memory(fact) | ({} if fact.valid_to is None else {"until": fact.valid_to.date().isoformat()})
+            for fact in facts[:ENTITY_TOOL_MAX_FACTS]
+        ],
+    }
+    if options["include_ended"]:
+        answer["ended_relations"] = [_relation(relation, ended=True) for relation in ended[:ENTITY_TOOL_MAX_RELATIONS]]
+    left_out = {
+        "relations": max(0, current.count() - ENTITY_TOOL_MAX_RELATIONS),
+        "ended_relations": max(0, ended.count() - ENTITY_TOOL_MAX_RELATIONS),
+        "facts": max(0, facts.count() - ENTITY_TOOL_MAX_FACTS),
+    }
+    if any(left_out.values()):
+        answer["left_out"] = {name: count for name, count in left_out.items() if count}
+    if len(matches) > 1:
+        answer["other_matches"] = [other.name for other in matches[1:]]
+    return answer
+
+
 def _content_screened(context: ToolContext, content: str) -> str:
     """The content as the agent's sensitive-data policy lets it be stored (redacted), or _Withheld."""
     findings = sensitive_findings(content)
@@ -322,6 +413,7 @@ def _delete_memory(context: ToolContext, arguments: dict) -> dict:
 
 TOOLS: dict[str, Callable[[ToolContext, dict], dict]] = {
     "search_memory": _search_memory,
+    "get_entity": _get_entity,
     "save_memory": _save_memory,
     "update_memory": _update_memory,
     "delete_memory": _delete_memory,

@@ -374,3 +374,59 @@ def test_sensitive_data_kept_out_is_counted_on_the_agent_and_listed(page, memory
     page.wait_for_selector("#result_list")
     assert page.locator("#result_list tbody tr").count() == 4
     screenshot(page, "sensitive-data-findings")
+
+
+def test_entity_page_draws_the_graph_and_rename_and_merge_go_through_the_ui(page, memory):
+    from facts.models import Entity, EntityType, Relation
+    from facts.services.graph import entity_upsert, relation_add
+    from tests.graph_support import sister_graph_create
+
+    agent, gene = memory["agent"], memory["gene"]
+    graph = sister_graph_create(agent=agent, user=gene)
+    cello = entity_upsert(agent=agent, user=gene, name="cello", entity_type=EntityType.THING)
+    relation_add(subject=graph.maria, predicate="plays", object_entity=cello)
+    relation_add(subject=graph.maria, predicate="lives_in", object_entity=graph.lyon)
+    twin = entity_upsert(agent=agent, user=gene, name="M. Silva", entity_type=EntityType.PERSON)
+    marathon = entity_upsert(agent=agent, user=gene, name="Lyon marathon 2026", entity_type=EntityType.EVENT)
+    relation_add(subject=twin, predicate="ran", object_entity=marathon)
+
+    page.goto("/admin/facts/entity/?q=mia")
+    page.wait_for_selector("#result_list")
+    assert page.locator("#result_list tbody tr").count() == 1
+    page.click("#result_list >> text=Maria")
+    svg = page.locator("svg#entity-graph")
+    svg.wait_for()
+    assert svg.locator("g.node.centre").count() == 1
+    assert svg.locator("g.node").count() == 7  # Maria, the user, Acme, Globex, Lyon, cello and the value "34"
+    assert svg.locator("g.edge.current").count() == 5 and svg.locator("g.edge.ended").count() == 1
+    assert svg.locator("g.edge.ended line").get_attribute("stroke-dasharray") == "6 4"
+    assert svg.locator("g.tie").get_attribute("data-predicate") == "based_in"  # Globex -> Lyon, both drawn
+    assert "new job" in page.inner_text("#relation-history")
+    box = svg.bounding_box()
+    assert box["width"] > 600 and box["height"] > 400  # drawn, not collapsed
+    screenshot(page, "entity")
+
+    page.fill("#rename-form input[name=name]", "Maria Silva")
+    page.click("#rename-form button[type=submit]")
+    page.wait_for_selector("text=the old name stays an alias")
+    graph.maria.refresh_from_db()
+    assert graph.maria.name == "Maria Silva" and "maria" in graph.maria.aliases
+
+    page.goto("/admin/facts/entity/?q=silva")
+    page.wait_for_selector("#result_list")
+    for entity in (graph.maria, twin):
+        page.check(f"#result_list input.action-select[value='{entity.pk}']")
+    page.select_option("select[name=action]", "merge_selected")
+    page.click("button[name=index]")
+    page.wait_for_selector("#merge-candidates")
+    page.check(f"input[name=kept][value='{graph.maria.pk}']")
+    screenshot(page, "entity-merge")
+    page.click("input[type=submit][value=Merge]")
+
+    page.wait_for_selector("svg#entity-graph")
+    assert "Merged #" in page.inner_text("ul.messagelist")
+    assert page.locator("svg#entity-graph g.node", has_text="Lyon marathon 2026").count() == 1
+    twin.refresh_from_db()
+    assert twin.merged_into_id == graph.maria.pk and twin.aliases == []
+    assert Relation.objects.get(predicate="ran").subject_id == graph.maria.pk
+    assert "m. silva" in Entity.objects.get(pk=graph.maria.pk).aliases

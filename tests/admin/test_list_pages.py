@@ -1,5 +1,5 @@
-"""Every admin page renders, and the big lists (facts, messages) cost a fixed number of queries whatever the number of
-rows: related rows are joined, not fetched one by one."""
+"""Every admin page renders, and the big lists (facts, entities, messages) cost a fixed number of queries whatever
+the number of rows: related rows are joined, not fetched one by one."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from django.utils import timezone
 from agents.models import EndUser
 from conversations.models import Message, Session
 from core.models import LLMCall
-from facts.models import Fact, ReferenceChunk, ReferenceDocument
+from facts.models import Entity, Fact, ReferenceChunk, ReferenceDocument, Relation
 from formation.models import FormationJob, RetentionRun
 from reflections.models import ConsolidationJob, MemoryScope
 
@@ -51,6 +51,26 @@ def _add_rows(agent, count: int, offset: int) -> None:
     Message.objects.bulk_create(
         [Message(session=session, role="user", content=f"Bulk message {n} " * 50) for n, session in enumerate(sessions)]
     )
+    people = Entity.objects.bulk_create(
+        [
+            Entity(agent=agent, user=user, name=f"Bulk person {n}", aliases=[f"bulk person {n}"])
+            for n, user in enumerate(users)
+        ]
+    )
+    Relation.objects.bulk_create(
+        [
+            Relation(
+                agent=agent,
+                user=person.user,
+                subject=person,
+                predicate="likes",
+                object_value="tea",
+                formed_at=now,
+                valid_from=now,
+            )
+            for person in people
+        ]
+    )
     FormationJob.objects.bulk_create([FormationJob(session=session, trigger="cold") for session in sessions])
     LLMCall.objects.bulk_create(
         [LLMCall(agent=agent, purpose="reflect", provider="offline", outcome="ok") for _ in range(count)]
@@ -61,6 +81,7 @@ def _add_rows(agent, count: int, offset: int) -> None:
     "url_name",
     [
         "admin:facts_fact_changelist",
+        "admin:facts_entity_changelist",
         "admin:conversations_message_changelist",
         "admin:conversations_session_changelist",
         "admin:agents_enduser_changelist",
@@ -93,6 +114,10 @@ def test_the_list_pages_stay_within_the_bound_when_filtered_and_searched(
         )
     with django_assert_max_num_queries(MAX_LIST_QUERIES):
         admin_client.get(reverse("admin:conversations_message_changelist"), {"role__exact": "user", "p": 1})
+    with django_assert_max_num_queries(MAX_LIST_QUERIES):
+        admin_client.get(
+            reverse("admin:facts_entity_changelist"), {"status": "current", "entity_type": "thing", "q": "person 1"}
+        )
 
 
 def test_the_message_list_never_loads_whole_messages(admin_client, agent):

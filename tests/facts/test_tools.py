@@ -15,7 +15,7 @@ from facts.services.facts import fact_create
 from formation.models import HeldMemory
 from formation.selectors.sensitive_data import sensitive_data_counts
 
-TOOL_NAMES = ["search_memory", "save_memory", "update_memory", "delete_memory"]
+TOOL_NAMES = ["search_memory", "get_entity", "save_memory", "update_memory", "delete_memory"]
 
 
 @pytest.fixture
@@ -46,7 +46,8 @@ def test_definitions_are_openai_functions_with_json_schema_parameters(api, agent
     # Saved as the admin saves it: a save invalidates the per-process caches the request above filled.
     agent.rag_enabled = False
     agent.save()
-    assert "search_memory" not in [tool["function"]["name"] for tool in api.get("/api/v1/tools").json()["tools"]]
+    without_rag = [tool["function"]["name"] for tool in api.get("/api/v1/tools").json()["tools"]]
+    assert without_rag == ["save_memory", "update_memory", "delete_memory"]
 
 
 @pytest.mark.django_db

@@ -19,6 +19,7 @@ from core.safety.sensitive import SensitiveDataPolicy
 from facts.models import Fact
 from formation.models import HeldMemory
 from tests.conftest import REPO_DIR, database_url_of_test_database
+from tests.graph_support import sister_graph_create
 from tests.mcp_server.conftest import (
     conversation_store,
     mcp_http,
@@ -33,6 +34,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 ALL_TOOLS = {
     "search_memory",
+    "get_entity",
     "save_memory",
     "update_memory",
     "delete_memory",
@@ -65,7 +67,13 @@ def test_tools_are_listed_with_schemas_descriptions_and_annotations(service_url,
         assert tool.input_schema["type"] == "object" and tool.input_schema["additionalProperties"] is False
         assert {"user", "session"} <= set(tool.input_schema["properties"]), tool.name
     read_only = {name for name, tool in by_name.items() if tool.annotations.read_only_hint}
-    assert read_only == {"search_memory", "search_conversations", "get_memory_context", "get_memory_bundle"}
+    assert read_only == {
+        "search_memory",
+        "get_entity",
+        "search_conversations",
+        "get_memory_context",
+        "get_memory_bundle",
+    }
     destructive = {name for name, tool in by_name.items() if tool.annotations.destructive_hint}
     assert destructive == {"update_memory", "delete_memory"}
     assert by_name["delete_memory"].annotations.idempotent_hint is True
@@ -175,6 +183,31 @@ def test_an_unpinned_connection_names_the_user_in_each_call(service_url, tenant)
     assert [memory["content"] for memory in for_ana["memories"]] == ["Ana works at Nordlicht GmbH."]
     assert for_bob["memories"] == []
     assert "user" in no_user
+
+
+def test_get_entity_answers_what_memory_knows_about_someone_for_the_pinned_user_only(service_url, tenant):
+    gene = EndUser.objects.create(agent=tenant.agent, external_id="gene")
+    EndUser.objects.create(agent=tenant.agent, external_id="ana")
+    sister_graph_create(agent=tenant.agent, user=gene)
+
+    async def main():
+        async with mcp_http(service_url, headers=_bearer(tenant, user="gene")) as client:
+            found = tool_json(await client.call_tool("get_entity", {"name": "Mia", "include_ended": True}))
+            refused = tool_error(await client.call_tool("get_entity", {"name": "Maria", "user": "ana"}))
+        async with mcp_http(service_url, headers=_bearer(tenant)) as client:
+            for_ana = tool_json(await client.call_tool("get_entity", {"name": "Maria", "user": "ana"}))
+            wrong = tool_error(await client.call_tool("get_entity", {"name": 7, "user": "gene"}))
+        return found, refused, for_ana, wrong
+
+    found, refused, for_ana, wrong = anyio.run(main)
+
+    assert found["entity"]["name"] == "Maria"
+    assert ("works_at", "Globex") in {(item["predicate"], item["object"]) for item in found["relations"]}
+    assert [(item["object"], item["why_ended"]) for item in found["ended_relations"]] == [("Acme", "new job")]
+    assert "Maria works at Globex" in {fact["content"] for fact in found["facts"]}
+    assert "this connection is for user 'gene'" in refused
+    assert for_ana["found"] is False and "Globex" not in str(for_ana)
+    assert "name" in wrong
 
 
 def test_agent_wide_memory_from_a_user_goes_to_the_review_queue(service_url, tenant):

@@ -11,7 +11,8 @@ import httpx
 import pytest
 
 from agents.models import AgentMemoryFromUsers, EndUser
-from facts.models import Fact
+from facts.models import EntityType, Fact
+from facts.services.graph import entity_upsert, relation_add
 from formation.models import HeldMemory
 from tests.mcp_server.conftest import (
     conversation_store,
@@ -32,6 +33,10 @@ def test_key_a_never_reaches_agent_bs_memory_through_any_tool(service_url):
     b = tenant_create("agent-b", agent_memory_from_users=AgentMemoryFromUsers.OPEN)
     conversation_store(agent=b.agent, user="gene", session="s1", turns=[("user", "My quokka lives in Zanzibar.")])
     reflection_store(agent=b.agent, user="gene", content="B-only: Gene keeps a quokka.")
+    b_gene = EndUser.objects.get(agent=b.agent, external_id="gene")
+    quokka = entity_upsert(agent=b.agent, user=b_gene, name="Quokka", entity_type=EntityType.THING)
+    relation_add(subject=quokka, predicate="lives_in", object_value="Zanzibar")
+    entity_upsert(agent=b.agent, user=None, name="Zanzibar office", entity_type=EntityType.PLACE)
 
     async def as_b():
         async with mcp_http(service_url, headers={"Authorization": f"Bearer {b.key}"}) as client:
@@ -56,6 +61,8 @@ def test_key_a_never_reaches_agent_bs_memory_through_any_tool(service_url):
                 ("search_conversations", {"query": "Where does the quokka live?", "user": "gene"}),
                 ("search_conversations", {"query": "quokka", "session": "s1"}),
                 ("get_memory_context", {"user": "gene"}),
+                ("get_entity", {"name": "quokka", "user": "gene", "include_ended": True}),
+                ("get_entity", {"name": "Zanzibar office"}),
                 ("get_memory_bundle", {"query": "Zanzibar quokka", "user": "gene", "session": "s1"}),
             ]:
                 seen.append(json.dumps(tool_json(await client.call_tool(name, arguments))))
@@ -102,6 +109,9 @@ HOSTILE_CALLS = [
     ("search_conversations", {"query": {"$ne": None}, "user": "gene"}, "query"),
     ("get_memory_bundle", {"query": "tea", "token_budget": -1}, "token_budget"),
     ("get_memory_context", {"verbose": True}, "verbose"),
+    ("get_entity", {"name": ["Maria"]}, "name"),
+    ("get_entity", {"name": "m" * 10_000}, "name"),
+    ("get_entity", {"name": "Maria", "include_ended": "yes"}, "include_ended"),
     ("no_such_tool", {"query": "tea"}, "no_such_tool"),
 ]
 

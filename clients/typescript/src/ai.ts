@@ -25,6 +25,11 @@ interface SearchInput {
   top_k?: number;
 }
 
+interface GetEntityInput {
+  name: string;
+  include_ended?: boolean;
+}
+
 interface SaveInput {
   content: string;
   scope?: "user" | "agent";
@@ -32,7 +37,7 @@ interface SaveInput {
   key?: string;
 }
 
-/** `search_memory`, `save_memory` and `memory_context`, for `tools` of generateText / streamText. */
+/** `search_memory`, `get_entity`, `save_memory` and `memory_context`, for `tools` of generateText / streamText. */
 export function memoryTools({ client, user, session }: MemoryToolsOptions) {
   const call = (name: string, input: object): Promise<ToolCallResult> =>
     client.toolCall({ name, arguments: { ...input }, user, ...(session === undefined ? {} : { session }) });
@@ -51,6 +56,25 @@ export function memoryTools({ client, user, session }: MemoryToolsOptions) {
         additionalProperties: false,
       }),
       execute: (input: SearchInput) => call("search_memory", input),
+    }),
+    get_entity: tool({
+      description:
+        "What memory knows about someone or something by name (a person, place, organisation, thing or event): its " +
+        "other names, how it relates to others (who works where, who is whose sister) and the facts that say so. " +
+        "Use it for 'what do you know about X' and to follow a relation to the next person or place; 'me' is this user.",
+      inputSchema: jsonSchema<GetEntityInput>({
+        type: "object",
+        properties: {
+          name: { type: "string", description: "The name, or any name it is known by." },
+          include_ended: {
+            type: "boolean",
+            description: "Also the relations that no longer hold, with when they held (default false).",
+          },
+        },
+        required: ["name"],
+        additionalProperties: false,
+      }),
+      execute: (input: GetEntityInput) => call("get_entity", input),
     }),
     save_memory: tool({
       description:

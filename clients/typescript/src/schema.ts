@@ -444,7 +444,7 @@ export interface paths {
         };
         /**
          * OpenAI-format definitions of the memory tools
-         * @description search_memory (only while the agent's RAG is on), save_memory, update_memory, delete_memory.
+         * @description search_memory and get_entity (only while the agent's RAG is on), save_memory, update_memory, delete_memory.
          */
         get: operations["api_v1_tools_retrieve"];
         put?: never;

@@ -63,17 +63,20 @@ test("streamText streams the answer after the memory tool; onFinish posts the tu
   assert.deepEqual(stored.map((m) => [m.role, m.content]), [["user", userMessage], ["assistant", streamed]]);
 });
 
-test("save_memory and memory_context execute on the service for the user", async () => {
+test("save_memory, get_entity and memory_context execute on the service for the user", async () => {
   const tools = memoryTools({ client, user: "maya" });
   const options = { toolCallId: "call-1", messages: [] };
   const saved = (await tools.save_memory.execute!({ content: "Maya works night shifts at the hospital" }, options)) as ToolCallResult;
   const context = (await tools.memory_context.execute!({}, options)) as { text: string };
   const hostile = (await tools.save_memory.execute!({ content: "" }, options)) as ToolCallResult;
+  const nobody = (await tools.get_entity.execute!({ name: "Zebulon" }, options)) as ToolCallResult;
 
   assert.equal(saved.ok, true);
   assert.equal(typeof context.text, "string");
   assert.equal(hostile.ok, false);
   assert.match(hostile.error ?? "", /content/);
+  assert.equal(nobody.ok, true);
+  assert.equal((nobody.result as { found: boolean }).found, false);
   const facts = await collect(client.factsList({ user: "maya" }));
   assert.ok(facts.some((fact) => fact.content === "Maya works night shifts at the hospital"));
 });
@@ -86,7 +89,7 @@ test("the tools' input schemas take what the service's own tool definitions take
       return [fn.name, fn.parameters] as const;
     }),
   );
-  for (const name of ["search_memory", "save_memory"] as const) {
+  for (const name of ["search_memory", "get_entity", "save_memory"] as const) {
     const ours = await asSchema<unknown>(tools[name].inputSchema as FlexibleSchema<unknown>).jsonSchema;
     const theirs = served.get(name);
     assert.ok(theirs, `the service has no ${name} tool`);

@@ -1,0 +1,151 @@
+"""The get_entity tool ("what do you know about X") through POST /api/v1/tools/call: an entity found by any of its
+names with its current relations, its ended ones on request, and the facts that state them; the user's own entities
+only for that user, the agent-wide ones for everyone; bounded in size; the model's mistakes as tool errors."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from agents.models import Agent, EndUser
+from agents.services.api_keys import api_key_create
+from facts.models import EntityType, FactScope
+from facts.services.facts import fact_create
+from facts.services.graph import entity_upsert, relation_add
+from formation.services.tools import ENTITY_TOOL_MAX_FACTS, ENTITY_TOOL_MAX_RELATIONS
+from tests.graph_support import sister_graph_create
+
+pytestmark = pytest.mark.django_db
+
+
+def _client_for(agent: Agent) -> Client:
+    _, raw_key = api_key_create(agent=agent, name="test")
+    return Client(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
+
+
+@pytest.fixture
+def api(agent) -> Client:
+    return _client_for(agent)
+
+
+def _get_entity(api: Client, arguments, **conversation) -> dict:
+    response = api.post(
+        "/api/v1/tools/call",
+        {"name": "get_entity", "arguments": arguments} | conversation,
+        content_type="application/json",
+    )
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def test_an_entity_is_found_by_an_alias_with_its_current_relations_and_facts(api, agent, end_user):
+    sister_graph_create(agent=agent, user=end_user)
+
+    answer = _get_entity(api, '{"name": "MIA"}', user=end_user.external_id)
+
+    assert answer["ok"], answer
+    result = answer["result"]
+    assert result["found"] is True
+    assert result["entity"] == {"name": "Maria", "type": "person", "aliases": ["mia"], "is_this_user": False}
+    assert sorted((item["subject"], item["predicate"], item["object"]) for item in result["relations"]) == [
+        ("Maria", "age", "34"),
+        ("Maria", "sister_of", "the user"),
+        ("Maria", "works_at", "Globex"),
+    ]
+    assert "ended_relations" not in result
+    assert {fact["content"] for fact in result["facts"]} == {
+        "Maria is the user's sister",
+        "Maria works at Globex",
+        "Maria is 34 years old",
+    }
+    assert all("until" not in fact for fact in result["facts"])
+
+
+def test_ended_relations_come_on_request_with_when_they_held(api, agent, end_user):
+    graph = sister_graph_create(agent=agent, user=end_user)
+
+    result = _get_entity(api, {"name": "Maria", "include_ended": True}, user=end_user.external_id)["result"]
+
+    [ended] = result["ended_relations"]
+    assert (ended["predicate"], ended["object"], ended["why_ended"]) == ("works_at", "Acme", "new job")
+    assert ended["since"] <= ended["until"]
+    closed = next(fact for fact in result["facts"] if fact["id"] == graph.old_job.pk)
+    assert closed["content"] == "Maria works at Acme" and "until" in closed
+
+
+def test_me_is_the_user_and_a_partial_name_finds_the_closest_entity(api, agent, end_user):
+    sister_graph_create(agent=agent, user=end_user)
+    entity_upsert(agent=agent, user=end_user, name="Globex Research Lab", entity_type=EntityType.ORGANISATION)
+
+    me = _get_entity(api, {"name": "me"}, user=end_user.external_id)["result"]
+    partial = _get_entity(api, {"name": "glob"}, user=end_user.external_id)["result"]
+
+    assert me["entity"]["is_this_user"] is True
+    assert [(item["subject"], item["predicate"]) for item in me["relations"]] == [("Maria", "sister_of")]
+    assert partial["entity"]["name"] == "Globex" and partial["other_matches"] == ["Globex Research Lab"]
+    assert sorted((item["subject"], item["predicate"], item["object"]) for item in partial["relations"]) == [
+        ("Globex", "based_in", "Lyon"),
+        ("Maria", "works_at", "Globex"),
+    ]
+
+
+def test_a_users_entities_are_theirs_alone_and_agent_wide_ones_are_everyones(api, agent, end_user):
+    sister_graph_create(agent=agent, user=end_user)
+    other_user = EndUser.objects.create(agent=agent, external_id="user-2")
+    office = entity_upsert(agent=agent, user=None, name="Zanzibar office", entity_type=EntityType.PLACE)
+    opening = fact_create(agent=agent, user=None, scopes=[FactScope.AGENT], content="The Zanzibar office opens at 9")
+    relation_add(subject=office, predicate="opens_at", object_value="9 am", source_facts=[opening])
+    other_agent = Agent.objects.create(external_id="agent-other", name="Other")
+    EndUser.objects.create(agent=other_agent, external_id=end_user.external_id)
+
+    for caller, conversation in [
+        (api, {"user": other_user.external_id}),
+        (api, {}),
+        (_client_for(other_agent), {"user": end_user.external_id}),
+    ]:
+        answer = _get_entity(caller, {"name": "Maria"}, **conversation)
+        assert answer["ok"] and answer["result"]["found"] is False, answer
+        assert "Maria is" not in str(answer)
+    for conversation in [{"user": other_user.external_id}, {}, {"user": end_user.external_id}]:
+        shared = _get_entity(api, {"name": "zanzibar office"}, **conversation)["result"]
+        assert [fact["content"] for fact in shared["facts"]] == ["The Zanzibar office opens at 9"]
+    assert _get_entity(_client_for(other_agent), {"name": "zanzibar office"})["result"]["found"] is False
+
+
+def test_a_well_known_entity_is_cut_to_a_bounded_answer_that_says_what_was_left_out(api, agent, end_user):
+    hub = entity_upsert(agent=agent, user=end_user, name="Club", entity_type=EntityType.ORGANISATION)
+    for number in range(ENTITY_TOOL_MAX_RELATIONS + 5):
+        member = entity_upsert(agent=agent, user=end_user, name=f"Member {number}", entity_type=EntityType.PERSON)
+        fact = fact_create(agent=agent, user=end_user, scopes=[FactScope.USER], content=f"Member {number} is in Club")
+        relation_add(subject=member, predicate="member_of", object_entity=hub, source_facts=[fact])
+
+    result = _get_entity(api, {"name": "club"}, user=end_user.external_id)["result"]
+
+    assert len(result["relations"]) == ENTITY_TOOL_MAX_RELATIONS
+    assert result["left_out"]["relations"] == 5
+    assert len(result["facts"]) == ENTITY_TOOL_MAX_FACTS
+    assert result["left_out"]["facts"] == ENTITY_TOOL_MAX_RELATIONS + 5 - ENTITY_TOOL_MAX_FACTS
+
+
+@pytest.mark.parametrize(
+    ("arguments", "hint"),
+    [
+        ({}, "name"),
+        ({"name": ""}, "name"),
+        ({"name": "Maria", "include_ended": "yes"}, "include_ended"),
+        ({"name": "Maria", "hops": 2}, "unknown argument"),
+    ],
+)
+def test_model_mistakes_are_tool_errors_naming_the_argument(api, end_user, arguments, hint):
+    answer = _get_entity(api, arguments, user=end_user.external_id)
+
+    assert answer["ok"] is False and hint in answer["error"]
+
+
+def test_the_tool_is_off_with_the_agents_rag(api, agent, end_user):
+    sister_graph_create(agent=agent, user=end_user)
+    Agent.objects.filter(pk=agent.pk).update(rag_enabled=False)
+
+    answer = _get_entity(api, {"name": "Maria"}, user=end_user.external_id)
+
+    assert answer["ok"] is False and "switched off" in answer["error"]
