@@ -78,6 +78,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/entities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List entities (people, places, organisations, things, events) memory knows, by name
+         * @description Cursor-paginated, newest first: follow `next` until it is null. Merged entities are left out. A user id the agent has never used has none: an empty page, never 404.
+         */
+        get: operations["api_v1_entities_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/entities/{entity_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One entity with its relations (current and ended) and the facts that stated them */
+        get: operations["api_v1_entities_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/facts": {
         parameters: {
             query?: never;
@@ -559,6 +596,42 @@ export interface components {
             /** Format: date-time */
             readonly created_at: string;
         };
+        EntityDetailOutput: {
+            entity: components["schemas"]["EntityOutput"];
+            /** @description Where the entity is the subject or the object, current and ended, most recent first. */
+            relations: components["schemas"]["RelationOutput"][];
+            /** @description The fact versions that stated those relations. */
+            facts: components["schemas"]["FactOutput"][];
+        };
+        EntityOutput: {
+            readonly id: number;
+            user?: string | null;
+            readonly name: string;
+            readonly entity_type: components["schemas"]["EntityTypeEnum"];
+            readonly aliases: string[];
+            /** @description The end user themself (first-person statements). */
+            readonly is_user: boolean;
+            /** @description Set when this entity was merged into another (it then has no aliases or relations of its own). */
+            readonly merged_into: number | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+        };
+        EntityReference: {
+            readonly id: number;
+            readonly name: string;
+            readonly entity_type: components["schemas"]["EntityTypeEnum"];
+        };
+        /**
+         * @description * `person` - person
+         *     * `place` - place
+         *     * `organisation` - organisation
+         *     * `thing` - thing
+         *     * `event` - event
+         * @enum {string}
+         */
+        EntityTypeEnum: "person" | "place" | "organisation" | "thing" | "event";
         Error: {
             error: components["schemas"]["ErrorBody"];
         };
@@ -1003,6 +1076,19 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["DocumentOutput"][];
         };
+        PaginatedEntityOutputList: {
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cD00ODY%3D"
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cj0xJnA9NDg3
+             */
+            previous?: string | null;
+            results: components["schemas"]["EntityOutput"][];
+        };
         PaginatedFactOutputList: {
             /**
              * Format: uri
@@ -1090,6 +1176,27 @@ export interface components {
             absorbed_at?: string | null;
             consolidated_into?: number | null;
             consolidated_into_version?: number | null;
+        };
+        RelationOutput: {
+            readonly id: number;
+            subject: components["schemas"]["EntityReference"];
+            readonly predicate: string;
+            object_entity: components["schemas"]["EntityReference"] | null;
+            /** @default  */
+            readonly object_value: string;
+            /** Format: date-time */
+            readonly valid_from: string;
+            /**
+             * Format: date-time
+             * @description Empty while the relation holds.
+             */
+            readonly valid_to: string | null;
+            is_current: boolean;
+            readonly closed_reason: string;
+            /** Format: date-time */
+            readonly formed_at: string;
+            readonly source_facts: number[];
+            readonly source_messages: number[];
         };
         /**
          * @description * `user` - user
@@ -1381,6 +1488,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    api_v1_entities_list: {
+        parameters: {
+            query?: {
+                /** @description The pagination cursor value. */
+                cursor?: string;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+                /** @description Entities whose name or an alias contains it (any case). */
+                q?: string;
+                /** @description This end user's entities; without it, the agent-wide ones. */
+                user?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedEntityOutputList"];
+                };
+            };
+        };
+    };
+    api_v1_entities_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                entity_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntityDetailOutput"];
+                };
             };
         };
     };
