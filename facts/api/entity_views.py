@@ -5,13 +5,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents.api.authentication import request_agent
-from conversations.selectors.memory_scope import memory_scope_resolve
 from core.api.pagination import StrictCursorPagination
 from facts.api.entity_serializers import (
     EntityDetailOutputSerializer,
     EntityListFilterSerializer,
     EntityOutputSerializer,
 )
+from facts.api.list_filters import UnknownListUser, list_filter_user
 from facts.models import Entity
 from facts.selectors.graph import entities_list, entity_facts, entity_get, entity_relations
 
@@ -26,13 +26,10 @@ class EntityListView(ListAPIView):
         filters = EntityListFilterSerializer(data=self.request.query_params)
         filters.is_valid(raise_exception=True)
         agent = request_agent(self.request)
-        user = None
-        if "user" in filters.validated_data:
-            user = memory_scope_resolve(
-                agent=agent, user_external_id=filters.validated_data["user"], session_external_id=None
-            ).user
-            if user is None:
-                return Entity.objects.none()
+        try:
+            user = list_filter_user(agent=agent, filters=filters.validated_data)
+        except UnknownListUser:
+            return Entity.objects.none()
         return entities_list(agent=agent, user=user, query=filters.validated_data.get("q", ""))
 
     @extend_schema(

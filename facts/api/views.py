@@ -14,6 +14,7 @@ from core.api.hot_path import input_validate, output_represent
 from core.api.pagination import StrictCursorPagination
 from core.runtime.timing import stage_timed
 from facts.api import examples
+from facts.api.list_filters import UnknownListUser, list_filter_user
 from facts.api.serializers import (
     FactCreateInputSerializer,
     FactDeleteFilterSerializer,
@@ -47,13 +48,10 @@ class FactListView(ListAPIView):
         filters = FactListFilterSerializer(data=self.request.query_params)
         filters.is_valid(raise_exception=True)
         agent = request_agent(self.request)
-        user = None
-        if "user" in filters.validated_data:
-            user = memory_scope_resolve(
-                agent=agent, user_external_id=filters.validated_data["user"], session_external_id=None
-            ).user
-            if user is None:
-                return Fact.objects.none()
+        try:
+            user = list_filter_user(agent=agent, filters=filters.validated_data)
+        except UnknownListUser:
+            return Fact.objects.none()
         return facts_list(
             agent=agent,
             user=user,
