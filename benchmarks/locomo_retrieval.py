@@ -12,10 +12,12 @@ observations as facts with their dia_id provenance), one API key per agent, the 
 in each mode (semantic, text, hybrid), top 50. A retrieved item's sources are the dia ids it came from (a message's
 own `dia_id`, a fact's `dia_ids`). Recall is the paper's (benchmarks/locomo_data.py). Repeats re-run the queries
 (retrieval is deterministic; repeats give the latency medians and show the figures are stable).
-`--graph-study 0:2,0.5:2,...` then runs observations/hybrid again for each MEMORY_GRAPH_WEIGHT:MEMORY_GRAPH_HOPS
-pair, each on a web app of its own over the same data (message search has no graph signal: turns do not change).
-Imported observations join the entity graph as any imported fact does: the import parses them with the offline
-extractor (facts.services.graph_extraction).
+`--graph-study 0:2,0.5:2,...` then runs turns/hybrid and observations/hybrid again for each
+MEMORY_GRAPH_WEIGHT:MEMORY_GRAPH_HOPS pair, each on a web app of its own over the same data. Imported observations
+join the entity graph as any imported fact does: the import parses them with the offline extractor
+(facts.services.graph_extraction), and their relations link the turns the observations cite (their dia ids), which
+is what the graph signal of turn search ranks: on this benchmark the turns' graph is the one formed from the
+dataset's observations, as a deployment's is formed from its conversations.
 Writes benchmarks/results/locomo_<split>.json."""
 
 from __future__ import annotations
@@ -129,7 +131,8 @@ def run_once(conversations, agents, base_url: str, *, modes, corpora, workers: i
 
 
 def graph_study(stack, conversations, agents, *, pairs: list[str], workers: int) -> dict:
-    """observations/hybrid recall per (graph weight, hops), each through a web app started with those settings."""
+    """turns/hybrid and observations/hybrid recall per (graph weight, hops), each through a web app started with
+    those settings."""
     study = {}
     for pair in pairs:
         weight, hops = pair.split(":")
@@ -137,23 +140,27 @@ def graph_study(stack, conversations, agents, *, pairs: list[str], workers: int)
             name=f"web-graph-{pair}", settings_env={"MEMORY_GRAPH_WEIGHT": weight, "MEMORY_GRAPH_HOPS": hops}
         )
         tables, latencies = run_once(
-            conversations, agents, base_url, modes=("hybrid",), corpora=("observations",), workers=workers
+            conversations, agents, base_url, modes=("hybrid",), corpora=CORPORA, workers=workers
         )
-        study[pair] = {"recall": tables["observations/hybrid"], "latency_http_ms": latencies["observations/hybrid"]}
+        study[pair] = {
+            corpus: {"recall": tables[f"{corpus}/hybrid"], "latency_http_ms": latencies[f"{corpus}/hybrid"]}
+            for corpus in CORPORA
+        }
     return study
 
 
 def print_graph_study(study: dict) -> None:
     categories = ["single-hop", "multi-hop", "temporal", "open-domain", "adversarial"]
-    print("\nobservations/hybrid recall@10 per MEMORY_GRAPH_WEIGHT:MEMORY_GRAPH_HOPS")
-    print(f"{'weight:hops':24} " + " ".join(f"{c:>12}" for c in [*categories, "overall", "p50 ms"]))
-    for pair, cell in study.items():
-        table = cell["recall"]
-        print(
-            f"{pair:24} "
-            + " ".join(f"{table.get(c, {}).get(10, float('nan')):12.1f}" for c in [*categories, "overall"])
-            + f" {cell['latency_http_ms']['p50_ms']:12.1f}"
-        )
+    for corpus in CORPORA:
+        print(f"\n{corpus}/hybrid recall@10 per MEMORY_GRAPH_WEIGHT:MEMORY_GRAPH_HOPS")
+        print(f"{'weight:hops':24} " + " ".join(f"{c:>12}" for c in [*categories, "overall", "p50 ms"]))
+        for pair, cells in study.items():
+            table = cells[corpus]["recall"]
+            print(
+                f"{pair:24} "
+                + " ".join(f"{table.get(c, {}).get(10, float('nan')):12.1f}" for c in [*categories, "overall"])
+                + f" {cells[corpus]['latency_http_ms']['p50_ms']:12.1f}"
+            )
 
 
 def run_mem0(stack, conversations, *, repeats: int) -> dict:

@@ -50,6 +50,11 @@ class MessageHitOutputSerializer(serializers.Serializer):
     speaker_rank = serializers.IntegerField(
         allow_null=True, help_text="Rank among the turns said by the one speaker the query names (hybrid mode)."
     )
+    graph_rank = serializers.IntegerField(
+        allow_null=True,
+        help_text="Rank among the turns the entity graph's relations about the entities the query names, or a "
+        "relation or two from them, were formed from (hybrid mode).",
+    )
 
 
 class MessageSearchOutputSerializer(serializers.Serializer):
@@ -66,7 +71,8 @@ class MessageSearchView(APIView):
         'has never seen has no messages: 200 with no results. A query that asks when ("When did ...") or names a '
         'period ("in May 2023", "last week") adds a time signal; `time_from`/`time_to` give the period '
         "explicitly, and `time_filter` `restrict` searches only it. In hybrid mode the turns next to the best hits, "
-        "and those said by the one speaker the query names, are fused too. Each hit gives its rank in every signal.",
+        "those said by the one speaker the query names, and those the entity graph links to the entities the query "
+        "names are fused too. Each hit gives its rank in every signal.",
         examples=[examples.MESSAGE_SEARCH_A_PAST_TURN],
     )
     def post(self, request: Request) -> Response:

@@ -6,9 +6,11 @@ stored full-text vector of the same text, found through the (user, tsvector) GIN
 its embedding task has run, a few seconds after ingestion. Searches are within one user's messages: the vector signal
 scans them exactly, and BM25 takes the user's corpus size and average length from the kept statistics.
 
-Three more signals are fused with them in hybrid mode (semantic and text are each one signal alone): time, for a
-query that asks when something happened or is about a period (the day each message was said, and the day its text
-names, MessageEmbedding.refers_to, core.search.retrieval.time_ranking); neighbours, the turns just before and after
+Four more signals are fused with them in hybrid mode (semantic and text are each one signal alone): graph, the turns
+that the entity graph's relations about the entities the query names, or a relation or two from them, were formed
+from (conversations.selectors.related_turns: facts keeps the graph); time, for a query that asks when something
+happened or is about a period (the day each message was said, and the day its text names, MessageEmbedding.refers_to,
+core.search.retrieval.time_ranking); neighbours, the turns just before and after
 the best hits, which hold the answer as often as the hit itself (a reply, or the question it answers); and speaker, the
 candidates said by the one speaker the query names ("What does Melanie paint?" is answered by what Melanie said).
 Each hit says its rank in every signal. Weights and what was measured: core.search.retrieval and docs/benchmarks.md."""
@@ -29,6 +31,7 @@ from pgvector.django import CosineDistance
 from agents.models import Agent, EndUser
 from conversations.models import Message, MessageEmbedding, Session
 from conversations.selectors.message_screening import messages_screen_for_reading
+from conversations.selectors.related_turns import messages_graph_ranking
 from conversations.services.message_embeddings import speaker_name
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active_for_reads
 from core.exceptions import ApplicationError
@@ -69,6 +72,7 @@ class MessageHit:
     time_rank: int | None = None
     neighbour_rank: int | None = None
     speaker_rank: int | None = None
+    graph_rank: int | None = None
 
 
 def _vector_ranking(
@@ -154,6 +158,33 @@ def _text_ranking(*, scope: _Scope, query: str, limit: int) -> list[tuple[int, f
         limit=limit,
         count_repeats=True,  # a turn is indexed with the turn before it: repeats carry weight (bm25_ranking)
     )
+
+
+def _graph_ranking(*, scope: _Scope, query: str, limit: int) -> list[int]:
+    """The turns the relations about the entities the query names (and their neighbours in the graph) were formed
+    from (conversations.selectors.related_turns), that are in the scope, in the graph's order."""
+    ranking = messages_graph_ranking()
+    if ranking is None:
+        return []
+    ordered = ranking(
+        agent_id=scope.agent_id,
+        user_id=scope.user_id,
+        query=query,
+        hops=settings.MEMORY_GRAPH_HOPS,
+        limit=limit,
+        period=scope.time_query.period,
+    )
+    if not ordered:
+        return []
+    conditions, params = scope.conditions_sql()
+    with search_connection().cursor() as cursor:
+        cursor.execute(
+            f"SELECT embedding.message_id FROM {MessageEmbedding._meta.db_table} AS embedding "
+            f"WHERE {conditions} AND embedding.message_id = ANY(%s::bigint[])",
+            [*params, ordered],
+        )
+        in_scope = {row[0] for row in cursor.fetchall()}
+    return [pk for pk in ordered if pk in in_scope]
 
 
 def _neighbour_ranking(*, scope: _Scope, seeds: list[int]) -> list[int]:
@@ -305,10 +336,14 @@ def _first_signals_rank(
     return fusion, dict(vector_rows)
 
 
-def _around_the_hits_rank(*, fusion: _Fusion, scope: _Scope, query: str, space_id: int) -> None:
-    """Hybrid mode: the time signal (when the query asks when or names a period), then the neighbours of the best hits
-    and the turns of the speaker the query names, each ranked from the fused order so far."""
-    order = fusion.best_first(fusion.scores(["vector", "text"]))
+def _around_the_hits_rank(*, fusion: _Fusion, scope: _Scope, query: str, space_id: int, limit: int) -> None:
+    """Hybrid mode: the graph signal (the turns about the entities the query names), the time signal (when the query
+    asks when or names a period), then the neighbours of the best hits and the turns of the speaker the query names,
+    each ranked from the fused order so far."""
+    if settings.MEMORY_GRAPH_WEIGHT > 0:
+        with stage_timed("graph_sql"):
+            fusion.add("graph", _graph_ranking(scope=scope, query=query, limit=limit), settings.MEMORY_GRAPH_WEIGHT)
+    order = fusion.best_first(fusion.scores(["vector", "text", "graph"]))
     if not order:
         return
     with stage_timed("details_sql"):
@@ -316,7 +351,7 @@ def _around_the_hits_rank(*, fusion: _Fusion, scope: _Scope, query: str, space_i
     if scope.time_query.active:
         dates = {pk: (detail.said_at, detail.refers_to) for pk, detail in details.items()}
         fusion.add("time", time_ranking(order=order, dates=dates, time_query=scope.time_query), TIME_WEIGHT)
-        order = fusion.best_first(fusion.scores(["vector", "text", "time"]))
+        order = fusion.best_first(fusion.scores(["vector", "text", "graph", "time"]))
     with stage_timed("neighbour_sql"):
         fusion.add("neighbour", _neighbour_ranking(scope=scope, seeds=order[:NEIGHBOUR_SEEDS]), NEIGHBOUR_WEIGHT)
     fusion.add("speaker", _speaker_ranking(order=order, details=details, query=query), SPEAKER_WEIGHT)
@@ -367,17 +402,13 @@ def messages_search(
         exclude_message_ids=tuple(exclude_message_ids),
         time_query=time_query,
     )
+    limit = max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
     fusion, similarity = _first_signals_rank(
-        scope=scope,
-        query=query,
-        embedding=embedding,
-        mode=mode,
-        limit=max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES),
-        min_similarity=min_similarity,
+        scope=scope, query=query, embedding=embedding, mode=mode, limit=limit, min_similarity=min_similarity
     )
     if mode == "hybrid":  # a single-signal mode keeps to its signal (min_similarity bounds semantic hits)
-        _around_the_hits_rank(fusion=fusion, scope=scope, query=query, space_id=space.pk)
-    scores = fusion.scores(["vector", "text", "time", "neighbour", "speaker"])
+        _around_the_hits_rank(fusion=fusion, scope=scope, query=query, space_id=space.pk, limit=limit)
+    scores = fusion.scores(["vector", "text", "graph", "time", "neighbour", "speaker"])
     best = fusion.best_first(scores)[:top_k]
     with stage_timed("hits_sql"):
         messages = Message.objects.select_related("session").in_bulk(best)
@@ -394,6 +425,7 @@ def messages_search(
             time_rank=fusion.ranks.get("time", {}).get(pk),
             neighbour_rank=fusion.ranks.get("neighbour", {}).get(pk),
             speaker_rank=fusion.ranks.get("speaker", {}).get(pk),
+            graph_rank=fusion.ranks.get("graph", {}).get(pk),
         )
         for pk in best
     ]

@@ -11,9 +11,14 @@ everything would be two hops from everything. Nor is a hub, an entity with more 
 (in a conversation between two people, each of them): like a word found in every document, naming it says little,
 and expanding from it would rank half the memory; the text and vector signals find what is said about it.
 
-A fact ranks by how many of the named entities its relations reach, then by how near (hops), then by how specific
-the entities it touches are (a fact about an entity with few relations says more about it than one about an entity
-named in many), then the most recent first."""
+A fact ranks by how many of the named entities its relations reach, then, for a question about a period ("in May
+2023"), by whether one of those relations held during it (the relations' validity), then by how near (hops), then by
+how specific the entities it touches are (a fact about an entity with few relations says more about it than one about
+an entity named in many), then the most recent first.
+
+Turn search has the same signal (messages_graph_ranking): the same walk ends in the messages the relations were
+formed from. conversations sits below facts and may not import it, so facts registers it there when the apps load
+(conversations.selectors.related_turns)."""
 
 from __future__ import annotations
 
@@ -22,6 +27,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from core.runtime.db_routers import search_connection
+from core.search.retrieval import TimeQuery
+from core.search.time_expressions import Period
 from facts.selectors.search_scope import FactSearchScope
 from facts.services.graph import entity_name_normalize
 
@@ -57,57 +64,75 @@ class GraphRow:
     specificity: float  # Σ 1/degree over the reached entities the fact's relations touch
 
 
-def _relation_validity_sql(scope: FactSearchScope, *, alias: str) -> tuple[str, list]:
-    """The relations the search may walk: current ones, those valid at `as_of`, or all with the history."""
-    if scope.as_of is not None:
-        return f"{alias}.valid_from <= %s AND ({alias}.valid_to IS NULL OR {alias}.valid_to > %s)", [
-            scope.as_of,
-            scope.as_of,
-        ]
-    if scope.include_history:
-        return "true", []
-    return f"{alias}.valid_to IS NULL", []
+@dataclass(frozen=True)
+class _Validity:
+    """Which relations a walk may take (`walk_sql`, on a relation table's alias), and which held during the query's
+    period (`in_period_sql`): relations are valid over [valid_from, valid_to)."""
+
+    as_of: datetime | None = None
+    include_history: bool = False
+    period: Period | None = None
+
+    def walk_sql(self, *, alias: str) -> tuple[str, list]:
+        """Current relations, those valid at `as_of`, or all with the history."""
+        if self.as_of is not None:
+            return f"{alias}.valid_from <= %s AND ({alias}.valid_to IS NULL OR {alias}.valid_to > %s)", [
+                self.as_of,
+                self.as_of,
+            ]
+        if self.include_history:
+            return "true", []
+        return f"{alias}.valid_to IS NULL", []
+
+    def in_period_sql(self, *, alias: str) -> tuple[str, list]:
+        if self.period is None:
+            return "false", []
+        start, end = TimeQuery(period=self.period).period_bounds()
+        return f"({alias}.valid_from < %s AND ({alias}.valid_to IS NULL OR {alias}.valid_to > %s))", [end, start]
 
 
-def facts_graph_ranking(*, scope: FactSearchScope, query: str, hops: int, limit: int) -> list[GraphRow]:
-    """Up to `limit` facts of the scope about the entities the query names and those `hops` (1 or 2) relations from
-    them, best first. The entities read are the user's and the agent-wide ones of the scope's agent: relations never
-    cross a scope, so neither does the walk, and the facts returned pass the same visibility, validity and filters
-    as the other signals'."""
+def _not_a_hub(entity: str) -> str:
+    """Counts at most HUB_RELATIONS + 1 relations on each side, each through its index: a hub costs no more than any
+    other entity."""
+    sides = [
+        f"(SELECT count(*) FROM (SELECT 1 FROM facts_relation AS around WHERE around.{column} = {entity} "
+        f"AND around.valid_to IS NULL LIMIT {HUB_RELATIONS + 1}) AS bounded)"
+        for column in ("subject_id", "object_entity_id")
+    ]
+    return f"{' + '.join(sides)} <= {HUB_RELATIONS}"
+
+
+def _named_entities(*, agent_id: int, user_id: int | None, query: str) -> list[int]:
+    """The entities of the user's and the agent-wide scope the query names, hubs and the user themself left out."""
     names = query_names(query)
     if not names:
         return []
-    relation_ok, relation_params = _relation_validity_sql(scope, alias="relation")
-    step_ok, step_params = _relation_validity_sql(scope, alias="step")
-    fact_ok, fact_params = scope.validity_sql(alias="embedding")
-    filters, filter_params = scope.fact_filters_sql(alias="fact")
-    user_condition = "entity.user_id = %s::bigint" if scope.user_id else "false"
-
-    def not_a_hub(entity: str) -> str:
-        """Counts at most HUB_RELATIONS + 1 relations on each side, each through its index: a hub costs no more
-        than any other entity."""
-        sides = [
-            f"(SELECT count(*) FROM (SELECT 1 FROM facts_relation AS around WHERE around.{column} = {entity} "
-            f"AND around.valid_to IS NULL LIMIT {HUB_RELATIONS + 1}) AS bounded)"
-            for column in ("subject_id", "object_entity_id")
-        ]
-        return f"{' + '.join(sides)} <= {HUB_RELATIONS}"
-
-    # Every join on a relation's two ends is written as two joins, one per end, so that each uses its own index
-    # (relation_subject, relation_object): an OR of the two would scan every relation.
-    visible = "(embedding.restricted_to_user_id IS NULL OR embedding.restricted_to_user_id = %s::bigint)"
-    named_sql = f"""
-        SELECT entity.id FROM facts_entity AS entity
-        WHERE entity.agent_id = %s::bigint AND ({user_condition} OR entity.user_id IS NULL)
-          AND entity.merged_into_id IS NULL AND NOT entity.is_user
-          AND entity.aliases && %s::varchar(200)[] AND {not_a_hub("entity.id")}
-    """
+    user_condition = "entity.user_id = %s::bigint" if user_id else "false"
     with search_connection().cursor() as cursor:
-        # First the entities named: most questions name none, and then the walk's statement is not even planned.
-        cursor.execute(named_sql, [scope.agent_id, *([scope.user_id] if scope.user_id else []), names])
-        named = [row[0] for row in cursor.fetchall()]
-    if not named:
-        return []
+        cursor.execute(
+            f"""
+            SELECT entity.id FROM facts_entity AS entity
+            WHERE entity.agent_id = %s::bigint AND ({user_condition} OR entity.user_id IS NULL)
+              AND entity.merged_into_id IS NULL AND NOT entity.is_user
+              AND entity.aliases && %s::varchar(200)[] AND {_not_a_hub("entity.id")}
+            """,
+            [agent_id, *([user_id] if user_id else []), names],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _stated_sql(
+    *, named: list[int], hops: int, validity: _Validity, source_link: str, source_column: str
+) -> tuple[str, list]:
+    """The walk from the named entities `hops` relations out, ending in `stated`: per source (`source_column` of the
+    relation's `source_link` table), how many named entities its relations reach, the fewest hops, the specificity,
+    and whether one of them held in the query's period.
+
+    Every join on a relation's two ends is written as two joins, one per end, so that each uses its own index
+    (relation_subject, relation_object): an OR of the two would scan every relation."""
+    relation_ok, relation_params = validity.walk_sql(alias="relation")
+    step_ok, step_params = validity.walk_sql(alias="step")
+    in_period, period_params = validity.in_period_sql(alias="relation")
     sql = f"""
         WITH RECURSIVE walk(start_id, entity_id, hops) AS (
             SELECT id, id, 0 FROM unnest(%s::bigint[]) AS id
@@ -122,50 +147,78 @@ def facts_graph_ranking(*, scope: FactSearchScope, query: str, hops: int, limit:
                 WHERE step.object_entity_id = walk.entity_id AND {step_ok}
             ) AS step_to
             JOIN facts_entity AS next_entity ON next_entity.id = step_to.id
-            WHERE walk.hops < %s AND NOT next_entity.is_user AND {not_a_hub("next_entity.id")}
+            WHERE walk.hops < %s AND NOT next_entity.is_user AND {_not_a_hub("next_entity.id")}
         ), reached AS (
             SELECT entity_id, min(hops) AS hops, count(DISTINCT start_id) AS starts
             FROM walk GROUP BY entity_id
         ), touching AS (
-            SELECT reached.entity_id, relation.id AS relation_id
+            SELECT reached.entity_id, relation.id AS relation_id, {in_period} AS in_period
             FROM reached JOIN facts_relation AS relation ON relation.subject_id = reached.entity_id
             WHERE {relation_ok}
           UNION ALL
-            SELECT reached.entity_id, relation.id
+            SELECT reached.entity_id, relation.id, {in_period}
             FROM reached JOIN facts_relation AS relation ON relation.object_entity_id = reached.entity_id
             WHERE {relation_ok}
         ), degree AS (
             SELECT entity_id, count(*) AS relations FROM touching GROUP BY entity_id
         ), stated AS (
-            SELECT link.fact_id, max(reached.starts) AS named_reached, min(reached.hops) AS hops,
-                   sum(1.0 / degree.relations) AS specificity
+            SELECT link.{source_column} AS source_id, max(reached.starts) AS named_reached, min(reached.hops) AS hops,
+                   sum(1.0 / degree.relations) AS specificity, bool_or(touching.in_period) AS in_period
             FROM touching
             JOIN reached ON reached.entity_id = touching.entity_id
             JOIN degree ON degree.entity_id = touching.entity_id
-            JOIN facts_relation_source_facts AS link ON link.relation_id = touching.relation_id
-            GROUP BY link.fact_id
+            JOIN {source_link} AS link ON link.relation_id = touching.relation_id
+            GROUP BY link.{source_column}
         )
-        SELECT stated.fact_id, embedding.valid_from, stated.named_reached, stated.hops, stated.specificity
-        FROM stated
-        -- Each stated fact's row through the (fact, space) index, never a scan of the agent's rows.
-        CROSS JOIN LATERAL (
-            SELECT embedding.valid_from FROM facts_factembedding AS embedding
-            JOIN facts_fact AS fact ON fact.id = embedding.fact_id
-            WHERE embedding.fact_id = stated.fact_id AND embedding.space_id = %s::bigint
-              AND embedding.agent_id = %s::bigint AND {visible} AND {fact_ok} AND {filters}
-            LIMIT 1  -- one row per (fact, space); and the planner keeps the subquery (and its index) as written
-        ) AS embedding
-        ORDER BY stated.named_reached DESC, stated.hops, stated.specificity DESC, embedding.valid_from DESC,
-                 stated.fact_id DESC
-        LIMIT %s
     """
     params = [
         named,
         *step_params,
         *step_params,
         hops,
+        *period_params,
         *relation_params,
+        *period_params,
         *relation_params,
+    ]
+    return sql, params
+
+
+def facts_graph_ranking(
+    *, scope: FactSearchScope, query: str, hops: int, limit: int, period: Period | None = None
+) -> list[GraphRow]:
+    """Up to `limit` facts of the scope about the entities the query names and those `hops` (1 or 2) relations from
+    them, best first. The entities read are the user's and the agent-wide ones of the scope's agent: relations never
+    cross a scope, so neither does the walk, and the facts returned pass the same visibility, validity and filters
+    as the other signals'. A question about a `period` ranks the facts whose relations held in it first."""
+    named = _named_entities(agent_id=scope.agent_id, user_id=scope.user_id, query=query)
+    if not named:  # most questions name no entity: then the walk's statement is not even planned
+        return []
+    validity = _Validity(as_of=scope.as_of, include_history=scope.include_history, period=period)
+    stated_sql, stated_params = _stated_sql(
+        named=named, hops=hops, validity=validity, source_link="facts_relation_source_facts", source_column="fact_id"
+    )
+    fact_ok, fact_params = scope.validity_sql(alias="embedding")
+    filters, filter_params = scope.fact_filters_sql(alias="fact")
+    visible = "(embedding.restricted_to_user_id IS NULL OR embedding.restricted_to_user_id = %s::bigint)"
+    sql = f"""
+        {stated_sql}
+        SELECT stated.source_id, embedding.valid_from, stated.named_reached, stated.hops, stated.specificity
+        FROM stated
+        -- Each stated fact's row through the (fact, space) index, never a scan of the agent's rows.
+        CROSS JOIN LATERAL (
+            SELECT embedding.valid_from FROM facts_factembedding AS embedding
+            JOIN facts_fact AS fact ON fact.id = embedding.fact_id
+            WHERE embedding.fact_id = stated.source_id AND embedding.space_id = %s::bigint
+              AND embedding.agent_id = %s::bigint AND {visible} AND {fact_ok} AND {filters}
+            LIMIT 1  -- one row per (fact, space); and the planner keeps the subquery (and its index) as written
+        ) AS embedding
+        ORDER BY stated.named_reached DESC, stated.in_period DESC, stated.hops, stated.specificity DESC,
+                 embedding.valid_from DESC, stated.source_id DESC
+        LIMIT %s
+    """
+    params = [
+        *stated_params,
         scope.space_id,
         scope.agent_id,
         scope.user_id,
@@ -176,3 +229,32 @@ def facts_graph_ranking(*, scope: FactSearchScope, query: str, hops: int, limit:
     with search_connection().cursor() as cursor:
         cursor.execute(sql, params)
         return [GraphRow(*row) for row in cursor.fetchall()]
+
+
+def messages_graph_ranking(
+    *, agent_id: int, user_id: int, query: str, hops: int, limit: int, period: Period | None = None
+) -> list[int]:
+    """The graph signal of turn search (registered with conversations.selectors.related_turns by facts.apps): up to
+    `limit` ids of the messages the relations about the named entities, and those `hops` relations from them, were
+    formed from, best first, in the order facts_graph_ranking gives facts. Every relation is walked, ended ones too:
+    what was said stays said when a fact is superseded. The caller keeps the messages in its own scope."""
+    named = _named_entities(agent_id=agent_id, user_id=user_id, query=query)
+    if not named:
+        return []
+    stated_sql, stated_params = _stated_sql(
+        named=named,
+        hops=hops,
+        validity=_Validity(include_history=True, period=period),
+        source_link="facts_relation_source_messages",
+        source_column="message_id",
+    )
+    sql = f"""
+        {stated_sql}
+        SELECT stated.source_id FROM stated
+        ORDER BY stated.named_reached DESC, stated.in_period DESC, stated.hops, stated.specificity DESC,
+                 stated.source_id DESC
+        LIMIT %s
+    """
+    with search_connection().cursor() as cursor:
+        cursor.execute(sql, [*stated_params, limit])
+        return [row[0] for row in cursor.fetchall()]

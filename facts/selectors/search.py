@@ -35,6 +35,7 @@ from core.search.retrieval import (
     time_query_read,
     time_ranking,
 )
+from core.search.time_expressions import Period
 from facts.models import Fact, FactEmbedding, FactScope
 from facts.selectors.first_person import first_person_query
 from facts.selectors.fulltext import facts_text_ranking
@@ -294,7 +295,8 @@ def facts_search(
     - `scopes` and `tags` keep facts with any of the given values.
     - `as_of` reads the versions valid at that time; otherwise `include_history` adds closed versions to the current.
     - Graph: in hybrid mode (unless MEMORY_GRAPH_WEIGHT is 0), the facts about the entities the query names and those
-      up to MEMORY_GRAPH_HOPS relations from them (facts.selectors.graph_search) are a further signal.
+      up to MEMORY_GRAPH_HOPS relations from them (facts.selectors.graph_search) are a further signal; for a query
+      about a period, those whose relations held in it first.
     - Time: in hybrid mode, a query asking when, or naming a period ("in May 2023"), or `time_from`/`time_to`, adds
       the time signal (facts valid from, or naming a day, within the period rank higher); in every mode `time_filter`
       "restrict" keeps only those.
@@ -342,6 +344,7 @@ def facts_search(
         limit=max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES),
         min_similarity=min_similarity,
         graph_query=query,
+        graph_period=time_query.period,
     )
     fusion_started = time.perf_counter()
     candidates = _fuse(
@@ -404,6 +407,7 @@ def _signals_rank(
     limit: int,
     min_similarity: float | None,
     graph_query: str,
+    graph_period: Period | None,
 ) -> _Signals:
     """The signals' rankings: full text while the query is embedded in a pool thread, then the vector ranking with
     the full-text matches' details in one statement, then in hybrid mode the graph's."""
@@ -434,7 +438,7 @@ def _signals_rank(
     if use_vector and use_text and settings.MEMORY_GRAPH_WEIGHT > 0:  # a single-signal mode keeps to its signal
         with stage_timed("graph_sql"):
             graph_rows = facts_graph_ranking(
-                scope=scope, query=graph_query, hops=settings.MEMORY_GRAPH_HOPS, limit=limit
+                scope=scope, query=graph_query, hops=settings.MEMORY_GRAPH_HOPS, limit=limit, period=graph_period
             )
     return _Signals(
         vector_rows=vector_rows,

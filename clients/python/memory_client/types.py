@@ -162,6 +162,7 @@ class MessageHit(TypedDict):
     time_rank: int | None
     neighbour_rank: int | None
     speaker_rank: int | None
+    graph_rank: int | None
 
 
 class MessageSearchResults(TypedDict):

@@ -289,7 +289,7 @@ export interface paths {
         put?: never;
         /**
          * Search a user's past messages (vector + BM25 full-text, reciprocal rank fusion)
-         * @description Each message is indexed with its speaker (metadata `speaker` or `name`, else the role) after the message before it in its session. Full text matches any query word, ranked by BM25. A user the agent has never seen has no messages: 200 with no results. A query that asks when ("When did ...") or names a period ("in May 2023", "last week") adds a time signal; `time_from`/`time_to` give the period explicitly, and `time_filter` `restrict` searches only it. In hybrid mode the turns next to the best hits, and those said by the one speaker the query names, are fused too. Each hit gives its rank in every signal.
+         * @description Each message is indexed with its speaker (metadata `speaker` or `name`, else the role) after the message before it in its session. Full text matches any query word, ranked by BM25. A user the agent has never seen has no messages: 200 with no results. A query that asks when ("When did ...") or names a period ("in May 2023", "last week") adds a time signal; `time_from`/`time_to` give the period explicitly, and `time_filter` `restrict` searches only it. In hybrid mode the turns next to the best hits, those said by the one speaker the query names, and those the entity graph links to the entities the query names are fused too. Each hit gives its rank in every signal.
          */
         post: operations["api_v1_messages_search_create"];
         delete?: never;
@@ -966,6 +966,8 @@ export interface components {
             neighbour_rank: number | null;
             /** @description Rank among the turns said by the one speaker the query names (hybrid mode). */
             speaker_rank: number | null;
+            /** @description Rank among the turns the entity graph's relations about the entities the query names, or a relation or two from them, were formed from (hybrid mode). */
+            graph_rank: number | null;
         };
         MessageInput: {
             role: components["schemas"]["RoleEnum"];
