@@ -3,11 +3,14 @@ them, each relation linked to the fact versions and messages it came from and va
 
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q, Value
+from django.db.models.functions import Replace
 
 from agents.models import Agent, EndUser
 from conversations.models import Message
+from core.models import TEXT_SEARCH_CONFIG
 from facts.models.facts import Fact
 
 
@@ -31,6 +34,9 @@ class Entity(models.Model):
     name = models.CharField(max_length=200)
     entity_type = models.CharField(max_length=20, choices=EntityType.choices, default=EntityType.THING)
     aliases = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    name_vector = models.GeneratedField(
+        expression=SearchVector("name", config=TEXT_SEARCH_CONFIG), output_field=SearchVectorField(), db_persist=True
+    )
     is_user = models.BooleanField(default=False, help_text="The end user themself (first-person statements).")
     merged_into = models.ForeignKey(
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="merged_entities"
@@ -67,6 +73,15 @@ class Relation(models.Model):
         Entity, on_delete=models.CASCADE, related_name="relations_as_object", null=True, blank=True
     )
     object_value = models.CharField(max_length=300, blank=True)
+    # What the relation says besides its subject ("camped_at" reads "camped at", and the value): a hub's relations
+    # are picked by the query's other words through it (facts.selectors.graph_search).
+    said_vector = models.GeneratedField(
+        expression=SearchVector(
+            Replace(F("predicate"), Value("_"), Value(" ")), "object_value", config=TEXT_SEARCH_CONFIG
+        ),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
     formed_at = models.DateTimeField()
     valid_from = models.DateTimeField()
     valid_to = models.DateTimeField(null=True, blank=True, help_text="Empty while the relation holds.")
@@ -92,6 +107,9 @@ class Relation(models.Model):
             models.Index(fields=["subject", "valid_from"], name="relation_subject"),
             models.Index(fields=["object_entity", "valid_from"], name="relation_object"),
             models.Index(fields=["agent", "user"], name="relation_scope"),
+            # A hub's relations that say given words, from either end (btree_gin: the end's id, then the vector).
+            GinIndex(fields=["subject", "said_vector"], name="relation_subject_said"),
+            GinIndex(fields=["object_entity", "said_vector"], name="relation_object_said"),
         ]
 
     def __str__(self) -> str:

@@ -9,7 +9,11 @@ and reads the facts with their scope; when it names none (most questions), that 
 The user's own entity is never a start nor a step of the walk: every first-person relation touches it, so through it
 everything would be two hops from everything. Nor is a hub, an entity with more than HUB_RELATIONS current relations
 (in a conversation between two people, each of them): like a word found in every document, naming it says little,
-and expanding from it would rank half the memory; the text and vector signals find what is said about it.
+and expanding from it would rank half the memory. Naming a hub with other words says more: "Where has Melanie
+camped?" picks the hub's relations whose predicate, value or other end says one of the query's other words
+("camped_at beach"), through the stored text-search vector of each relation (Relation.said_vector, indexed per end)
+and of each entity's name, so that a question about what a person did across many conversations reaches each
+relation that says it, whichever words the turns used around it. The user themself is a hub too.
 
 A fact ranks by how many of the named entities its relations reach, then, for a question about a period ("in May
 2023"), by whether one of those relations held during it (the relations' validity), then by how near (hops), then by
@@ -37,6 +41,7 @@ HUB_RELATIONS = 30
 MAX_QUERY_NAMES = 200
 _WORD = re.compile(r"[\w][\w'’.-]*")
 _POSSESSIVE = re.compile(r"['’]s?$")
+_FACET_WORD = re.compile(r"[a-z0-9]+")
 
 
 def query_names(query: str) -> list[str]:
@@ -102,37 +107,85 @@ def _not_a_hub(entity: str) -> str:
     return f"{' + '.join(sides)} <= {HUB_RELATIONS}"
 
 
-def _named_entities(*, agent_id: int, user_id: int | None, query: str) -> list[int]:
-    """The entities of the user's and the agent-wide scope the query names, hubs and the user themself left out."""
+@dataclass(frozen=True)
+class _Named:
+    """The entities a query names: those the walk starts from, the hubs among them (the user themself included),
+    and the query's other words, as a tsquery that picks a hub's relations ("Where has Melanie camped?": Melanie's
+    relations whose predicate or other end says "camp")."""
+
+    starts: list[int]
+    hubs: list[int]
+    facet_words: str
+
+    def __bool__(self) -> bool:
+        return bool(self.starts or (self.hubs and self.facet_words))
+
+
+def _facet_words(*, query: str, matched_aliases: set[str]) -> str:
+    """The query's words not in the names it matched, OR-ed for to_tsquery (PostgreSQL drops the stop words)."""
+    named_words = {word for alias in matched_aliases for word in _FACET_WORD.findall(alias)}
+    words = dict.fromkeys(word for word in _FACET_WORD.findall(query.lower()) if word not in named_words)
+    return " | ".join(words)
+
+
+def _named_entities(*, agent_id: int, user_id: int | None, query: str) -> _Named:
+    """The entities of the user's and the agent-wide scope the query names, told apart into walk starts and hubs."""
     names = query_names(query)
     if not names:
-        return []
+        return _Named(starts=[], hubs=[], facet_words="")
     user_condition = "entity.user_id = %s::bigint" if user_id else "false"
     with search_connection().cursor() as cursor:
         cursor.execute(
             f"""
-            SELECT entity.id FROM facts_entity AS entity
+            SELECT entity.id, entity.is_user OR NOT ({_not_a_hub("entity.id")}),
+                   ARRAY(SELECT unnest(entity.aliases) INTERSECT SELECT unnest(%s::varchar(200)[]))
+            FROM facts_entity AS entity
             WHERE entity.agent_id = %s::bigint AND ({user_condition} OR entity.user_id IS NULL)
-              AND entity.merged_into_id IS NULL AND NOT entity.is_user
-              AND entity.aliases && %s::varchar(200)[] AND {_not_a_hub("entity.id")}
+              AND entity.merged_into_id IS NULL AND entity.aliases && %s::varchar(200)[]
             """,
-            [agent_id, *([user_id] if user_id else []), names],
+            [names, agent_id, *([user_id] if user_id else []), names],
         )
-        return [row[0] for row in cursor.fetchall()]
+        rows = cursor.fetchall()
+    hubs = [entity_id for entity_id, hub, _ in rows if hub]
+    matched = {alias for _, hub, aliases in rows if hub for alias in aliases}
+    return _Named(
+        starts=[entity_id for entity_id, hub, _ in rows if not hub],
+        hubs=hubs,
+        facet_words=_facet_words(query=query, matched_aliases=matched) if hubs else "",
+    )
 
 
 def _stated_sql(
-    *, named: list[int], hops: int, validity: _Validity, source_link: str, source_column: str
+    *, named: _Named, hops: int, validity: _Validity, source_link: str, source_column: str
 ) -> tuple[str, list]:
-    """The walk from the named entities `hops` relations out, ending in `stated`: per source (`source_column` of the
-    relation's `source_link` table), how many named entities its relations reach, the fewest hops, the specificity,
-    and whether one of them held in the query's period.
+    """The walk from the named entities `hops` relations out, and the named hubs' relations that the query's other
+    words pick, ending in `stated`: per source (`source_column` of the relation's `source_link` table), how many named
+    entities its relations reach, whether one of them held in the query's period, how well a hub's relation matches
+    the query's words (its facet), the fewest hops and the specificity.
 
     Every join on a relation's two ends is written as two joins, one per end, so that each uses its own index
     (relation_subject, relation_object): an OR of the two would scan every relation."""
     relation_ok, relation_params = validity.walk_sql(alias="relation")
     step_ok, step_params = validity.walk_sql(alias="step")
     in_period, period_params = validity.in_period_sql(alias="relation")
+    # A hub's relations whose own words (predicate and value: Relation.said_vector, through its index) or other end's
+    # name say one of the query's words; one branch per end of the relation and per kind of match.
+    facet_branches = []
+    for hub_end, other_end in (("subject_id", "object_entity_id"), ("object_entity_id", "subject_id")):
+        facet_branches.append(
+            f"""SELECT relation.id AS relation_id, {in_period} AS in_period,
+                       ts_rank(relation.said_vector, facet_query.query) AS facet
+                FROM unnest(%s::bigint[]) AS hub(id) CROSS JOIN facet_query
+                JOIN facts_relation AS relation ON relation.{hub_end} = hub.id
+                WHERE {relation_ok} AND relation.said_vector @@ facet_query.query"""
+        )
+        facet_branches.append(
+            f"""SELECT relation.id, {in_period}, ts_rank(other.name_vector, facet_query.query)
+                FROM unnest(%s::bigint[]) AS hub(id) CROSS JOIN facet_query
+                JOIN facts_relation AS relation ON relation.{hub_end} = hub.id
+                JOIN facts_entity AS other ON other.id = relation.{other_end}
+                WHERE {relation_ok} AND other.name_vector @@ facet_query.query"""
+        )
     sql = f"""
         WITH RECURSIVE walk(start_id, entity_id, hops) AS (
             SELECT id, id, 0 FROM unnest(%s::bigint[]) AS id
@@ -161,18 +214,29 @@ def _stated_sql(
             WHERE {relation_ok}
         ), degree AS (
             SELECT entity_id, count(*) AS relations FROM touching GROUP BY entity_id
-        ), stated AS (
-            SELECT link.{source_column} AS source_id, max(reached.starts) AS named_reached, min(reached.hops) AS hops,
-                   sum(1.0 / degree.relations) AS specificity, bool_or(touching.in_period) AS in_period
+        ), facet_query AS (
+            SELECT to_tsquery('english', %s) AS query
+        ), faceted AS (
+            {" UNION ALL ".join(facet_branches)}
+        ), scored AS (
+            SELECT touching.relation_id, reached.starts, touching.in_period, 0.0::real AS facet, reached.hops,
+                   1.0 / degree.relations AS specificity
             FROM touching
             JOIN reached ON reached.entity_id = touching.entity_id
             JOIN degree ON degree.entity_id = touching.entity_id
-            JOIN {source_link} AS link ON link.relation_id = touching.relation_id
+          UNION ALL
+            SELECT relation_id, 1, in_period, facet, 0, 0.0 FROM faceted
+        ), stated AS (
+            SELECT link.{source_column} AS source_id, max(scored.starts) AS named_reached,
+                   bool_or(scored.in_period) AS in_period, max(scored.facet) AS facet, min(scored.hops) AS hops,
+                   sum(scored.specificity) AS specificity
+            FROM scored JOIN {source_link} AS link ON link.relation_id = scored.relation_id
             GROUP BY link.{source_column}
         )
     """
+    hubs = named.hubs if named.facet_words else []
     params = [
-        named,
+        named.starts,
         *step_params,
         *step_params,
         hops,
@@ -180,6 +244,8 @@ def _stated_sql(
         *relation_params,
         *period_params,
         *relation_params,
+        named.facet_words,
+        *[param for _ in facet_branches for param in (*period_params, hubs, *relation_params)],
     ]
     return sql, params
 
@@ -192,7 +258,7 @@ def facts_graph_ranking(
     cross a scope, so neither does the walk, and the facts returned pass the same visibility, validity and filters
     as the other signals'. A question about a `period` ranks the facts whose relations held in it first."""
     named = _named_entities(agent_id=scope.agent_id, user_id=scope.user_id, query=query)
-    if not named:  # most questions name no entity: then the walk's statement is not even planned
+    if not named:  # most questions name no entity (nor a hub with words to pick its relations): no walk is planned
         return []
     validity = _Validity(as_of=scope.as_of, include_history=scope.include_history, period=period)
     stated_sql, stated_params = _stated_sql(
@@ -213,8 +279,8 @@ def facts_graph_ranking(
               AND embedding.agent_id = %s::bigint AND {visible} AND {fact_ok} AND {filters}
             LIMIT 1  -- one row per (fact, space); and the planner keeps the subquery (and its index) as written
         ) AS embedding
-        ORDER BY stated.named_reached DESC, stated.in_period DESC, stated.hops, stated.specificity DESC,
-                 embedding.valid_from DESC, stated.source_id DESC
+        ORDER BY stated.named_reached DESC, stated.in_period DESC, stated.facet DESC, stated.hops,
+                 stated.specificity DESC, embedding.valid_from DESC, stated.source_id DESC
         LIMIT %s
     """
     params = [
@@ -251,8 +317,8 @@ def messages_graph_ranking(
     sql = f"""
         {stated_sql}
         SELECT stated.source_id FROM stated
-        ORDER BY stated.named_reached DESC, stated.in_period DESC, stated.hops, stated.specificity DESC,
-                 stated.source_id DESC
+        ORDER BY stated.named_reached DESC, stated.in_period DESC, stated.facet DESC, stated.hops,
+                 stated.specificity DESC, stated.source_id DESC
         LIMIT %s
     """
     with search_connection().cursor() as cursor:

@@ -123,6 +123,34 @@ def test_a_hub_neither_starts_nor_carries_the_walk(agent, end_user, chain):
 
 
 @pytest.mark.django_db
+def test_a_hub_named_with_other_words_brings_its_relations_those_words_pick(agent, end_user, chain):
+    """Naming a hub says little; naming it with what it did ("camped") picks the hub's relations that say it."""
+    tom = Entity.objects.get(agent=agent, user=end_user, aliases__contains=["tom"])
+    beach = _stated(
+        agent,
+        end_user,
+        "Tom spent a weekend by the sea",
+        RelationStatement(_person("Tom"), "camped_at", EntityMention(name="Beach", entity_type=EntityType.PLACE)),
+    )
+    forest = _stated(
+        agent,
+        end_user,
+        "Tom slept under the pines",
+        RelationStatement(
+            _person("Tom"), "camped_in", EntityMention(name="Black Forest", entity_type=EntityType.PLACE)
+        ),
+    )
+    for number in range(HUB_RELATIONS):
+        relation_add(subject=tom, predicate="likes", object_value=f"thing {number}", source_facts=[chain["job"]])
+
+    ranks = _ranks(facts_search(agent=agent, user=end_user, query="Where has Tom camped?", top_k=20))
+
+    assert {ranks[beach.pk], ranks[forest.pk]} == {1, 2}
+    assert all(rank is None for pk, rank in ranks.items() if pk not in {beach.pk, forest.pk})
+    assert all(hit.graph_rank is None for hit in facts_search(agent=agent, user=end_user, query="Where is Tom?"))
+
+
+@pytest.mark.django_db
 def test_single_signal_modes_keep_to_their_signal(agent, end_user, chain):
     for mode in ("semantic", "text"):
         hits = facts_search(agent=agent, user=end_user, query="Maria", mode=mode)
