@@ -41,7 +41,7 @@ HUB_RELATIONS = 30
 MAX_QUERY_NAMES = 200
 _WORD = re.compile(r"[\w][\w'’.-]*")
 _POSSESSIVE = re.compile(r"['’]s?$")
-_FACET_WORD = re.compile(r"[a-z0-9]+")
+_FACET_WORD = re.compile(r"[^\W_]+")  # letters and digits only: safe inside to_tsquery
 
 
 def query_names(query: str) -> list[str]:

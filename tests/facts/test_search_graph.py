@@ -148,6 +148,8 @@ def test_a_hub_named_with_other_words_brings_its_relations_those_words_pick(agen
     assert {ranks[beach.pk], ranks[forest.pk]} == {1, 2}
     assert all(rank is None for pk, rank in ranks.items() if pk not in {beach.pk, forest.pk})
     assert all(hit.graph_rank is None for hit in facts_search(agent=agent, user=end_user, query="Where is Tom?"))
+    operators = facts_search(agent=agent, user=end_user, query="Tom's camp & | ! :* (café)?", top_k=20)
+    assert {pk for pk, rank in _ranks(operators).items() if rank} == {beach.pk, forest.pk}
 
 
 @pytest.mark.django_db
