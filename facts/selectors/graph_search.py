@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from core.runtime.db_routers import search_connection
+from core.runtime.prepared_statements import prepared_cursor
 from facts.selectors.search_scope import FactSearchScope
 from facts.services.graph import entity_name_normalize
 
@@ -102,7 +103,7 @@ def facts_graph_ranking(*, scope: FactSearchScope, query: str, hops: int, limit:
           AND entity.merged_into_id IS NULL AND NOT entity.is_user
           AND entity.aliases && %s::varchar(200)[] AND {not_a_hub("entity.id")}
     """
-    with search_connection().cursor() as cursor:
+    with prepared_cursor(search_connection()) as cursor:
         # First the entities named: most questions name none, and then the walk's statement is not even planned.
         cursor.execute(named_sql, [scope.agent_id, *([scope.user_id] if scope.user_id else []), names])
         named = [row[0] for row in cursor.fetchall()]
@@ -173,6 +174,6 @@ def facts_graph_ranking(*, scope: FactSearchScope, query: str, hops: int, limit:
         *filter_params,
         limit,
     ]
-    with search_connection().cursor() as cursor:
+    with prepared_cursor(search_connection()) as cursor:
         cursor.execute(sql, params)
         return [GraphRow(*row) for row in cursor.fetchall()]
