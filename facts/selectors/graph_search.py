@@ -143,7 +143,13 @@ def facts_graph_ranking(*, scope: FactSearchScope, query: str, hops: int, limit:
             FROM touching
             JOIN reached ON reached.entity_id = touching.entity_id
             JOIN degree ON degree.entity_id = touching.entity_id
-            JOIN facts_relation_source_facts AS link ON link.relation_id = touching.relation_id
+            -- Each relation's facts through the (relation, fact) index: joined plainly, the planner scans every link
+            -- once its estimate of the walk (ten times the named entities) outgrows what it reached.
+            CROSS JOIN LATERAL (
+                SELECT link.fact_id FROM facts_relation_source_facts AS link
+                WHERE link.relation_id = touching.relation_id
+                OFFSET 0  -- keeps the subquery, and its index lookup, as written
+            ) AS link
             GROUP BY link.fact_id
         )
         SELECT stated.fact_id, embedding.valid_from, stated.named_reached, stated.hops, stated.specificity
