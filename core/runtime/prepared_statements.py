@@ -17,7 +17,7 @@ from typing import Any
 
 import psycopg
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.backends.utils import CursorWrapper
+from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
 
 
 class _PreparingCursor(psycopg.Cursor):
@@ -36,5 +36,16 @@ def prepared_cursor(connection: BaseDatabaseWrapper) -> CursorWrapper:
     if connection.connection.prepare_threshold is None:
         return cursor
     cursor.close()
-    # The same wrapper class (with query logging when Django logs queries) around a preparing cursor.
-    return type(cursor)(_PreparingCursor(connection.connection), connection)
+    preparing = _PreparingCursor(connection.connection)
+    if isinstance(cursor, CursorDebugWrapper):  # Django logs queries (DEBUG, CaptureQueriesContext)
+        return _LoggedPreparedCursorWrapper(preparing, connection)
+    return CursorWrapper(preparing, connection)
+
+
+class _LoggedPreparedCursorWrapper(CursorDebugWrapper):
+    """Logs each statement with its parameters as Django's cursor does: psycopg keeps no text of a prepared run, which
+    Django's log reads."""
+
+    def execute(self, sql, params=None):
+        with self.debug_sql(self.db.ops.compose_sql(sql, params)):
+            return CursorWrapper.execute(self, sql, params)
