@@ -16,8 +16,9 @@ facts about a user that every conversation may see); the rest are the user's own
 - RSS of the web server (gunicorn master and workers) and of an idle Celery worker.
 With --graph, every user also has the entity graph formation would give these facts (benchmarks: graph_rows): an
 entity per subject (the user by name, and their sister, partner, ... each known by "<name>'s sister"), each tied to
-the user (`sister_of`), and one relation per fact from its subject to the value it states, linked to the fact; the
-questions name those subjects, so the graph signal (MEMORY_GRAPH_WEIGHT; 0 to compare without) walks them.
+the user (`sister_of`), and one relation per fact from its subject to the value it states (for 14% of the facts,
+to another of the user's entities instead), linked to the fact; the questions name those subjects, so the graph
+signal (MEMORY_GRAPH_WEIGHT; 0 to compare without) walks them.
 Writes benchmarks/results/search_latency.json."""
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from benchmarks.stack import RESULTS_DIR, machine, percentile, throwaway_stack  
 from benchmarks.synthetic_facts import FactGenerator, composed_vectors, composition_fidelity  # noqa: E402
 
 AGENTS = 10
+ENTITY_JOIN_FRACTION = 0.14  # --graph: the facts whose relation joins two entities
 USERS_PER_AGENT = 1000
 SHARED_FRACTION = 0.1
 EF_SEARCH_VALUES = (40, 100, 200, 400)
@@ -269,17 +271,29 @@ class Store:
                     ],
                 )
             predicates = self.generator.predicates
-            rows = [
-                (
-                    self.user_ids[a][users[i]],
-                    self.subject_entity[(a, int(pairs[i, 0]))],
-                    predicates[pairs[i, 1]].split(" ", 1)[0],
-                    None,
-                    predicates[pairs[i, 1]].split(" ", 1)[-1][:300],
-                    fact_id,
+            # As in a formed graph (LoCoMo conv-26: 27 of 192 relations), a share of the facts join two entities, here
+            # the fact's subject and another of the user's people; the rest state a value.
+            joins = self.rng.random(len(fact_ids)) < ENTITY_JOIN_FRACTION
+            others = self.rng.integers(1, len(self.user_subjects[0]), len(fact_ids))
+            rows = []
+            for i, fact_id in enumerate(fact_ids):
+                subject = int(pairs[i, 0])
+                predicate, _, value = predicates[pairs[i, 1]].partition(" ")
+                target = None
+                if joins[i]:
+                    own = self.user_subjects[users[i]]
+                    other = own[(own.index(subject) + others[i]) % len(own)]
+                    target, value = self.subject_entity[(a, other)], ""
+                rows.append(
+                    (
+                        self.user_ids[a][users[i]],
+                        self.subject_entity[(a, subject)],
+                        predicate,
+                        target,
+                        value[:300],
+                        fact_id,
+                    )
                 )
-                for i, fact_id in enumerate(fact_ids)
-            ]
             self._relations_copy(cursor, a, rows)
 
     def _relations_copy(self, cursor, a: int, rows: list[tuple]) -> None:
