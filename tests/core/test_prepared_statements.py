@@ -4,7 +4,12 @@ their errors wrapped as Django's are."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
+from django.conf import settings
 from django.db import DatabaseError, connection
 from django.test.utils import CaptureQueriesContext
 
@@ -72,3 +77,19 @@ def test_statements_are_logged_and_errors_wrapped_as_djangos():
 
     with pytest.raises(DatabaseError), prepared_cursor(connection) as cursor:
         cursor.execute("SELECT %s::bigint / 0", [1])
+
+
+@pytest.mark.parametrize(("setting", "threshold"), [("true", "5"), ("false", "None")])
+def test_the_setting_decides_whether_connections_may_prepare(setting, threshold):
+    """DATABASE_PREPARED_STATEMENTS=false (PgBouncer in transaction mode without prepared statements) leaves Django's
+    prepare_threshold of None, for the primary and the replica."""
+    program = (
+        "from memory_project.settings import base; "
+        "print(*[d.get('OPTIONS', {}).get('prepare_threshold') for d in base.DATABASES.values()])"
+    )
+    env = os.environ | {"DATABASE_PREPARED_STATEMENTS": setting, "DATABASE_REPLICA_URL": "postgres://r@replica/memory"}
+    printed = subprocess.run(
+        [sys.executable, "-c", program], env=env, cwd=settings.BASE_DIR, capture_output=True, text=True, check=True
+    ).stdout.split()
+
+    assert printed == [threshold, threshold]
