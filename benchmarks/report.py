@@ -188,6 +188,39 @@ def search_latency_before_after(before_name: str, after_name: str) -> None:
                 )
 
 
+def search_latency_variants(name: str = "search_latency_graph_cost.json") -> None:
+    """`search_latency.py --variants`: web servers of several checkouts and settings over one store, per scale."""
+    run = _load(name)
+    if not run or "variants" not in run:
+        return
+    for scale, compared in run["variants"].items():
+        low, high = compared["load_average_min_max"]
+        print(
+            f"\n#### {int(scale):,} facts, concurrency 1, medians of {compared['rounds']} alternated rounds "
+            f"({run['machine']['date'][:16]} UTC, load average {low:.1f} to {high:.1f})\n"
+        )
+        print("| variant | code | settings | scope | p50 ms | p95 ms | `graph_sql` p50 ms | CPU ms web / PostgreSQL |")
+        print("|---|---|---|---|---|---|---|---|")
+        for variant, cells in compared["variants"].items():
+            settings = ", ".join(f"{key}={value}" for key, value in cells["settings_env"].items())
+            for cell in ("per_user_c1", "agent_wide_c1"):
+                figures = cells[cell]
+                cpu = figures["cpu_ms_per_search"]
+                graph_sql = figures["stages_p50_ms"]["graph_sql"]
+                print(
+                    f"| {variant} | {cells['revision']} | {settings} | {cell.removesuffix('_c1').replace('_', ' ')} | "
+                    f"{figures['p50_ms']:.1f} | {figures['p95_ms']:.1f} | {graph_sql:.2f} | "
+                    f"{cpu['web']:.2f} / {cpu['postgres']:.2f} |"
+                )
+        statements = compared.get("graph_statements")
+        if statements:
+            print(
+                f"\nThe graph statements alone, in-process, {statements['calls']} questions: p50 "
+                f"{statements['p50_ms']['prepared']} ms prepared, {statements['p50_ms']['unprepared']} ms unprepared; "
+                f"answers that differ: {statements['answers_differ']}."
+            )
+
+
 def ingestion_formation() -> None:
     run = _load("ingestion_formation.json")
     if not run:
@@ -364,6 +397,7 @@ def main() -> int:
             search_latency_before_after("search_latency_before_quiet.json", "search_latency_after_quiet.json"),
             search_latency_before_after("search_latency_before.json", "search_latency.json"),
         ),
+        "graph-cost": search_latency_variants,
         "ingestion": ingestion_formation,
         "formation": formation_scale,
         "end-to-end": locomo_end_to_end,

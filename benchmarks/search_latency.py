@@ -16,8 +16,9 @@ facts about a user that every conversation may see); the rest are the user's own
 - RSS of the web server (gunicorn master and workers) and of an idle Celery worker.
 With --graph, every user also has the entity graph formation would give these facts (benchmarks: graph_rows): an
 entity per subject (the user by name, and their sister, partner, ... each known by "<name>'s sister"), each tied to
-the user (`sister_of`), and one relation per fact from its subject to the value it states, linked to the fact; the
-questions name those subjects, so the graph signal (MEMORY_GRAPH_WEIGHT; 0 to compare without) walks them.
+the user (`sister_of`), and one relation per fact from its subject to the value it states (for 14% of the facts,
+to another of the user's entities instead), linked to the fact; the questions name those subjects, so the graph
+signal (MEMORY_GRAPH_WEIGHT; 0 to compare without) walks them.
 Writes benchmarks/results/search_latency.json."""
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from benchmarks.stack import RESULTS_DIR, machine, percentile, throwaway_stack  
 from benchmarks.synthetic_facts import FactGenerator, composed_vectors, composition_fidelity  # noqa: E402
 
 AGENTS = 10
+ENTITY_JOIN_FRACTION = 0.14  # --graph: the facts whose relation joins two entities
 USERS_PER_AGENT = 1000
 SHARED_FRACTION = 0.1
 EF_SEARCH_VALUES = (40, 100, 200, 400)
@@ -269,17 +271,29 @@ class Store:
                     ],
                 )
             predicates = self.generator.predicates
-            rows = [
-                (
-                    self.user_ids[a][users[i]],
-                    self.subject_entity[(a, int(pairs[i, 0]))],
-                    predicates[pairs[i, 1]].split(" ", 1)[0],
-                    None,
-                    predicates[pairs[i, 1]].split(" ", 1)[-1][:300],
-                    fact_id,
+            # As in a formed graph (LoCoMo conv-26: 27 of 192 relations), a share of the facts join two entities, here
+            # the fact's subject and another of the user's people; the rest state a value.
+            joins = self.rng.random(len(fact_ids)) < ENTITY_JOIN_FRACTION
+            others = self.rng.integers(1, len(self.user_subjects[0]), len(fact_ids))
+            rows = []
+            for i, fact_id in enumerate(fact_ids):
+                subject = int(pairs[i, 0])
+                predicate, _, value = predicates[pairs[i, 1]].partition(" ")
+                target = None
+                if joins[i]:
+                    own = self.user_subjects[users[i]]
+                    other = own[(own.index(subject) + others[i]) % len(own)]
+                    target, value = self.subject_entity[(a, other)], ""
+                rows.append(
+                    (
+                        self.user_ids[a][users[i]],
+                        self.subject_entity[(a, subject)],
+                        predicate,
+                        target,
+                        value[:300],
+                        fact_id,
+                    )
                 )
-                for i, fact_id in enumerate(fact_ids)
-            ]
             self._relations_copy(cursor, a, rows)
 
     def _relations_copy(self, cursor, a: int, rows: list[tuple]) -> None:
@@ -456,9 +470,12 @@ STAGES = (
 )
 
 
-def timed_searches(store: Store, base_url: str, queries, *, concurrency: int, messages: bool = False) -> dict:
+def timed_searches(
+    store: Store, base_url: str, queries, *, concurrency: int, messages: bool = False, web: str = "web"
+) -> dict:
     """Latency percentiles and throughput, and the median of each stage the server reported (Server-Timing); `http`
-    is what the client measured beyond the server's own time: connection, request, response, the client."""
+    is what the client measured beyond the server's own time: connection, request, response, the client. `web` is
+    the name of the web server behind `base_url` (its CPU is counted)."""
     clients = [MemoryClient(base_url, key, timeout=300) for key in store.keys]
 
     def one(query) -> tuple[float, dict[str, float]]:
@@ -471,7 +488,7 @@ def timed_searches(store: Store, base_url: str, queries, *, concurrency: int, me
         elapsed = time.perf_counter() - started
         return elapsed, clients[a].server_timing
 
-    cpu_before = store.stack.cpu_seconds()
+    cpu_before = store.stack.cpu_seconds(web=web)
     started = time.perf_counter()
     if concurrency == 1:
         results = [one(q) for q in queries]
@@ -479,7 +496,7 @@ def timed_searches(store: Store, base_url: str, queries, *, concurrency: int, me
         with ThreadPoolExecutor(concurrency) as pool:
             results = list(pool.map(one, queries))
     elapsed = time.perf_counter() - started
-    cpu_after = store.stack.cpu_seconds()
+    cpu_after = store.stack.cpu_seconds(web=web)
     seconds = [result[0] for result in results]
     stages = {stage: round(statistics.median(timing.get(stage, 0.0) for _, timing in results), 2) for stage in STAGES}
     stages["http"] = round(statistics.median(1000 * total - timing.get("app", 0.0) for total, timing in results), 2)
@@ -569,6 +586,100 @@ def flame_graph_record(store: Store, base_url: str, *, web_pid: int, queries: in
     return {"svg": str(output), "searches": queries, "p50_ms_while_sampled": measured["p50_ms"]}
 
 
+def variants_parse(specs: list[str]) -> list[dict]:
+    """`name=dir[:NAME=value,...]` -> the web servers to compare: the code of a checkout with settings of its own."""
+    variants = []
+    for spec in specs:
+        name, rest = spec.split("=", 1)
+        code_dir, _, settings = rest.partition(":")
+        code_dir = Path(code_dir).resolve()
+        revision = subprocess.run(
+            ["git", "-C", str(code_dir), "describe", "--always", "--dirty"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        settings_env = dict(pair.split("=", 1) for pair in settings.split(",") if pair)
+        variants.append({"name": name, "code_dir": code_dir, "revision": revision, "settings_env": settings_env})
+    return variants
+
+
+def variants_compare(store: Store, variants: list[dict], *, queries: int, rounds: int) -> dict:
+    """Per-user and agent-wide searches at concurrency 1 through each variant's web server (all started beforehand,
+    idle but for the one measured), `rounds` times, the variants' order rotated each round and every variant asked
+    the same questions in a round: each figure is the median over the rounds."""
+    order = list(range(len(variants)))
+    runs: dict[str, dict[str, list[dict]]] = {v["name"]: {"per_user_c1": [], "agent_wide_c1": []} for v in variants}
+    loads = []
+    for round_index in range(rounds):
+        questions = {
+            "per_user_c1": store.queries(queries, per_user=True),
+            "agent_wide_c1": store.queries(queries, per_user=False),
+        }
+        for i in order[round_index % len(order) :] + order[: round_index % len(order)]:
+            variant = variants[i]
+            loads.append(os.getloadavg()[0])
+            for cell, asked in questions.items():
+                runs[variant["name"]][cell].append(
+                    timed_searches(store, variant["base_url"], asked, concurrency=1, web=f"web-{variant['name']}")
+                )
+            print(f"  round {round_index + 1}, {variant['name']}: per-user p50 "
+                  f"{runs[variant['name']]['per_user_c1'][-1]['p50_ms']:.1f} ms, CPU ms "
+                  f"{runs[variant['name']]['per_user_c1'][-1]['cpu_ms_per_search']} (load {loads[-1]:.1f})",
+                  flush=True)  # fmt: skip
+    cells = {
+        variant["name"]: {
+            "code_dir": str(variant["code_dir"]),
+            "revision": variant["revision"],
+            "settings_env": variant["settings_env"],
+            **{cell: median_of_runs(cell_runs) for cell, cell_runs in runs[variant["name"]].items()},
+        }
+        for variant in variants
+    }
+    return {"rounds": rounds, "load_average_min_max": [min(loads), max(loads)], "variants": cells}
+
+
+def graph_statements_timed(store: Store, *, queries: int) -> dict:
+    """The graph signal's statements alone, in this process on one connection (facts_graph_ranking for per-user
+    questions, each naming an entity): ms per call prepared (core.runtime.prepared_statements) and unprepared
+    (prepare_threshold None: Django's cursor), alternated question by question; then how PostgreSQL planned the
+    prepared statements (pg_prepared_statements: generic plans are reused, custom ones planned per run)."""
+    from django.db import connection
+
+    from facts.selectors.graph_search import facts_graph_ranking
+    from facts.selectors.search_scope import FactSearchScope
+
+    connection.ensure_connection()
+    threshold = connection.connection.prepare_threshold
+    timings: dict[str, list[float]] = {"prepared": [], "unprepared": []}
+    rows_differ = 0
+    for a, user, text in store.queries(queries, per_user=True):
+        scope = FactSearchScope(
+            space_id=store.space.pk,
+            dimensions=store.space.dimensions,
+            agent_id=store.agent_ids[a],
+            user_id=store.user_ids[a][int(user.removeprefix("user-"))],
+        )
+        found = {}
+        for mode in ("prepared", "unprepared"):
+            connection.connection.prepare_threshold = threshold if mode == "prepared" else None
+            started = time.perf_counter()
+            found[mode] = facts_graph_ranking(scope=scope, query=text, hops=2, limit=50)
+            timings[mode].append(1000 * (time.perf_counter() - started))
+        rows_differ += found["prepared"] != found["unprepared"]
+    connection.connection.prepare_threshold = threshold
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT left(regexp_replace(statement, '\\s+', ' ', 'g'), 60), generic_plans, custom_plans "
+            "FROM pg_prepared_statements ORDER BY generic_plans + custom_plans DESC"
+        )
+        plans = [{"statement": row[0], "generic_plans": row[1], "custom_plans": row[2]} for row in cursor.fetchall()]
+    return {
+        "calls": queries,
+        "p50_ms": {mode: round(statistics.median(values), 3) for mode, values in timings.items()},
+        "mean_ms": {mode: round(statistics.mean(values), 3) for mode, values in timings.items()},
+        "answers_differ": rows_differ,
+        "prepared_statements": plans,
+    }
+
+
 def hnsw_recall(store: Store, *, queries: int) -> dict:
     """Agent-wide: the product's vector path for an agent's agent-wide facts (its own HNSW index where it has one:
     the half-precision expression and the index's predicate, as facts.selectors.vectors orders them) against an exact
@@ -629,7 +740,14 @@ def main() -> int:
         "searches at concurrency 1 (--queries of them) and writes this flame graph (requirements/bench.txt)",
     )  # fmt: skip
     parser.add_argument("--graph", action="store_true", help="give every user the entity graph of their facts")
+    parser.add_argument(
+        "--variants", nargs="+", metavar="NAME=DIR[:SETTING=VALUE,...]", help="instead of the usual cells: compare "
+        "web servers running the code of these checkouts (e.g. a `git worktree` of the commit before) with these "
+        "settings, over the same store, at concurrency 1, --repeats rounds alternated; e.g. "
+        "off=.:MEMORY_GRAPH_WEIGHT=0 before=../before:MEMORY_GRAPH_WEIGHT=0.25 after=.:MEMORY_GRAPH_WEIGHT=0.25",
+    )  # fmt: skip
     args = parser.parse_args()
+    variants = variants_parse(args.variants or [])
     info = machine()
     results = {"benchmark": "search_latency", "machine": info, "scales": {}, "settings": {}}
     with throwaway_stack() as stack:
@@ -649,6 +767,35 @@ def main() -> int:
             "agents": AGENTS,
             "users_per_agent": USERS_PER_AGENT,
         }
+        if variants:
+            results["variants"] = {}
+            for variant in variants:
+                variant["base_url"] = stack.start_web(
+                    workers=args.web_workers,
+                    threads=args.web_threads,
+                    name=f"web-{variant['name']}",
+                    settings_env=variant["settings_env"],
+                    code_dir=variant["code_dir"],
+                )
+            for scale in sorted(args.scales):
+                store.grow(scale)
+                for variant in variants:  # warm-up: the model loaded in every worker, caches filled
+                    warm = store.queries(60, per_user=True) + store.queries(20, per_user=False)
+                    timed_searches(store, variant["base_url"], warm, concurrency=2, web=f"web-{variant['name']}")
+                print(f"\n{scale:,} facts: variants compared", flush=True)
+                results["variants"][str(scale)] = {
+                    "load_seconds": round(store.load_seconds, 1),
+                    **variants_compare(store, variants, queries=args.queries, rounds=args.repeats),
+                }
+                if args.graph:
+                    results["variants"][str(scale)]["graph_statements"] = graph_statements_timed(
+                        store, queries=args.queries
+                    )
+                    print(f"  graph statements in-process: {results['variants'][str(scale)]['graph_statements']}")
+                RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+                (RESULTS_DIR / args.output).write_text(json.dumps(results, indent=1, default=str))
+                variants_print(results["variants"][str(scale)])
+            return 0
         base_url = stack.start_web(workers=args.web_workers, threads=args.web_threads)
         stack.start_deployment_workers()  # the mixed load forms memory as production would
         for scale in sorted(args.scales):
@@ -710,6 +857,19 @@ def main() -> int:
     (RESULTS_DIR / args.output).write_text(json.dumps(results, indent=1))
     print(f"\nwrote {RESULTS_DIR / args.output}")
     return 0
+
+
+def variants_print(compared: dict) -> None:
+    print(f"  {'variant':10} {'cell':14} {'p50 ms':>7} {'p95 ms':>7}  graph_sql p50  CPU ms web / postgres")
+    for name, cells in compared["variants"].items():
+        for cell in ("per_user_c1", "agent_wide_c1"):
+            figures = cells[cell]
+            cpu = figures["cpu_ms_per_search"]
+            print(
+                f"  {name:10} {cell:14} {figures['p50_ms']:7.1f} {figures['p95_ms']:7.1f}  "
+                f"{figures['stages_p50_ms']['graph_sql']:13.2f}  {cpu['web']:.2f} / {cpu['postgres']:.2f}"
+            )
+    print(f"  load average during: {compared['load_average_min_max']}")
 
 
 def print_row(scale: int, row: dict) -> None:

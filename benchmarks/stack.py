@@ -64,16 +64,27 @@ class Stack:
         return match[1]
 
     def start_web(
-        self, *, workers: int = 2, threads: int = 4, name: str = "web", settings_env: dict[str, str] | None = None
+        self,
+        *,
+        workers: int = 2,
+        threads: int = 4,
+        name: str = "web",
+        settings_env: dict[str, str] | None = None,
+        code_dir: Path | None = None,
     ) -> str:
         """The web app on 127.0.0.1 as production serves it (gunicorn running memory_project.wsgi: Django, and /mcp),
         with `workers` processes of `threads` threads. `name` and `settings_env` start another one beside it with other
-        settings (a study of a setting over the same data)."""
+        settings (a study of a setting over the same data); `code_dir`, with the code of another checkout (a git
+        worktree of another commit: before and after over the same data, the same schema)."""
         port = free_port()
         command = [sys.executable, "-m", "gunicorn", "memory_project.wsgi:application", "--bind",
                    f"127.0.0.1:{port}", "--workers", str(workers), "--threads", str(threads), "--log-level",
                    "warning", "--timeout", "120"]  # fmt: skip
-        self.processes.start(name, command, env=self.env | (settings_env or {}))
+        env = self.env | (settings_env or {})
+        if code_dir is not None:
+            command += ["--chdir", str(code_dir)]
+            env |= {"PYTHONPATH": str(code_dir)}
+        self.processes.start(name, command, env=env)
         wait_for_port(port, timeout=60)
         self.base_url = f"http://127.0.0.1:{port}"
         _wait_until_answering(f"{self.base_url}/health/", timeout=60)
@@ -97,15 +108,15 @@ class Stack:
         children = subprocess.run(["pgrep", "-g", str(process.pid)], capture_output=True, text=True).stdout.split()
         return sorted({process.pid, *map(int, children)})
 
-    def cpu_seconds(self) -> dict[str, float]:
-        """CPU time (user + system) spent so far by the web server, PostgreSQL (the postmaster, its live backends and
-        the ones that have exited), the workers and this process (the benchmark's client): the difference over a
-        measured stretch says what each part costs."""
+    def cpu_seconds(self, *, web: str = "web") -> dict[str, float]:
+        """CPU time (user + system) spent so far by the web server (`web`: the name it was started under),
+        PostgreSQL (the postmaster, its live backends and the ones that have exited), the workers and this process (the
+        benchmark's client): the difference over a measured stretch says what each part costs."""
         postmaster = int((self.data_dir / "postgres" / "postmaster.pid").read_text().split()[0])
         backends = subprocess.run(["pgrep", "-P", str(postmaster)], capture_output=True, text=True).stdout.split()
         own = os.times()
         return {
-            "web": _cpu_seconds(self.pids("web")),
+            "web": _cpu_seconds(self.pids(web)),
             "postgres": _cpu_seconds([postmaster, *map(int, backends)], exited_children_of=postmaster),
             "workers": _cpu_seconds([*self.pids("worker"), *self.pids("formation-worker")]),
             "client": own.user + own.system,

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from core.runtime.db_routers import search_connection
+from core.runtime.prepared_statements import prepared_cursor
 from core.search.retrieval import TimeQuery
 from core.search.time_expressions import Period
 from facts.selectors.search_scope import FactSearchScope
@@ -134,7 +135,7 @@ def _named_entities(*, agent_id: int, user_id: int | None, query: str) -> _Named
     if not names:
         return _Named(starts=[], hubs=[], facet_words="")
     user_condition = "entity.user_id = %s::bigint" if user_id else "false"
-    with search_connection().cursor() as cursor:
+    with prepared_cursor(search_connection()) as cursor:
         cursor.execute(
             f"""
             SELECT entity.id, entity.is_user OR NOT ({_not_a_hub("entity.id")}),
@@ -230,7 +231,14 @@ def _stated_sql(
             SELECT link.{source_column} AS source_id, max(scored.starts) AS named_reached,
                    bool_or(scored.in_period) AS in_period, max(scored.facet) AS facet, min(scored.hops) AS hops,
                    sum(scored.specificity) AS specificity
-            FROM scored JOIN {source_link} AS link ON link.relation_id = scored.relation_id
+            FROM scored
+            -- Each relation's sources through the (relation, source) index: joined plainly, the planner scans every
+            -- link once its estimate of the walk (ten times the named entities) outgrows what it reached.
+            CROSS JOIN LATERAL (
+                SELECT link.{source_column} FROM {source_link} AS link
+                WHERE link.relation_id = scored.relation_id
+                OFFSET 0  -- keeps the subquery, and its index lookup, as written
+            ) AS link
             GROUP BY link.{source_column}
         )
     """
@@ -292,7 +300,7 @@ def facts_graph_ranking(
         *filter_params,
         limit,
     ]
-    with search_connection().cursor() as cursor:
+    with prepared_cursor(search_connection()) as cursor:
         cursor.execute(sql, params)
         return [GraphRow(*row) for row in cursor.fetchall()]
 
@@ -321,6 +329,6 @@ def messages_graph_ranking(
                  stated.specificity DESC, stated.source_id DESC
         LIMIT %s
     """
-    with search_connection().cursor() as cursor:
+    with prepared_cursor(search_connection()) as cursor:
         cursor.execute(sql, [*stated_params, limit])
         return [row[0] for row in cursor.fetchall()]

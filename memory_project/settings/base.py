@@ -102,6 +102,14 @@ if DATABASE_REPLICA_URL:
     }
     DATABASES["replica"]["HOST"] = unquote(DATABASES["replica"].get("HOST") or "")
     DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+# Server-side prepared statements for the raw statements that ask for them (core/runtime/prepared_statements.py: the
+# graph walk of fact search costs more to plan than to run). Django turns psycopg's off (prepare_threshold None) for
+# the sake of poolers; its own cursors bind on the client and never prepare either way. Off behind PgBouncer in
+# transaction mode older than 1.21 or without max_prepared_statements (docs/scaling.md).
+DATABASE_PREPARED_STATEMENTS = env.bool("DATABASE_PREPARED_STATEMENTS", default=True)
+if DATABASE_PREPARED_STATEMENTS:
+    for database in DATABASES.values():
+        database.setdefault("OPTIONS", {})["prepare_threshold"] = 5  # psycopg's default
 DATABASE_ROUTERS = ["core.runtime.db_routers.SearchReplicaRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
