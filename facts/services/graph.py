@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 
 from django.db import connection, transaction
@@ -52,6 +52,22 @@ class RelationStatement:
     predicate: str
     object: EntityMention | None = None
     value: str = ""
+
+    def as_json(self) -> dict:
+        """The statement as stored beside memory that waits to be written (a fact held for review)."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> RelationStatement:
+        def mention(item: dict) -> EntityMention:
+            return EntityMention(name=item["name"], entity_type=item["entity_type"], aliases=tuple(item["aliases"]))
+
+        return cls(
+            subject=mention(data["subject"]),
+            predicate=data["predicate"],
+            object=mention(data["object"]) if data["object"] else None,
+            value=data["value"],
+        )
 
 
 def entity_name_normalize(name: str) -> str:
