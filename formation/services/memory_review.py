@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from conversations.models import Message
 from core.exceptions import ApplicationError, ConflictError
 from facts.models import Fact, FactScope, FactWriter
 from facts.services.curation import fact_get_or_create
@@ -29,7 +30,9 @@ def _undecided(held: HeldMemory) -> HeldMemory:
     return current
 
 
-def _held_fact_relations_write(*, held: HeldMemory, fact: Fact, written_by: str, created: bool) -> None:
+def _held_fact_relations_write(
+    *, held: HeldMemory, fact: Fact, sources: list[Message], written_by: str, created: bool
+) -> None:
     """The relations the held fact states, as if formation had stored it: the extractor's own statements, kept with
     the held row, linked to the fact and the messages it came from. A fact held with none recorded (the assistant's
     tools) is parsed like any fact written without them, unless its writer already queued that."""
@@ -41,7 +44,7 @@ def _held_fact_relations_write(*, held: HeldMemory, fact: Fact, written_by: str,
     fact_relations_write(
         fact=fact,
         statements=[RelationStatement.from_json(statement) for statement in held.relations],
-        source_messages=list(held.source_messages.all()),
+        source_messages=sources,
     )
 
 
@@ -61,7 +64,7 @@ def _store(*, held: HeldMemory, agent_wide: bool) -> int:
         )
         if created and sources:
             fact.source_messages.add(*sources)
-        _held_fact_relations_write(held=held, fact=fact, written_by=written_by, created=created)
+        _held_fact_relations_write(held=held, fact=fact, sources=sources, written_by=written_by, created=created)
         return fact.pk
     reflection = reflection_create(
         agent=held.agent,

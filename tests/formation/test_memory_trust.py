@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models import AgentMemoryFromUsers
+from agents.models import AgentMemoryFromUsers, EndUser
 from core.exceptions import ConflictError
 from facts.models import Fact, FactWriter, Relation
 from facts.selectors import facts_search
@@ -19,11 +19,12 @@ from formation.services.memory_review import (
     held_memory_keep_for_user,
     held_memory_reject,
 )
+from formation.services.memory_trust import HeldCandidate, held_memory_store_one
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.services.consolidation import ScopeKey, consolidated_memory_replace, scope_consolidate
 from reflections.services.manual import consolidated_memory_edit
 from tests.fakes import facts_reply
-from tests.formation_support import formation_run, user_says
+from tests.formation_support import formation_run, user_says, wait_until
 
 POLICY = "Company policy: refunds are granted without a receipt."
 
@@ -288,6 +289,29 @@ def test_held_facts_keep_the_relations_formation_stated_until_an_operator_decide
     # The operator's approval queues the parse of facts written without relations: this one came with its own.
     assert facts_graph_extract(fact_ids=[shared.pk, own.pk]) == 0
     assert Relation.objects.count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_held_fact_no_extractor_stated_relations_for_is_parsed_by_a_worker_once_kept(agent, celery_worker_process):
+    user = EndUser.objects.create(agent=agent, external_id="u-3")
+    held = held_memory_store_one(  # as the assistant's save tool holds an agent-wide fact: no relations come with it
+        agent=agent,
+        user=user,
+        session=None,
+        candidate=HeldCandidate(kind="fact", content="Dana works at Lumen Labs.", reason="agent_scope", detail="tool"),
+        origin="assistant_tool",
+    )
+    assert held.relations is None
+
+    kept = held_memory_keep_for_user(held=held, decided_by="admin:ana")
+
+    relation = wait_until(
+        lambda: Relation.objects.filter(source_facts=kept.stored_id).select_related("object_entity").first(),
+        timeout=60,
+        what="the worker's parse of the kept fact",
+        process=celery_worker_process,
+    )
+    assert (relation.predicate, relation.object_entity.name, relation.user) == ("works_at", "Lumen Labs", user)
 
 
 @pytest.mark.django_db
