@@ -92,7 +92,8 @@ def user_names(*, user: EndUser) -> frozenset[str]:
     metadata `name`, and the speaker name their own messages carry when they carry one only. Where two people speak
     as one user (a logged group chat, LoCoMo's sessions, which belong to one speaker), neither speaker's name is taken
     from the messages: only the one that is the user's id or name is theirs."""
-    named = [user.external_id if _NAME_LIKE.match(user.external_id) else "", user.metadata.get("name")]
+    metadata = user.metadata if isinstance(user.metadata, dict) else {}  # the admin edits it as free JSON
+    named = [user.external_id if _NAME_LIKE.match(user.external_id) else "", metadata.get("name")]
     speakers = user_speaker_names(user=user)
     if len(speakers) == 1:
         named.append(speakers[0])
