@@ -100,6 +100,13 @@ class HeldMemory(models.Model):
     origin = models.CharField(max_length=20, help_text="formation or assistant_tool.")
     status = models.CharField(max_length=14, choices=Status.choices, default=Status.PENDING)
     source_messages = models.ManyToManyField(Message, blank=True, related_name="+")
+    relations = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="The relations formation's extractor stated with a held fact (RelationStatement.as_json), written "
+        "with the fact when it is approved. Empty when nothing extracted them: the fact is then parsed as one written "
+        "without them.",
+    )
     created_at = models.DateTimeField(default=timezone.now)
     decided_at = models.DateTimeField(null=True, blank=True)
     decided_by = models.CharField(max_length=200, blank=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
 from django.db import connection, transaction
@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from agents.models import Agent, EndUser
 from conversations.models import Message
+from conversations.selectors.speakers import user_speaker_names
 from core.exceptions import ApplicationError
 from facts.models import Entity, EntityType, Fact, Relation
 
@@ -27,6 +28,8 @@ USER_ENTITY_NAME = "the user"
 DESCRIBED_PREFIX = "the user's "
 USER_NAMES = frozenset({"user", "the user", "i", "me", "my", "myself"})
 MAX_NAME_CHARS = 200
+# An external id that reads as a person's name ("Caroline", "Jean-Luc Picard"), not an opaque id ("u-42", an e-mail).
+_NAME_LIKE = re.compile(r"^[^\W\d_]+(?:[ '.-]+[^\W\d_]+)*$")
 MAX_PREDICATE_CHARS = 100
 MAX_VALUE_CHARS = 300
 
@@ -53,6 +56,22 @@ class RelationStatement:
     object: EntityMention | None = None
     value: str = ""
 
+    def as_json(self) -> dict:
+        """The statement as stored beside memory that waits to be written (a fact held for review)."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> RelationStatement:
+        def mention(item: dict) -> EntityMention:
+            return EntityMention(name=item["name"], entity_type=item["entity_type"], aliases=tuple(item["aliases"]))
+
+        return cls(
+            subject=mention(data["subject"]),
+            predicate=data["predicate"],
+            object=mention(data["object"]) if data["object"] else None,
+            value=data["value"],
+        )
+
 
 def entity_name_normalize(name: str) -> str:
     """The form aliases are stored and looked up in: lower case, single spaces, no surrounding punctuation."""
@@ -68,19 +87,38 @@ def _scope(*, agent: Agent, user: EndUser | None) -> Q:
     return Q(agent=agent, user=user, merged_into__isnull=True)
 
 
+def user_names(*, user: EndUser) -> frozenset[str]:
+    """The names the user goes by in conversations, normalised: their external id when it reads as a name, their
+    metadata `name`, and the speaker name their own messages carry when they carry one only. Where two people speak
+    as one user (a logged group chat, LoCoMo's sessions, which belong to one speaker), neither speaker's name is taken
+    from the messages: only the one that is the user's id or name is theirs."""
+    metadata = user.metadata if isinstance(user.metadata, dict) else {}  # the admin edits it as free JSON
+    named = [user.external_id if _NAME_LIKE.match(user.external_id) else "", metadata.get("name")]
+    speakers = user_speaker_names(user=user)
+    if len(speakers) == 1:
+        named.append(speakers[0])
+    names = (entity_name_normalize(name) for name in named if isinstance(name, str))
+    return frozenset(name for name in names if name and name not in USER_NAMES)
+
+
 @transaction.atomic
-def user_entity_get_or_create(*, agent: Agent, user: EndUser) -> Entity:
-    """The user themself: one entity per user, what first-person statements resolve to."""
-    entity, _ = Entity.objects.get_or_create(
+def user_entity_get_or_create(*, agent: Agent, user: EndUser, names: Iterable[str] = ()) -> Entity:
+    """The user themself: one entity per user, what first-person statements and the user's `names` (normalised, see
+    user_names) resolve to; it is given those it lacks."""
+    entity, created = Entity.objects.get_or_create(
         agent=agent,
         user=user,
         is_user=True,
         defaults={
             "name": USER_ENTITY_NAME,
             "entity_type": EntityType.PERSON,
-            "aliases": sorted(USER_NAMES - {"my", "myself"}),
+            "aliases": [*sorted(USER_NAMES - {"my", "myself"}), *sorted(names)],
         },
     )
+    missing = [] if created else sorted(set(names) - set(entity.aliases))
+    if missing:
+        entity.aliases = [*entity.aliases, *missing]
+        entity.save(update_fields=["aliases", "updated_at"])
     return entity
 
 
@@ -121,22 +159,36 @@ def entity_upsert(
     return existing
 
 
-# Entities already resolved in one formation run, by scope and mention: a mention resolves the same way twice.
-ResolvedEntities = dict[tuple[int | None, EntityMention], Entity | None]
+@dataclass
+class ResolvedEntities:
+    """What one run resolved already: entities by scope and mention (a mention resolves the same way twice), and the
+    names of each user it met."""
+
+    entities: dict[tuple[int | None, EntityMention], Entity | None] = field(default_factory=dict)
+    names: dict[int, frozenset[str]] = field(default_factory=dict)
+
+    def names_of(self, user: EndUser) -> frozenset[str]:
+        if user.pk not in self.names:
+            self.names[user.pk] = user_names(user=user)
+        return self.names[user.pk]
 
 
 def _mention_resolve(
     *, agent: Agent, user: EndUser | None, mention: EntityMention, resolved: ResolvedEntities
 ) -> Entity | None:
+    """The user's own entity for "I", "the user" and the user's names ("Caroline" in a fact about Caroline, when
+    Caroline is the user); in an agent-wide fact nobody is the user. Any other mention is found or made by name."""
     key = (user.pk if user is not None else None, mention)
-    if key not in resolved:
-        if mention.is_user:
-            resolved[key] = user_entity_get_or_create(agent=agent, user=user) if user is not None else None
+    if key not in resolved.entities:
+        if mention.is_user and user is None:
+            resolved.entities[key] = None
+        elif user is not None and (mention.is_user or entity_name_normalize(mention.name) in resolved.names_of(user)):
+            resolved.entities[key] = user_entity_get_or_create(agent=agent, user=user, names=resolved.names_of(user))
         else:
-            resolved[key] = entity_upsert(
+            resolved.entities[key] = entity_upsert(
                 agent=agent, user=user, name=mention.name, entity_type=mention.entity_type, aliases=mention.aliases
             )
-    return resolved[key]
+    return resolved.entities[key]
 
 
 @transaction.atomic
@@ -195,7 +247,7 @@ def fact_relations_write(
     statement about the user in an agent-wide fact is dropped: agent-wide memory names no user. `resolved` carries
     the entities found across the facts of one run."""
     agent, user = fact.agent, fact.user
-    resolved = {} if resolved is None else resolved
+    resolved = ResolvedEntities() if resolved is None else resolved
     written = []
     for statement in statements:
         subject = _mention_resolve(agent=agent, user=user, mention=statement.subject, resolved=resolved)

@@ -12,10 +12,11 @@ from collections.abc import Sequence
 from itertools import groupby
 
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 
 from core.llm.offline_graph import graph_of_facts
 from core.safety.sensitive import sensitive_findings
-from facts.models import Fact
+from facts.models import Fact, Relation
 from facts.services.extraction import relation_holds_a_secret, relations_of_reply
 from facts.services.graph import fact_relations_write
 from facts.services.reconciliation import facts_scope_lock
@@ -23,10 +24,12 @@ from facts.services.reconciliation import facts_scope_lock
 
 def facts_graph_extract(*, fact_ids: Sequence[int]) -> int:
     """The entities and relations the given facts state, written in each fact's scope and linked to the fact and its
-    source messages. Closed versions and facts holding a secret are skipped. Idempotent: a relation that holds already
-    only gains the fact as a source. Returns how many relations were written or linked."""
+    source messages. Closed versions, facts holding a secret and facts already stating relations are skipped: those
+    came with their writer's own (an approved held fact with its extractor's statements, a successor carrying its
+    predecessor's), which a second parse would only blur. Returns how many relations were written or linked."""
     facts = list(
         Fact.objects.filter(pk__in=list(fact_ids), valid_to__isnull=True)
+        .exclude(Exists(Relation.source_facts.through.objects.filter(fact_id=OuterRef("pk"))))
         .select_related("agent", "user")
         .prefetch_related("source_messages")
         .order_by("agent_id", "user_id", "pk")

@@ -562,7 +562,7 @@ def facts_reconcile_apply(
             if held is not None:
                 applying.states(fact=held, decision=decision, sources=sources)
     _plain_adds_apply(applying=applying, adds=plain_adds)
-    resolved: ResolvedEntities = {}
+    resolved = ResolvedEntities()
     for fact, decision, sources in applying.stated:
         fact_relations_write(fact=fact, statements=decision.new.relations, source_messages=sources, resolved=resolved)
     return applying.result

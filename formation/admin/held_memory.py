@@ -61,13 +61,14 @@ class HeldMemoryAdmin(admin.ModelAdmin):
         "detail",
         "origin",
         "source_messages_shown",
+        "relations_stated",
         "status",
         "created_at",
         "decided_at",
         "decided_by",
         "stored_link",
     ]
-    exclude = ["user", "session", "source_messages", "stored_id"]
+    exclude = ["user", "session", "source_messages", "stored_id", "relations"]
 
     def has_add_permission(self, request) -> bool:
         return False  # held memory comes from formation and the memory tools only
@@ -95,6 +96,22 @@ class HeldMemoryAdmin(admin.ModelAdmin):
         return format_html(
             "<ol>{}</ol>",
             format_html_join("", "<li><b>{}</b>: {}</li>", ((m.role, text_shorten(m.content, 500)) for m in rows)),
+        )
+
+    @admin.display(description="relations stated (written when approved)")
+    def relations_stated(self, held: HeldMemory) -> str:
+        if not held.relations:
+            return "-"
+        return format_html(
+            "<ul>{}</ul>",
+            format_html_join(
+                "",
+                "<li>{} <b>{}</b> {}</li>",
+                (
+                    (item["subject"]["name"], item["predicate"], (item["object"] or {}).get("name") or item["value"])
+                    for item in held.relations
+                ),
+            ),
         )
 
     @admin.display(description="stored as")

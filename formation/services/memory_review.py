@@ -6,9 +6,13 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from conversations.models import Message
 from core.exceptions import ApplicationError, ConflictError
-from facts.models import FactScope, FactWriter
+from facts.models import Fact, FactScope, FactWriter
 from facts.services.curation import fact_get_or_create
+from facts.services.facts import GRAPH_EXTRACTED_LATER, facts_graph_extract_later
+from facts.services.graph import RelationStatement, fact_relations_write
+from facts.services.reconciliation import facts_scope_lock
 from formation.models import HeldMemory
 from formation.services.memory_trust import RULES_DECIDED_BY
 from reflections.models import MemoryScope, Reflection
@@ -26,9 +30,29 @@ def _undecided(held: HeldMemory) -> HeldMemory:
     return current
 
 
+def _held_fact_relations_write(
+    *, held: HeldMemory, fact: Fact, sources: list[Message], written_by: str, created: bool
+) -> None:
+    """The relations the held fact states, as if formation had stored it: the extractor's own statements, kept with
+    the held row, linked to the fact and the messages it came from. A fact held with none recorded (the assistant's
+    tools) is parsed like any fact written without them, unless its writer already queued that."""
+    if held.relations is None:
+        if not (created and written_by in GRAPH_EXTRACTED_LATER):
+            facts_graph_extract_later(fact_ids=[fact.pk])
+        return
+    facts_scope_lock(agent=fact.agent, owner=fact.user)  # as in formation: no race on the scope's entity aliases
+    fact_relations_write(
+        fact=fact,
+        statements=[RelationStatement.from_json(statement) for statement in held.relations],
+        source_messages=sources,
+    )
+
+
 def _store(*, held: HeldMemory, agent_wide: bool) -> int:
     sources = list(held.source_messages.all())
     if held.kind == HeldMemory.Kind.FACT:
+        # Approved agent-wide, the operator vouches for it: curated, so no later conversation changes it.
+        written_by = FactWriter.OPERATOR if agent_wide else FactWriter.FORMATION
         fact, created = fact_get_or_create(
             agent=held.agent,
             user=None if agent_wide else held.user,
@@ -36,11 +60,11 @@ def _store(*, held: HeldMemory, agent_wide: bool) -> int:
             content=held.content,
             source_session=held.session,
             change_reason="approved from the review queue" if agent_wide else "kept for its user from the review queue",
-            # Approved agent-wide, the operator vouches for it: curated, so no later conversation changes it.
-            written_by=FactWriter.OPERATOR if agent_wide else FactWriter.FORMATION,
+            written_by=written_by,
         )
         if created and sources:
             fact.source_messages.add(*sources)
+        _held_fact_relations_write(held=held, fact=fact, sources=sources, written_by=written_by, created=created)
         return fact.pk
     reflection = reflection_create(
         agent=held.agent,

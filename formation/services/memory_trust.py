@@ -19,6 +19,7 @@ from conversations.models import Message, Session
 from core.safety.injection import injection_finding
 from facts.models import FactScope
 from facts.services.extraction import ExtractedFact
+from facts.services.graph import RelationStatement
 from formation.models import HeldMemory
 from reflections.models import MemoryScope
 from reflections.services.reflections import LEVELS, ReflectionDrafts
@@ -33,6 +34,8 @@ class HeldCandidate:
     reason: str
     detail: str
     source_messages: Sequence[Message] = ()
+    # What the extractor stated with a fact; None when nothing extracted any (the assistant's tools, reflections).
+    relations: Sequence[RelationStatement] | None = None
 
 
 @dataclass
@@ -62,6 +65,7 @@ def facts_from_user_route(*, agent: Agent, extracted: Sequence[ExtractedFact]) -
                     reason=HeldMemory.Reason.INJECTION,
                     detail=finding.detail,
                     source_messages=fact.source_messages,
+                    relations=fact.relations,
                 )
             )
             continue
@@ -76,6 +80,7 @@ def facts_from_user_route(*, agent: Agent, extracted: Sequence[ExtractedFact]) -
                     reason=HeldMemory.Reason.AGENT_SCOPE_FROM_USER,
                     detail=_agent_wide_detail(agent),
                     source_messages=fact.source_messages,
+                    relations=fact.relations,
                 )
             )
             if FactScope.USER not in fact.scopes:
@@ -149,6 +154,9 @@ def held_memories_store(
                 created_at=now,
                 decided_at=now if candidate.reason == HeldMemory.Reason.INJECTION else None,
                 decided_by=RULES_DECIDED_BY if candidate.reason == HeldMemory.Reason.INJECTION else "",
+                relations=(
+                    None if candidate.relations is None else [statement.as_json() for statement in candidate.relations]
+                ),
             )
             for candidate in held
         ]

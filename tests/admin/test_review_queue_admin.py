@@ -8,6 +8,7 @@ from django.urls import reverse
 
 from agents.models import Agent
 from facts.models import Fact, FactWriter
+from facts.services.graph import EntityMention, RelationStatement
 from formation.models import HeldMemory
 from formation.services.memory_trust import HeldCandidate, held_memories_store
 
@@ -28,6 +29,9 @@ def held(agent, end_user, session, said) -> list[HeldMemory]:
                 reason=HeldMemory.Reason.AGENT_SCOPE_FROM_USER,
                 detail="agent-wide memory from an end user",
                 source_messages=[said[0]],
+                relations=[
+                    RelationStatement(subject=EntityMention(name="Refunds"), predicate="need", value="no receipt")
+                ],
             ),
             HeldCandidate(kind="fact", content="Paris is the best city.", reason="agent_scope", detail="d"),
             HeldCandidate(
@@ -46,9 +50,10 @@ def test_held_memory_shows_who_said_it_and_from_which_messages(admin_client, hel
 
     assert "Refunds never need a receipt." in listing and "rejected" in listing
     assert "user-1" in page and said[0].content in page and "agent-wide memory from an end user" in page
+    assert "Refunds <b>need</b> no receipt" in page
 
 
-def test_actions_approve_keep_for_the_user_and_reject(admin_client, held, agent, end_user):
+def test_actions_approve_keep_for_the_user_and_reject(admin_client, held, agent, end_user, said):
     changelist = reverse("admin:formation_heldmemory_changelist")
     for action, item in (("approve", held[0]), ("keep_for_user", held[1])):
         response = admin_client.post(changelist, {"action": action, "_selected_action": [item.pk]})
@@ -58,6 +63,9 @@ def test_actions_approve_keep_for_the_user_and_reject(admin_client, held, agent,
     assert approved.status == "approved" and approved.decided_by == "admin:admin"
     shared = Fact.objects.get(pk=approved.stored_id)
     assert shared.scopes == ["agent"] and shared.written_by == FactWriter.OPERATOR
+    (stated,) = shared.relations.all()  # the relation formation stated with it, from the message it came from
+    assert (stated.subject.name, stated.predicate, stated.object_value) == ("Refunds", "need", "no receipt")
+    assert list(stated.source_messages.all()) == [said[0]]
     assert kept.status == "kept_for_user" and Fact.objects.get(pk=kept.stored_id).user == end_user
 
     admin_client.post(changelist, {"action": "reject", "_selected_action": [held[0].pk]}, follow=True)

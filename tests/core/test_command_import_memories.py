@@ -13,7 +13,7 @@ from agents.models import Agent, EndUser
 from conversations.models import Message, MessageEmbedding, Session
 from core.embeddings.spaces import embedding_space_active
 from core.llm.tokens import count_tokens
-from facts.models import Fact, FactEmbedding
+from facts.models import Entity, Fact, FactEmbedding, Relation
 from portability.formats.locomo import read_locomo
 from reflections.models import ConsolidatedMemory, Reflection
 from tests.formation_support import wait_until
@@ -242,6 +242,13 @@ def test_locomo_conversations_become_one_agent_each_with_turns_observations_and_
     assert Fact.objects.filter(agent=agent).count() == 5
     assert Fact.objects.filter(agent__external_id="bench-conv-t2").count() == 2
     assert ConsolidatedMemory.objects.filter(agent=agent, scope="session").count() == 2
+    # An observation names its speaker: the speaker is the user it is imported for, so the name is theirs.
+    for name in ("Ana", "Ben"):
+        speaker = agent.users.get(external_id=name)
+        self_entity = Entity.objects.get(user=speaker, is_user=True)
+        assert name.lower() in self_entity.aliases
+        assert not Entity.objects.filter(user=speaker, is_user=False, aliases__contains=[name.lower()]).exists()
+        assert Relation.objects.filter(user=speaker, subject=self_entity).exists()
     _assert_second_run_adds_nothing("locomo", FIXTURES / "locomo_sample.json", "bench")
 
 

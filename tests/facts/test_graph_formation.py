@@ -1,7 +1,8 @@
 """Entities and relations formed with the facts, in the extraction's one call: from a scripted model (the reply's
 shape, its validation, provenance to the fact version written, a duplicate still linking, a superseded fact ending
 its relation) and from the offline provider through a real worker (spaCy's parse, first person and "my sister"
-resolved, the sister named later merged into the same entity)."""
+resolved, the sister named later merged into the same entity); the user's speaker name resolved to the user's own
+entity on both paths, and not another speaker's or the assistant's."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ import json
 
 import pytest
 from django.db import transaction
+from django.test import Client
 
+from agents.services.api_keys import api_key_create
 from conversations.models import Session
+from conversations.services.ingestion import MessageInput, session_append_messages
 from core.llm.base import LLMRequest
 from core.llm.offline import OfflineLLM
 from facts.models import Entity, Fact, Relation
@@ -36,6 +40,11 @@ SISTER_REPLY = {
         {"fact": 9, "subject": "Maria", "predicate": "likes", "value": "tea"},
     ],
 }
+
+
+def _client_for(agent) -> Client:
+    _, raw_key = api_key_create(agent=agent, name="test")
+    return Client(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
 
 
 def _relations(user) -> set[tuple[str, str, str]]:
@@ -185,3 +194,77 @@ def test_the_offline_worker_forms_one_sister_named_later(agent, celery_worker_pr
         ("Maria", "lives_in", "Berlin"),
     }
     assert Entity.objects.filter(user=session.user, entity_type="person").count() == 2  # the user and Maria
+
+
+def _conversation(agent, *, user: str, turns: list[tuple[str, str, str]]) -> Session:
+    """Turns (role, speaker, text) logged as LoCoMo's are: "<speaker>: <text>", the speaker in the metadata."""
+    return session_append_messages(
+        agent=agent,
+        user_external_id=user,
+        session_external_id="s1",
+        messages=[
+            MessageInput(role=role, content=f"{speaker}: {text}", metadata={"speaker": speaker})
+            for role, speaker, text in turns
+        ],
+    ).session
+
+
+@pytest.mark.django_db
+def test_the_users_speaker_name_is_their_own_entity_found_by_that_name(agent):
+    session = _conversation(
+        agent,
+        user="u-7",
+        turns=[
+            ("user", "Caroline", "I moved to Boston last spring."),
+            ("assistant", "Sam", "I moved to Denver last year, Caroline."),
+            ("user", "Caroline", "I work at Google now."),
+        ],
+    )
+
+    session_form_memories(session_id=session.pk, trigger="explicit")  # the offline provider (settings.test)
+
+    me = Entity.objects.get(user=session.user, is_user=True)
+    assert "caroline" in me.aliases and "sam" not in me.aliases  # the assistant's side names nobody's entity
+    assert not Entity.objects.filter(user=session.user, is_user=False, aliases__overlap=["caroline", "sam"]).exists()
+    assert _relations(session.user) >= {("the user", "moved_to", "Boston"), ("the user", "works_at", "Google")}
+    works = Relation.objects.get(user=session.user, predicate="works_at")
+    assert works.subject == me and works.source_messages.get().content == "Caroline: I work at Google now."
+    found = _client_for(agent).get("/api/v1/entities", {"user": "u-7", "q": "Caroline"})
+    assert [(item["id"], item["is_user"]) for item in found.json()["results"]] == [(me.pk, True)]
+
+
+@pytest.mark.django_db
+def test_a_model_naming_the_user_by_their_speaker_name_states_it_of_the_users_entity(agent, scripted_llm):
+    scripted_llm.script(
+        "extract_facts",
+        {
+            "facts": [{"content": "Caroline adopted a dog named Rex.", "scope": ["user"], "source": [1]}],
+            "entities": [{"name": "Caroline", "type": "person"}, {"name": "Rex", "type": "thing"}],
+            "relations": [{"fact": 1, "subject": "Caroline", "predicate": "adopted", "object": "Rex"}],
+        },
+    )
+    session = _conversation(agent, user="u-9", turns=[("user", "Caroline", "I adopted a dog named Rex.")])
+
+    session_form_memories(session_id=session.pk, trigger="explicit")
+
+    adopted = Relation.objects.get(user=session.user, predicate="adopted")
+    assert adopted.subject.is_user and "caroline" in adopted.subject.aliases and adopted.object_entity.name == "Rex"
+    assert Entity.objects.filter(user=session.user).count() == 2  # the user and Rex: no second Caroline
+
+
+@pytest.mark.django_db
+def test_of_two_people_speaking_as_one_user_only_the_one_the_user_is_named_after_is_them(agent):
+    session = _conversation(
+        agent,
+        user="Caroline",
+        turns=[
+            ("user", "Melanie", "I moved to Denver last year."),
+            ("user", "Caroline", "I moved to Boston last spring."),
+        ],
+    )
+
+    session_form_memories(session_id=session.pk, trigger="explicit")
+
+    me = Entity.objects.get(user=session.user, is_user=True)
+    assert "caroline" in me.aliases and "melanie" not in me.aliases
+    assert _relations(session.user) >= {("the user", "moved_to", "Boston"), ("Melanie", "moved_to", "Denver")}

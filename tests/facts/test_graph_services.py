@@ -19,6 +19,7 @@ from facts.services.graph import (
     fact_relations_write,
     relation_add,
     user_entity_get_or_create,
+    user_names,
 )
 from portability.services.erasure import user_erase
 
@@ -187,3 +188,13 @@ def test_erasing_a_user_removes_their_entities_and_relations_only(agent, end_use
     assert not Relation.objects.filter(user_id=end_user.pk).exists()
     assert Entity.objects.filter(user=other).count() == 2 and Relation.objects.filter(user=other).count() == 1
     assert record.deleted_counts["facts.Entity"] == 2 and record.deleted_counts["facts.Relation"] == 1
+
+
+def test_a_users_names_are_an_id_that_reads_as_a_name_and_their_metadata_name(agent):
+    def names(external_id: str, metadata: object = None) -> frozenset[str]:
+        return user_names(user=EndUser.objects.create(agent=agent, external_id=external_id, metadata=metadata or {}))
+
+    assert names("Jean-Luc Picard") == {"jean-luc picard"}
+    assert names("u-5", {"name": "Ana Lima"}) == {"ana lima"}
+    assert names("ana@example.com") == names("4f1c9e0a-77b2") == names("user") == frozenset()
+    assert names("u-6", ["not", "a", "mapping"]) == frozenset()

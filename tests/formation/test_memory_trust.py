@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models import AgentMemoryFromUsers
+from agents.models import AgentMemoryFromUsers, EndUser
 from core.exceptions import ConflictError
-from facts.models import Fact, FactWriter
+from facts.models import Fact, FactWriter, Relation
 from facts.selectors import facts_search
 from facts.services.facts import fact_create
+from facts.services.graph_extraction import facts_graph_extract
 from formation.models import HeldMemory
 from formation.selectors.memory_review import review_queue_by_agent, review_queue_health
 from formation.services.memory_review import (
@@ -18,11 +19,12 @@ from formation.services.memory_review import (
     held_memory_keep_for_user,
     held_memory_reject,
 )
+from formation.services.memory_trust import HeldCandidate, held_memory_store_one
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.services.consolidation import ScopeKey, consolidated_memory_replace, scope_consolidate
 from reflections.services.manual import consolidated_memory_edit
 from tests.fakes import facts_reply
-from tests.formation_support import formation_run, user_says
+from tests.formation_support import formation_run, user_says, wait_until
 
 POLICY = "Company policy: refunds are granted without a receipt."
 
@@ -237,6 +239,79 @@ def test_operators_approve_keep_or_reject_held_memory(agent, scripted_llm, setti
     with pytest.raises(ConflictError):
         held_memory_approve(held=third, decided_by="admin:bob")
     assert review_queue_by_agent() == []
+
+
+CLINIC_MOVED = "The Northside clinic moved to Harbour Street."
+CLINIC_NURSE = "Dana is the head nurse of the Northside clinic."
+CLINIC_REPLY = {
+    "facts": [
+        {"content": CLINIC_MOVED, "scope": ["agent"], "source": [1]},
+        {"content": CLINIC_NURSE, "scope": ["agent"], "source": [1]},
+    ],
+    "entities": [
+        {"name": "Northside clinic", "type": "organisation", "aliases": ["the clinic"]},
+        {"name": "Harbour Street", "type": "place"},
+        {"name": "Dana", "type": "person"},
+    ],
+    "relations": [
+        {"fact": 1, "subject": "Northside clinic", "predicate": "located on", "object": "Harbour Street"},
+        {"fact": 2, "subject": "Dana", "predicate": "head nurse of", "object": "Northside clinic"},
+    ],
+}
+
+
+@pytest.mark.django_db
+def test_held_facts_keep_the_relations_formation_stated_until_an_operator_decides(agent, scripted_llm):
+    said = "The Northside clinic moved to Harbour Street, and Dana is the head nurse of the Northside clinic now."
+    session = user_says(agent, said, user="mallory")
+    scripted_llm.script("extract_facts", CLINIC_REPLY)
+    formation_run(session)
+    moved, nurse = HeldMemory.objects.filter(kind="fact").order_by("pk")
+    assert not Relation.objects.exists()  # nothing is in memory before an operator decides
+
+    shared = Fact.objects.get(pk=held_memory_approve(held=moved, decided_by="admin:ana").stored_id)
+    own = Fact.objects.get(pk=held_memory_keep_for_user(held=nurse, decided_by="admin:ana").stored_id)
+
+    located = Relation.objects.get(predicate="located_on")
+    assert (located.subject.name, located.object_entity.name, located.user) == (
+        "Northside clinic",
+        "Harbour Street",
+        None,
+    )
+    assert "the clinic" in located.subject.aliases and located.subject.entity_type == "organisation"
+    assert list(located.source_facts.all()) == [shared]
+    assert list(located.source_messages.values_list("content", flat=True)) == [said]
+    head_nurse = Relation.objects.get(predicate="head_nurse_of")
+    assert (head_nurse.subject.name, head_nurse.object_entity.name) == ("Dana", "Northside clinic")
+    assert head_nurse.user == session.user == own.user  # kept for its user: the user's own entities
+    assert list(head_nurse.source_facts.all()) == [own]
+    assert list(head_nurse.source_messages.values_list("content", flat=True)) == [said]
+    # The operator's approval queues the parse of facts written without relations: this one came with its own.
+    assert facts_graph_extract(fact_ids=[shared.pk, own.pk]) == 0
+    assert Relation.objects.count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_held_fact_no_extractor_stated_relations_for_is_parsed_by_a_worker_once_kept(agent, celery_worker_process):
+    user = EndUser.objects.create(agent=agent, external_id="u-3")
+    held = held_memory_store_one(  # as the assistant's save tool holds an agent-wide fact: no relations come with it
+        agent=agent,
+        user=user,
+        session=None,
+        candidate=HeldCandidate(kind="fact", content="Dana works at Lumen Labs.", reason="agent_scope", detail="tool"),
+        origin="assistant_tool",
+    )
+    assert held.relations is None
+
+    kept = held_memory_keep_for_user(held=held, decided_by="admin:ana")
+
+    relation = wait_until(
+        lambda: Relation.objects.filter(source_facts=kept.stored_id).select_related("object_entity").first(),
+        timeout=60,
+        what="the worker's parse of the kept fact",
+        process=celery_worker_process,
+    )
+    assert (relation.predicate, relation.object_entity.name, relation.user) == ("works_at", "Lumen Labs", user)
 
 
 @pytest.mark.django_db
