@@ -162,71 +162,81 @@ def _stated_sql(
     """The walk from the named entities `hops` relations out, and the named hubs' relations that the query's other
     words pick, ending in `stated`: per source (`source_column` of the relation's `source_link` table), how many named
     entities its relations reach, whether one of them held in the query's period, how well a hub's relation matches
-    the query's words (its facet), the fewest hops and the specificity.
+    the query's words (its facet), the fewest hops and the specificity. Only the parts the query needs are written:
+    the walk is planned at every run, and a part with nothing to start from would still cost its planning.
 
     Every join on a relation's two ends is written as two joins, one per end, so that each uses its own index
     (relation_subject, relation_object): an OR of the two would scan every relation."""
     relation_ok, relation_params = validity.walk_sql(alias="relation")
     step_ok, step_params = validity.walk_sql(alias="step")
     in_period, period_params = validity.in_period_sql(alias="relation")
-    # A hub's relations whose own words (predicate and value: Relation.said_vector, through its index) or other end's
-    # name say one of the query's words; one branch per end of the relation and per kind of match.
-    facet_branches = []
-    for hub_end, other_end in (("subject_id", "object_entity_id"), ("object_entity_id", "subject_id")):
-        facet_branches.append(
-            f"""SELECT relation.id AS relation_id, {in_period} AS in_period,
-                       ts_rank(relation.said_vector, facet_query.query) AS facet
-                FROM unnest(%s::bigint[]) AS hub(id) CROSS JOIN facet_query
-                JOIN facts_relation AS relation ON relation.{hub_end} = hub.id
-                WHERE {relation_ok} AND relation.said_vector @@ facet_query.query"""
-        )
-        facet_branches.append(
-            f"""SELECT relation.id, {in_period}, ts_rank(other.name_vector, facet_query.query)
-                FROM unnest(%s::bigint[]) AS hub(id) CROSS JOIN facet_query
-                JOIN facts_relation AS relation ON relation.{hub_end} = hub.id
-                JOIN facts_entity AS other ON other.id = relation.{other_end}
-                WHERE {relation_ok} AND other.name_vector @@ facet_query.query"""
-        )
-    sql = f"""
-        WITH RECURSIVE walk(start_id, entity_id, hops) AS (
-            SELECT id, id, 0 FROM unnest(%s::bigint[]) AS id
-          UNION
-            SELECT walk.start_id, next_entity.id, walk.hops + 1
-            FROM walk
-            CROSS JOIN LATERAL (
-                SELECT step.object_entity_id AS id FROM facts_relation AS step
-                WHERE step.subject_id = walk.entity_id AND step.object_entity_id IS NOT NULL AND {step_ok}
+    parts, scored, params = [], [], []
+    if named.starts:
+        parts.append(f"""
+            walk(start_id, entity_id, hops) AS (
+                SELECT id, id, 0 FROM unnest(%s::bigint[]) AS id
+              UNION
+                SELECT walk.start_id, next_entity.id, walk.hops + 1
+                FROM walk
+                CROSS JOIN LATERAL (
+                    SELECT step.object_entity_id AS id FROM facts_relation AS step
+                    WHERE step.subject_id = walk.entity_id AND step.object_entity_id IS NOT NULL AND {step_ok}
+                  UNION ALL
+                    SELECT step.subject_id FROM facts_relation AS step
+                    WHERE step.object_entity_id = walk.entity_id AND {step_ok}
+                ) AS step_to
+                JOIN facts_entity AS next_entity ON next_entity.id = step_to.id
+                WHERE walk.hops < %s AND NOT next_entity.is_user AND {_not_a_hub("next_entity.id")}
+            ), reached AS (
+                SELECT entity_id, min(hops) AS hops, count(DISTINCT start_id) AS starts
+                FROM walk GROUP BY entity_id
+            ), touching AS (
+                SELECT reached.entity_id, relation.id AS relation_id, {in_period} AS in_period
+                FROM reached JOIN facts_relation AS relation ON relation.subject_id = reached.entity_id
+                WHERE {relation_ok}
               UNION ALL
-                SELECT step.subject_id FROM facts_relation AS step
-                WHERE step.object_entity_id = walk.entity_id AND {step_ok}
-            ) AS step_to
-            JOIN facts_entity AS next_entity ON next_entity.id = step_to.id
-            WHERE walk.hops < %s AND NOT next_entity.is_user AND {_not_a_hub("next_entity.id")}
-        ), reached AS (
-            SELECT entity_id, min(hops) AS hops, count(DISTINCT start_id) AS starts
-            FROM walk GROUP BY entity_id
-        ), touching AS (
-            SELECT reached.entity_id, relation.id AS relation_id, {in_period} AS in_period
-            FROM reached JOIN facts_relation AS relation ON relation.subject_id = reached.entity_id
-            WHERE {relation_ok}
-          UNION ALL
-            SELECT reached.entity_id, relation.id, {in_period}
-            FROM reached JOIN facts_relation AS relation ON relation.object_entity_id = reached.entity_id
-            WHERE {relation_ok}
-        ), degree AS (
-            SELECT entity_id, count(*) AS relations FROM touching GROUP BY entity_id
-        ), facet_query AS (
-            SELECT to_tsquery('english', %s) AS query
-        ), faceted AS (
-            {" UNION ALL ".join(facet_branches)}
-        ), scored AS (
+                SELECT reached.entity_id, relation.id, {in_period}
+                FROM reached JOIN facts_relation AS relation ON relation.object_entity_id = reached.entity_id
+                WHERE {relation_ok}
+            ), degree AS (
+                SELECT entity_id, count(*) AS relations FROM touching GROUP BY entity_id
+            )""")
+        params += [named.starts, *step_params, *step_params, hops]
+        params += [*period_params, *relation_params, *period_params, *relation_params]
+        scored.append("""
             SELECT touching.relation_id, reached.starts, touching.in_period, 0.0::real AS facet, reached.hops,
                    1.0 / degree.relations AS specificity
             FROM touching
             JOIN reached ON reached.entity_id = touching.entity_id
-            JOIN degree ON degree.entity_id = touching.entity_id
-          UNION ALL
-            SELECT relation_id, 1, in_period, facet, 0, 0.0 FROM faceted
+            JOIN degree ON degree.entity_id = touching.entity_id""")
+    if named.hubs and named.facet_words:
+        # A hub's relations whose own words (predicate and value: Relation.said_vector, through its index) or other
+        # end's name say one of the query's words; one branch per end of the relation and per kind of match.
+        branches = []
+        for hub_end, other_end in (("subject_id", "object_entity_id"), ("object_entity_id", "subject_id")):
+            branches.append(f"""
+                SELECT relation.id AS relation_id, {in_period} AS in_period,
+                       ts_rank(relation.said_vector, facet_query.query) AS facet
+                FROM unnest(%s::bigint[]) AS hub(id) CROSS JOIN facet_query
+                JOIN facts_relation AS relation ON relation.{hub_end} = hub.id
+                WHERE {relation_ok} AND relation.said_vector @@ facet_query.query""")
+            branches.append(f"""
+                SELECT relation.id, {in_period}, ts_rank(other.name_vector, facet_query.query)
+                FROM unnest(%s::bigint[]) AS hub(id) CROSS JOIN facet_query
+                JOIN facts_relation AS relation ON relation.{hub_end} = hub.id
+                JOIN facts_entity AS other ON other.id = relation.{other_end}
+                WHERE {relation_ok} AND other.name_vector @@ facet_query.query""")
+        parts.append(f"""
+            facet_query AS (
+                SELECT to_tsquery('english', %s) AS query
+            ), faceted AS ({" UNION ALL ".join(branches)}
+            )""")
+        params.append(named.facet_words)
+        params += [param for _ in branches for param in (*period_params, named.hubs, *relation_params)]
+        scored.append("""
+            SELECT relation_id, 1 AS starts, in_period, facet, 0 AS hops, 0.0 AS specificity FROM faceted""")
+    sql = f"""
+        WITH RECURSIVE {", ".join(part.strip() for part in parts)}, scored AS ({" UNION ALL ".join(scored)}
         ), stated AS (
             SELECT link.{source_column} AS source_id, max(scored.starts) AS named_reached,
                    bool_or(scored.in_period) AS in_period, max(scored.facet) AS facet, min(scored.hops) AS hops,
@@ -242,19 +252,6 @@ def _stated_sql(
             GROUP BY link.{source_column}
         )
     """
-    hubs = named.hubs if named.facet_words else []
-    params = [
-        named.starts,
-        *step_params,
-        *step_params,
-        hops,
-        *period_params,
-        *relation_params,
-        *period_params,
-        *relation_params,
-        named.facet_words,
-        *[param for _ in facet_branches for param in (*period_params, hubs, *relation_params)],
-    ]
     return sql, params
 
 
