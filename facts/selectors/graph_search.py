@@ -34,7 +34,7 @@ from core.runtime.db_routers import search_connection
 from core.runtime.prepared_statements import prepared_cursor
 from core.search.retrieval import TimeQuery
 from core.search.time_expressions import Period
-from facts.selectors.search_scope import FactSearchScope
+from facts.selectors.search_scope import FactSearchScope, validity_sql
 from facts.services.graph import entity_name_normalize
 
 MAX_NAME_WORDS = 4
@@ -81,14 +81,7 @@ class _Validity:
 
     def walk_sql(self, *, alias: str) -> tuple[str, list]:
         """Current relations, those valid at `as_of`, or all with the history."""
-        if self.as_of is not None:
-            return f"{alias}.valid_from <= %s AND ({alias}.valid_to IS NULL OR {alias}.valid_to > %s)", [
-                self.as_of,
-                self.as_of,
-            ]
-        if self.include_history:
-            return "true", []
-        return f"{alias}.valid_to IS NULL", []
+        return validity_sql(alias=alias, as_of=self.as_of, include_history=self.include_history)
 
     def in_period_sql(self, *, alias: str) -> tuple[str, list]:
         if self.period is None:

@@ -19,6 +19,16 @@ CORPUS_SHARED = "facts.shared"
 CORPUS_OWN = "facts.own"
 
 
+def validity_sql(*, alias: str, as_of: datetime | None, include_history: bool) -> tuple[str, list]:
+    """The rows of a table with valid_from and valid_to (fact versions, relations) that count: those valid at
+    `as_of`, all with the history, or the current ones."""
+    if as_of is not None:
+        return f"{alias}.valid_from <= %s AND ({alias}.valid_to IS NULL OR {alias}.valid_to > %s)", [as_of, as_of]
+    if include_history:
+        return "true", []
+    return f"{alias}.valid_to IS NULL", []
+
+
 @dataclass(frozen=True)
 class FactSearchScope:
     space_id: int
@@ -47,14 +57,7 @@ class FactSearchScope:
     def validity_sql(self, *, alias: str) -> tuple[str, list]:
         """Which versions count, on a table with valid_from and valid_to (facts_fact, or facts_factembedding, which
         copies them)."""
-        if self.as_of is not None:
-            return f"{alias}.valid_from <= %s AND ({alias}.valid_to IS NULL OR {alias}.valid_to > %s)", [
-                self.as_of,
-                self.as_of,
-            ]
-        if self.include_history:
-            return "true", []
-        return f"{alias}.valid_to IS NULL", []
+        return validity_sql(alias=alias, as_of=self.as_of, include_history=self.include_history)
 
     @property
     def filtered(self) -> bool:
