@@ -61,7 +61,7 @@ def _graph(enabled: bool):
 
     kept = offline.graph_of_facts
     if not enabled:
-        offline.graph_of_facts = lambda facts: {"entities": [], "relations": []}
+        offline.graph_of_facts = lambda facts, **_: {"entities": [], "relations": []}
     try:
         yield
     finally:
