@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 
 from agents.models import Agent, EndUser
 from facts.models import Entity, EntityType, FactScope, Relation
-from facts.services.facts import fact_create
+from facts.services.facts import fact_close, fact_create
 from facts.services.graph import (
     EntityMention,
     RelationStatement,
@@ -21,6 +21,7 @@ from facts.services.graph import (
     relations_write,
     user_entity_get_or_create,
 )
+from facts.services.graph_extraction import facts_graph_extract
 from tests.formation_support import user_says
 
 pytestmark = pytest.mark.django_db
@@ -195,3 +196,20 @@ def test_a_formation_batch_of_many_relations_takes_a_bounded_number_of_statement
         written = relations_write(stated=stated)
 
     assert len(written) == 45  # every statement but the agent-wide one naming the user and the alias
+
+
+def test_facts_written_without_formation_join_the_graph_in_one_batch(agent, end_user):
+    facts = [
+        fact_create(agent=agent, user=end_user, scopes=[FactScope.USER], content=content)
+        for content in ("Maria works at Globex.", "The user lives in Porto.", "The user works at Initech.")
+    ]
+    fact_close(fact=facts[2], reason="left")
+
+    written = facts_graph_extract(fact_ids=[fact.pk for fact in facts])
+
+    relations = Relation.objects.filter(user=end_user).select_related("subject", "object_entity")
+    assert written == len(relations) == 2  # the closed version's relation would be born ended
+    assert {(relation.predicate, relation.object_entity.name) for relation in relations} == {
+        ("works_at", "Globex"),
+        ("lives_in", "Porto"),
+    }
