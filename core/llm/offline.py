@@ -19,12 +19,15 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.llm.base import LLMProvider, LLMReply, LLMRequest
 from core.llm.offline_clauses import clause_statements, is_sound, parsed_texts, sound_statements
 from core.llm.offline_graph import graph_of_facts
 from core.llm.output_rules import content_words
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
 
 # A clause runs to punctuation, to a conjunction that starts a new first-person clause ("... and I live in"), or to
 # a trailing time expression ("... last week").
@@ -368,6 +371,7 @@ class OfflineLLM(LLMProvider):
             facts.append(fact)
 
         checked: set[str] = set()  # statements the grammar and reference checks already passed
+        parses: dict[str, Doc] = {}  # their parses, which the entity graph reads again
         user_messages = [message for message in inputs["messages"] if message["role"] == "user"]
         parsed = parsed_texts([_speaker_split(message["text"])[0] for message in user_messages])
         speaker = ""
@@ -385,13 +389,13 @@ class OfflineLLM(LLMProvider):
                     content, antecedent = _about_someone(clause, antecedent)
                     if content:
                         add(_said_by(content, speaker=speaker), "", message["number"])
-            for content in sound_statements(clause_statements(doc, speaker=speaker or "The user")):
+            for content in sound_statements(clause_statements(doc, speaker=speaker or "The user"), parses=parses):
                 checked.add(content)
                 add(content, "", message["number"])
         unchecked = [[fact["content"]] for fact in facts if fact["content"] not in checked]
-        sound = checked | set(sound_statements(unchecked))
+        sound = checked | set(sound_statements(unchecked, parses=parses))
         kept = [fact for fact in facts if fact["content"] in sound]
-        return {"facts": kept, **graph_of_facts(kept)}
+        return {"facts": kept, **graph_of_facts(kept, parses=parses)}
 
     def _reconcile_facts(self, inputs: dict[str, Any]) -> dict:
         existing = {fact["number"]: fact["content"] for fact in inputs["existing"]}

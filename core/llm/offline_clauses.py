@@ -11,9 +11,13 @@ carry); these facts add the rest of what the speaker said."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from core.llm.fact_grammar import doc_defects
 from core.llm.spacy_model import english_pipeline
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
 
 
 def _words(text: str) -> frozenset[str]:
@@ -291,9 +295,10 @@ def clause_statements(doc, *, speaker: str) -> list[list[str]]:
     return statements
 
 
-def sound_statements(statements: list[list[str]]) -> list[str]:
+def sound_statements(statements: list[list[str]], *, parses: dict[str, Doc] | None = None) -> list[str]:
     """Of each statement's alternatives, the first a reader can use alone: the first the grammar and reference checks
-    find nothing wrong with; none when all fail. The shorter alternatives are parsed only where the fuller failed."""
+    find nothing wrong with; none when all fail. The shorter alternatives are parsed only where the fuller failed.
+    `parses` is given the parse of each statement chosen (the entity graph reads the same parse)."""
     chosen: list[str | None] = [None] * len(statements)
     pending = list(range(len(statements)))
     for level in range(max((len(alternatives) for alternatives in statements), default=0)):
@@ -305,6 +310,8 @@ def sound_statements(statements: list[list[str]]) -> list[str]:
                 failed.append(index)
             else:
                 chosen[index] = statements[index][level]
+                if parses is not None:
+                    parses[chosen[index]] = doc
         pending = failed
     return [statement for statement in chosen if statement is not None]
 

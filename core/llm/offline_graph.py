@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 from core.llm.spacy_model import english_pipeline
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from spacy.tokens import Doc, Span, Token
 
 USER = "user"
@@ -179,10 +181,13 @@ def _fact_graph(graph: _Graph, fact: int, doc: Doc) -> None:
             graph.relate(fact, subject, predicate, value=span.text)
 
 
-def graph_of_facts(facts: list[dict]) -> dict:
-    """{"entities": [...], "relations": [...]} for the facts of one reply (relations name their fact from 1)."""
+def graph_of_facts(facts: list[dict], *, parses: Mapping[str, Doc] | None = None) -> dict:
+    """{"entities": [...], "relations": [...]} for the facts of one reply (relations name their fact from 1). A fact
+    whose full parse (tagger, parser, lemmas and named entities) is in `parses` is not parsed again."""
     graph = _Graph()
     contents = [fact["content"] for fact in facts]
-    for number, doc in enumerate(english_pipeline().pipe(contents), start=1):
-        _fact_graph(graph, number, doc)
+    parses = parses or {}
+    parsed = iter(english_pipeline().pipe([content for content in contents if content not in parses]))
+    for number, content in enumerate(contents, start=1):
+        _fact_graph(graph, number, parses[content] if content in parses else next(parsed))
     return {"entities": list(graph.entities.values()), "relations": graph.relations}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import datetime
 
 from django.db import connection, transaction
@@ -122,19 +122,45 @@ def user_entity_get_or_create(*, agent: Agent, user: EndUser, names: Iterable[st
     return entity
 
 
+def _upsert_names(*, name: str, aliases: Sequence[str]) -> tuple[str, list[str]]:
+    """The canonical name and every name an entity is to be known by (normalised, the name first)."""
+    canonical = " ".join(name.split())[:MAX_NAME_CHARS]
+    names = [entity_name_normalize(value) for value in (canonical, *aliases)]
+    names = list(dict.fromkeys(value for value in names if value))
+    if not names:
+        raise ApplicationError("an entity needs a name.", fields={"name": ["empty"]})
+    return canonical, names
+
+
+def _entity_extend(*, entity: Entity, canonical: str, names: list[str], entity_type: str) -> list[str]:
+    """Gives a found entity what a new mention says of it; returns the fields changed. A specific type replaces
+    "thing"; a known type is not changed by a later guess."""
+    changed = []
+    if entity.name.lower().startswith(DESCRIBED_PREFIX) and not canonical.lower().startswith(DESCRIBED_PREFIX):
+        entity.name = canonical  # "the user's sister" is named at last: "Maria"
+        changed.append("name")
+    missing = [value for value in names if value not in entity.aliases]
+    if missing:
+        entity.aliases = [*entity.aliases, *missing]
+        changed.append("aliases")
+    if entity.entity_type == EntityType.THING and entity_type != EntityType.THING:
+        entity.entity_type = entity_type
+        changed.append("entity_type")
+    return changed
+
+
+def _known_type(entity_type: str) -> str:
+    return entity_type if entity_type in EntityType.values else EntityType.THING
+
+
 @transaction.atomic
 def entity_upsert(
     *, agent: Agent, user: EndUser | None, name: str, entity_type: str = EntityType.THING, aliases: Sequence[str] = ()
 ) -> Entity:
     """The scope's entity known by `name` or any of `aliases` (the oldest when several are), given the names it
     lacked; a new one otherwise. A specific type replaces "thing"; a known type is not changed by a later guess."""
-    canonical = " ".join(name.split())[:MAX_NAME_CHARS]
-    names = [entity_name_normalize(value) for value in (canonical, *aliases)]
-    names = list(dict.fromkeys(value for value in names if value))
-    if not names:
-        raise ApplicationError("an entity needs a name.", fields={"name": ["empty"]})
-    if entity_type not in EntityType.values:
-        entity_type = EntityType.THING
+    canonical, names = _upsert_names(name=name, aliases=aliases)
+    entity_type = _known_type(entity_type)
     existing = (
         Entity.objects.select_for_update()
         .filter(_scope(agent=agent, user=user), aliases__overlap=names)
@@ -143,52 +169,21 @@ def entity_upsert(
     )
     if existing is None:
         return Entity.objects.create(agent=agent, user=user, name=canonical, entity_type=entity_type, aliases=names)
-    changed = []
-    if existing.name.lower().startswith(DESCRIBED_PREFIX) and not canonical.lower().startswith(DESCRIBED_PREFIX):
-        existing.name = canonical  # "the user's sister" is named at last: "Maria"
-        changed.append("name")
-    missing = [value for value in names if value not in existing.aliases]
-    if missing:
-        existing.aliases = [*existing.aliases, *missing]
-        changed.append("aliases")
-    if existing.entity_type == EntityType.THING and entity_type != EntityType.THING:
-        existing.entity_type = entity_type
-        changed.append("entity_type")
+    changed = _entity_extend(entity=existing, canonical=canonical, names=names, entity_type=entity_type)
     if changed:
         existing.save(update_fields=[*changed, "updated_at"])
     return existing
 
 
-@dataclass
-class ResolvedEntities:
-    """What one run resolved already: entities by scope and mention (a mention resolves the same way twice), and the
-    names of each user it met."""
-
-    entities: dict[tuple[int | None, EntityMention], Entity | None] = field(default_factory=dict)
-    names: dict[int, frozenset[str]] = field(default_factory=dict)
-
-    def names_of(self, user: EndUser) -> frozenset[str]:
-        if user.pk not in self.names:
-            self.names[user.pk] = user_names(user=user)
-        return self.names[user.pk]
-
-
-def _mention_resolve(
-    *, agent: Agent, user: EndUser | None, mention: EntityMention, resolved: ResolvedEntities
-) -> Entity | None:
-    """The user's own entity for "I", "the user" and the user's names ("Caroline" in a fact about Caroline, when
-    Caroline is the user); in an agent-wide fact nobody is the user. Any other mention is found or made by name."""
-    key = (user.pk if user is not None else None, mention)
-    if key not in resolved.entities:
-        if mention.is_user and user is None:
-            resolved.entities[key] = None
-        elif user is not None and (mention.is_user or entity_name_normalize(mention.name) in resolved.names_of(user)):
-            resolved.entities[key] = user_entity_get_or_create(agent=agent, user=user, names=resolved.names_of(user))
-        else:
-            resolved.entities[key] = entity_upsert(
-                agent=agent, user=user, name=mention.name, entity_type=mention.entity_type, aliases=mention.aliases
-            )
-    return resolved.entities[key]
+def _relation_values(*, predicate: str, object_entity: Entity | None, object_value: str) -> tuple[str, str]:
+    """The predicate and object value as stored (normalised), or an ApplicationError for a relation without them."""
+    predicate = predicate_normalize(predicate)
+    object_value = "" if object_entity is not None else " ".join(object_value.split())[:MAX_VALUE_CHARS]
+    if not predicate:
+        raise ApplicationError("a relation needs a predicate.", fields={"predicate": ["empty"]})
+    if object_entity is None and not object_value:
+        raise ApplicationError("a relation needs an object entity or value.", fields={"object": ["empty"]})
+    return predicate, object_value
 
 
 @transaction.atomic
@@ -203,13 +198,11 @@ def relation_add(
     valid_from: datetime | None = None,
 ) -> Relation:
     """The current relation subject --predicate--> object, created unless it holds already (then it gains the new
-    sources): one current row per subject, predicate and object."""
-    predicate = predicate_normalize(predicate)
-    object_value = "" if object_entity is not None else " ".join(object_value.split())[:MAX_VALUE_CHARS]
-    if not predicate:
-        raise ApplicationError("a relation needs a predicate.", fields={"predicate": ["empty"]})
-    if object_entity is None and not object_value:
-        raise ApplicationError("a relation needs an object entity or value.", fields={"object": ["empty"]})
+    sources): one current row per subject, predicate and object. One relation, as the admin and the API add it;
+    formation writes its relations together (relations_write)."""
+    predicate, object_value = _relation_values(
+        predicate=predicate, object_entity=object_entity, object_value=object_value
+    )
     now = timezone.now()
     relation, created = Relation.objects.get_or_create(
         subject=subject,
@@ -236,42 +229,201 @@ def relation_add(
     return relation
 
 
-def fact_relations_write(
-    *,
-    fact: Fact,
-    statements: Iterable[RelationStatement],
-    source_messages: Sequence[Message],
-    resolved: ResolvedEntities | None = None,
-) -> list[Relation]:
-    """The relations a fact states, in the fact's scope, linked to this version and the messages it came from. A
-    statement about the user in an agent-wide fact is dropped: agent-wide memory names no user. `resolved` carries
-    the entities found across the facts of one run."""
-    agent, user = fact.agent, fact.user
-    resolved = ResolvedEntities() if resolved is None else resolved
-    written = []
-    for statement in statements:
-        subject = _mention_resolve(agent=agent, user=user, mention=statement.subject, resolved=resolved)
-        target = (
-            _mention_resolve(agent=agent, user=user, mention=statement.object, resolved=resolved)
-            if statement.object is not None
-            else None
+@dataclass(frozen=True)
+class StatedRelations:
+    """The relations one fact version states, and the messages they came from."""
+
+    fact: Fact
+    statements: Sequence[RelationStatement]
+    source_messages: Sequence[Message] = ()
+
+
+class _ScopeEntities:
+    """One scope's entities that a batch's mentions can name, read in one locked statement; each mention is found or
+    created in memory as entity_upsert would one after the other (the oldest entity known by any of its names, given
+    the names it lacked), and what changed is written in two statements at the end."""
+
+    def __init__(self, *, agent: Agent, user: EndUser | None, names: set[str], user_entity: Entity | None) -> None:
+        self.agent, self.user = agent, user
+        # Aliases only grow with the mentions' own names: an entity no name of the batch finds is never found.
+        self.known = list(
+            Entity.objects.select_for_update()
+            .filter(_scope(agent=agent, user=user), aliases__overlap=sorted(names))
+            .order_by("pk")
         )
-        if subject is None or (statement.object is not None and target is None):
+        if user_entity is not None:
+            self.known = [user_entity if entity.pk == user_entity.pk else entity for entity in self.known]
+        self.created: list[Entity] = []
+        self.changed: dict[int, Entity] = {}
+        self.changed_fields: set[str] = set()
+
+    def upsert(self, mention: EntityMention) -> Entity:
+        canonical, names = _upsert_names(name=mention.name, aliases=mention.aliases)
+        entity_type = _known_type(mention.entity_type)
+        existing = next((entity for entity in self.known if not set(names).isdisjoint(entity.aliases)), None)
+        if existing is None:
+            entity = Entity(agent=self.agent, user=self.user, name=canonical, entity_type=entity_type, aliases=names)
+            self.known.append(entity)
+            self.created.append(entity)
+            return entity
+        changed = _entity_extend(entity=existing, canonical=canonical, names=names, entity_type=entity_type)
+        if changed and existing.pk is not None:
+            self.changed[existing.pk] = existing
+            self.changed_fields.update(changed)
+        return existing
+
+    def save(self) -> None:
+        Entity.objects.bulk_create(self.created)
+        if self.changed:
+            now = timezone.now()
+            for entity in self.changed.values():
+                entity.updated_at = now
+            Entity.objects.bulk_update(list(self.changed.values()), [*sorted(self.changed_fields), "updated_at"])
+
+
+class _UserMentions:
+    """Which mentions of a batch are the user: "I" and "the user", and the user's own names ("Caroline" in a fact about
+    Caroline, when Caroline is the user: user_names, read once per user); in an agent-wide fact nobody is the user."""
+
+    def __init__(self) -> None:
+        self.names: dict[int, frozenset[str]] = {}
+
+    def names_of(self, user: EndUser) -> frozenset[str]:
+        if user.pk not in self.names:
+            self.names[user.pk] = user_names(user=user)
+        return self.names[user.pk]
+
+    def is_the_user(self, fact: Fact, mention: EntityMention) -> bool:
+        if mention.is_user:
+            return True
+        return fact.user is not None and entity_name_normalize(mention.name) in self.names_of(fact.user)
+
+
+def _scope_names(
+    stated: Sequence[StatedRelations], *, user_mentions: _UserMentions
+) -> dict[tuple[int, int | None], set[str]]:
+    """Every name the batch's mentions of others give, by scope (agent, user)."""
+    names: dict[tuple[int, int | None], set[str]] = {}
+    for item in stated:
+        scope = names.setdefault((item.fact.agent_id, item.fact.user_id), set())
+        for statement in item.statements:
+            for mention in (statement.subject, statement.object):
+                if mention is not None and not user_mentions.is_the_user(item.fact, mention):
+                    scope.update(_upsert_names(name=mention.name, aliases=mention.aliases)[1])
+    return names
+
+
+@transaction.atomic
+def relations_write(*, stated: Sequence[StatedRelations]) -> list[Relation]:
+    """The relations of several fact versions (one formation run's, an import batch's), each in its fact's scope,
+    linked to the version and the messages it came from: the same graph as relation_add statement by statement, in
+    a number of statements that does not grow with the relations (per scope, the user's entity and one locked read of
+    the entities the mentions name; then one insert and one update of entities, one read and one insert of relations,
+    one insert of each kind of link). A statement about the user in an agent-wide fact is dropped: agent-wide memory
+    names no user. Returns the relation each statement written holds to, in order."""
+    stated = [item for item in stated if item.statements]
+    if not stated:
+        return []
+    user_mentions = _UserMentions()
+    user_entities: dict[int, Entity] = {}
+    for item in stated:
+        if item.fact.user is None or item.fact.user_id in user_entities:
             continue
+        if any(
+            mention is not None and user_mentions.is_the_user(item.fact, mention)
+            for statement in item.statements
+            for mention in (statement.subject, statement.object)
+        ):
+            user_entities[item.fact.user_id] = user_entity_get_or_create(
+                agent=item.fact.agent, user=item.fact.user, names=user_mentions.names_of(item.fact.user)
+            )
+    scopes = {
+        (agent_id, user_id): names
+        for (agent_id, user_id), names in _scope_names(stated, user_mentions=user_mentions).items()
+        if names
+    }
+    entities: dict[tuple[int, int | None], _ScopeEntities] = {}
+    for item in stated:
+        key = (item.fact.agent_id, item.fact.user_id)
+        if key in scopes and key not in entities:
+            entities[key] = _ScopeEntities(
+                agent=item.fact.agent,
+                user=item.fact.user,
+                names=scopes[key],
+                user_entity=user_entities.get(item.fact.user_id),
+            )
+
+    def resolve(fact: Fact, mention: EntityMention) -> Entity | None:
+        if user_mentions.is_the_user(fact, mention):
+            return user_entities.get(fact.user_id)
+        return entities[(fact.agent_id, fact.user_id)].upsert(mention)
+
+    planned = []
+    for item in stated:
+        for statement in item.statements:
+            subject = resolve(item.fact, statement.subject)
+            target = resolve(item.fact, statement.object) if statement.object is not None else None
+            if subject is None or (statement.object is not None and target is None):
+                continue
+            planned.append((item, statement, subject, target))
+    for scope_entities in entities.values():
+        scope_entities.save()
+    now = timezone.now()
+    rows = []
+    for item, statement, subject, target in planned:
         if target is not None and target.pk == subject.pk:
             continue  # "Maria is Maria": an alias, not a relation
-        written.append(
-            relation_add(
-                subject=subject,
-                predicate=statement.predicate,
-                object_entity=target,
-                object_value=statement.value,
-                source_facts=[fact],
-                source_messages=source_messages,
-                valid_from=fact.valid_from,
-            )
+        predicate, object_value = _relation_values(
+            predicate=statement.predicate, object_entity=target, object_value=statement.value
         )
+        rows.append((item, (subject.pk, predicate, target.pk if target else None, object_value), subject))
+    if not rows:
+        return []
+    current = {
+        (relation.subject_id, relation.predicate, relation.object_entity_id, relation.object_value): relation
+        for relation in Relation.objects.filter(
+            subject_id__in={key[0] for _, key, _ in rows},
+            predicate__in={key[1] for _, key, _ in rows},
+            valid_to__isnull=True,
+        )
+    }
+    created = []
+    for item, key, subject in rows:
+        if key not in current:
+            current[key] = Relation(
+                agent_id=subject.agent_id,
+                user_id=subject.user_id,
+                subject_id=key[0],
+                predicate=key[1],
+                object_entity_id=key[2],
+                object_value=key[3],
+                formed_at=now,
+                valid_from=item.fact.valid_from or now,
+            )
+            created.append(current[key])
+    Relation.objects.bulk_create(created)
+    written = [current[key] for _, key, _ in rows]
+    fact_links = {(current[key].pk, item.fact.pk) for item, key, _ in rows}
+    message_links = {(current[key].pk, message.pk) for item, key, _ in rows for message in item.source_messages}
+    for link, pairs, column in (
+        (Relation.source_facts.through, fact_links, "fact_id"),
+        (Relation.source_messages.through, message_links, "message_id"),
+    ):
+        if pairs:
+            link.objects.bulk_create(
+                [link(relation_id=relation_id, **{column: source_id}) for relation_id, source_id in sorted(pairs)],
+                ignore_conflicts=True,
+            )
     return written
+
+
+def fact_relations_write(
+    *, fact: Fact, statements: Iterable[RelationStatement], source_messages: Sequence[Message]
+) -> list[Relation]:
+    """The relations one fact states (relations_write for one fact version)."""
+    return relations_write(
+        stated=[StatedRelations(fact=fact, statements=list(statements), source_messages=source_messages)]
+    )
 
 
 _CLOSE_FOR_FACT_SQL = """

@@ -18,7 +18,7 @@ from core.llm.offline_graph import graph_of_facts
 from core.safety.sensitive import sensitive_findings
 from facts.models import Fact, Relation
 from facts.services.extraction import relation_holds_a_secret, relations_of_reply
-from facts.services.graph import fact_relations_write
+from facts.services.graph import StatedRelations, relations_write
 from facts.services.reconciliation import facts_scope_lock
 
 
@@ -54,11 +54,15 @@ def facts_graph_extract(*, fact_ids: Sequence[int]) -> int:
                     "pk", flat=True
                 )
             )
-            for fact in scope_facts:
-                if fact.pk in current:  # closed meanwhile: its relations would be born ended
-                    written += len(
-                        fact_relations_write(
+            written += len(
+                relations_write(
+                    stated=[
+                        StatedRelations(
                             fact=fact, statements=statements[fact.pk], source_messages=list(fact.source_messages.all())
                         )
-                    )
+                        for fact in scope_facts
+                        if fact.pk in current  # closed meanwhile: its relations would be born ended
+                    ]
+                )
+            )
     return written

@@ -39,7 +39,7 @@ from facts.services.facts import (
     fact_supersede,
     facts_create_bulk,
 )
-from facts.services.graph import ResolvedEntities, fact_relations_write
+from facts.services.graph import StatedRelations, relations_write
 from facts.services.reference_documents import facts_restating_reference
 
 PROMPT = Path(__file__).resolve().parent.parent / "prompts" / "reconcile_facts.txt"
@@ -562,7 +562,10 @@ def facts_reconcile_apply(
             if held is not None:
                 applying.states(fact=held, decision=decision, sources=sources)
     _plain_adds_apply(applying=applying, adds=plain_adds)
-    resolved = ResolvedEntities()
-    for fact, decision, sources in applying.stated:
-        fact_relations_write(fact=fact, statements=decision.new.relations, source_messages=sources, resolved=resolved)
+    relations_write(
+        stated=[
+            StatedRelations(fact=fact, statements=decision.new.relations, source_messages=sources)
+            for fact, decision, sources in applying.stated
+        ]
+    )
     return applying.result

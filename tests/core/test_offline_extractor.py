@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import core.llm.offline_graph as offline_graph
 from benchmarks.offline_extractor import extractor_measure
 from core.llm.base import LLMRequest
 from core.llm.offline import OfflineLLM
@@ -73,3 +74,24 @@ def test_a_clause_that_leans_on_the_conversation_makes_no_fact():
     )["facts"]
 
     assert facts == []
+
+
+def test_the_entity_graph_reads_the_parse_the_grammar_checks_made(monkeypatch):
+    texts = ("My sister Maria works at Acme Corp in Berlin.", "I live in Porto and I love hiking.")
+    reparsed: list[str] = []
+    pipeline = offline_graph.english_pipeline()
+
+    class Counting:
+        def pipe(self, contents):
+            reparsed.extend(contents)
+            return pipeline.pipe(contents)
+
+    monkeypatch.setattr(offline_graph, "english_pipeline", lambda: Counting())
+    reply = _ask("extract_facts", *texts)
+    monkeypatch.undo()
+
+    assert reply["relations"] and reparsed == []  # every fact's parse came from its check
+    assert offline_graph.graph_of_facts(reply["facts"]) == {  # the same graph as a parse of its own
+        "entities": reply["entities"],
+        "relations": reply["relations"],
+    }
