@@ -16,9 +16,10 @@ and of each entity's name, so that a question about what a person did across man
 relation that says it, whichever words the turns used around it. The user themself is a hub too.
 
 A fact ranks by how many of the named entities its relations reach, then, for a question about a period ("in May
-2023"), by whether one of those relations held during it (the relations' validity), then by how near (hops), then by
-how specific the entities it touches are (a fact about an entity with few relations says more about it than one about
-an entity named in many), then the most recent first.
+2023"), by whether one of those relations held during it (the relations' validity), then by how well a named hub's
+relation matches the query's other words (its facet, above), then by how near (hops), then by how specific the
+entities it touches are (a fact about an entity with few relations says more about it than one about an entity named
+in many), then the most recent first.
 
 Turn search has the same signal (messages_graph_ranking): the same walk ends in the messages the relations were
 formed from. conversations sits below facts and may not import it, so facts registers it there when the apps load
