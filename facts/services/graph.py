@@ -296,7 +296,7 @@ class _UserMentions:
     def is_the_user(self, fact: Fact, mention: EntityMention) -> bool:
         if mention.is_user:
             return True
-        return fact.user is not None and entity_name_normalize(mention.name) in self.names_of(fact.user)
+        return fact.user_id is not None and entity_name_normalize(mention.name) in self.names_of(fact.user)
 
 
 def _scope_names(
@@ -327,7 +327,7 @@ def relations_write(*, stated: Sequence[StatedRelations]) -> list[Relation]:
     user_mentions = _UserMentions()
     user_entities: dict[int, Entity] = {}
     for item in stated:
-        if item.fact.user is None or item.fact.user_id in user_entities:
+        if item.fact.user_id is None or item.fact.user_id in user_entities:
             continue
         if any(
             mention is not None and user_mentions.is_the_user(item.fact, mention)
