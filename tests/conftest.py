@@ -19,6 +19,7 @@ from django.core.cache import cache
 from agents.models import Agent, EndUser
 from conversations.models import Session
 from tests import fuzzing
+from tests.api_support import api_client_for
 
 REPO_DIR = Path(__file__).resolve().parent.parent
 
@@ -92,6 +93,12 @@ def _vector_indexes_dropped_after(_django_db_marker, request) -> Iterator[None]:
 @pytest.fixture
 def agent(db) -> Agent:
     return Agent.objects.create(external_id=f"agent-{uuid.uuid4().hex[:8]}", name="Test agent")
+
+
+@pytest.fixture
+def api(agent: Agent):
+    """The agent's REST client (tests.api_support)."""
+    return api_client_for(agent)
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from agents.models import Agent
-from agents.services.api_keys import api_key_create
+from tests.api_support import api_key_for
 from tests.conftest import REPO_DIR
 
 CLIENT_DIR = str(REPO_DIR / "clients" / "python")
@@ -15,12 +15,6 @@ if CLIENT_DIR not in sys.path:
 from memory_client import AsyncMemoryClient, MemoryAPIError, MemoryClient  # noqa: E402
 
 __all__ = ["AsyncMemoryClient", "MemoryAPIError", "MemoryClient", "api_key_for", "memory_client_for"]
-
-
-def api_key_for(*, agent: Agent) -> str:
-    """A new raw API key of the agent."""
-    _, raw_key = api_key_create(agent=agent, name="tests")
-    return raw_key
 
 
 def memory_client_for(*, agent: Agent, base_url: str) -> MemoryClient:

@@ -2,22 +2,12 @@ import pytest
 from django.test import Client
 
 from agents.models import Agent
-from agents.services.api_keys import api_key_create
 from conversations.models import Message, Session
-
-
-def _client_for(agent: Agent) -> Client:
-    _, raw_key = api_key_create(agent=agent, name="test")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
+from tests.api_support import api_client_for
 
 
 def _post(client: Client, path: str, body: dict):
     return client.post(path, body, content_type="application/json")
-
-
-@pytest.fixture
-def api(agent) -> Client:
-    return _client_for(agent)
 
 
 @pytest.mark.django_db
@@ -124,7 +114,7 @@ def test_a_new_session_needs_its_user_and_keeps_it(api):
 @pytest.mark.django_db
 def test_another_agents_key_never_sees_the_session(api, agent):
     _post(api, "/api/v1/sessions/private/messages", {"user": "u", "messages": [{"role": "user", "content": "x"}]})
-    intruder = _client_for(Agent.objects.create(external_id="other-agent"))
+    intruder = api_client_for(Agent.objects.create(external_id="other-agent"))
 
     for response in (
         intruder.get("/api/v1/sessions/private"),

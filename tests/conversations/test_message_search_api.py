@@ -4,15 +4,8 @@ import pytest
 from django.test import Client
 
 from agents.models import EndUser
-from agents.services.api_keys import api_key_create
 from conversations.models import Message, Session
 from conversations.services.message_embeddings import message_search_text, messages_embed_missing
-
-
-@pytest.fixture
-def api(agent) -> Client:
-    _, raw_key = api_key_create(agent=agent, name="test")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
 
 
 @pytest.fixture

@@ -8,24 +8,14 @@ import pytest
 from django.test import Client
 
 from agents.models import Agent, EndUser
-from agents.services.api_keys import api_key_create
 from facts.models import EntityType, FactScope
 from facts.services.facts import fact_create
 from facts.services.graph import entity_upsert, relation_add
 from formation.services.tools import ENTITY_TOOL_MAX_FACTS, ENTITY_TOOL_MAX_RELATIONS
+from tests.api_support import api_client_for
 from tests.graph_support import sister_graph_create
 
 pytestmark = pytest.mark.django_db
-
-
-def _client_for(agent: Agent) -> Client:
-    _, raw_key = api_key_create(agent=agent, name="test")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
-
-
-@pytest.fixture
-def api(agent) -> Client:
-    return _client_for(agent)
 
 
 def _get_entity(api: Client, arguments, **conversation) -> dict:
@@ -101,7 +91,7 @@ def test_a_users_entities_are_theirs_alone_and_agent_wide_ones_are_everyones(api
     for caller, conversation in [
         (api, {"user": other_user.external_id}),
         (api, {}),
-        (_client_for(other_agent), {"user": end_user.external_id}),
+        (api_client_for(other_agent), {"user": end_user.external_id}),
     ]:
         answer = _get_entity(caller, {"name": "Maria"}, **conversation)
         assert answer["ok"] and answer["result"]["found"] is False, answer
@@ -109,7 +99,7 @@ def test_a_users_entities_are_theirs_alone_and_agent_wide_ones_are_everyones(api
     for conversation in [{"user": other_user.external_id}, {}, {"user": end_user.external_id}]:
         shared = _get_entity(api, {"name": "zanzibar office"}, **conversation)["result"]
         assert [fact["content"] for fact in shared["facts"]] == ["The Zanzibar office opens at 9"]
-    assert _get_entity(_client_for(other_agent), {"name": "zanzibar office"})["result"]["found"] is False
+    assert _get_entity(api_client_for(other_agent), {"name": "zanzibar office"})["result"]["found"] is False
 
 
 def test_a_well_known_entity_is_cut_to_a_bounded_answer_that_says_what_was_left_out(api, agent, end_user):

@@ -1,26 +1,14 @@
 """The facts API: list, create (deduplicated), read, update (a new version), delete (close or erase), history."""
 
 import pytest
-from django.test import Client
 from django.utils import timezone
 from rest_framework import serializers
 
 from agents.models import Agent, EndUser
-from agents.services.api_keys import api_key_create
 from conversations.models import Message
 from facts.api.serializers import FactOutputSerializer
 from facts.models import Fact, FactEmbedding
 from facts.services.facts import fact_close, fact_create, fact_profile_set, fact_supersede
-
-
-def _client_for(agent: Agent) -> Client:
-    _, raw_key = api_key_create(agent=agent, name="test")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
-
-
-@pytest.fixture
-def api(agent) -> Client:
-    return _client_for(agent)
 
 
 def _snapshot() -> list[tuple]:

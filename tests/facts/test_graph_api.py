@@ -5,25 +5,14 @@ schema-walked isolation matrix (tests/hardening/test_isolation.py) covers both o
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from agents.models import Agent, EndUser
-from agents.services.api_keys import api_key_create
 from facts.models import EntityType, FactScope
 from facts.services.facts import fact_create, fact_supersede
 from facts.services.graph import entity_merge, entity_upsert, relation_add, user_entity_get_or_create
+from tests.api_support import api_client_for
 
 pytestmark = pytest.mark.django_db
-
-
-def _client_for(agent: Agent) -> Client:
-    _, raw_key = api_key_create(agent=agent, name="test")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
-
-
-@pytest.fixture
-def api(agent) -> Client:
-    return _client_for(agent)
 
 
 @pytest.fixture
@@ -115,7 +104,7 @@ def test_a_merged_entity_points_at_the_one_kept(api, agent, end_user, sister):
 def test_another_agents_entity_is_not_found(sister):
     other = Agent.objects.create(external_id="agent-other", name="Other")
     EndUser.objects.create(agent=other, external_id="user-1")
-    client = _client_for(other)
+    client = api_client_for(other)
 
     response = client.get(f"/api/v1/entities/{sister.pk}")
     listed = client.get("/api/v1/entities", {"user": "user-1"})

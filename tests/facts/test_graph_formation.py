@@ -10,9 +10,7 @@ import json
 
 import pytest
 from django.db import transaction
-from django.test import Client
 
-from agents.services.api_keys import api_key_create
 from conversations.models import Session
 from conversations.services.ingestion import MessageInput, session_append_messages
 from core.llm.base import LLMRequest
@@ -20,6 +18,7 @@ from core.llm.offline import OfflineLLM
 from facts.models import Entity, Fact, Relation
 from formation.services.formation import session_form_memories
 from formation.services.formation_triggers import formation_request
+from tests.api_support import api_client_for
 from tests.formation_support import user_says, wait_until
 
 SISTER_REPLY = {
@@ -40,11 +39,6 @@ SISTER_REPLY = {
         {"fact": 9, "subject": "Maria", "predicate": "likes", "value": "tea"},
     ],
 }
-
-
-def _client_for(agent) -> Client:
-    _, raw_key = api_key_create(agent=agent, name="test")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
 
 
 def _relations(user) -> set[tuple[str, str, str]]:
@@ -229,7 +223,7 @@ def test_the_users_speaker_name_is_their_own_entity_found_by_that_name(agent):
     assert _relations(session.user) >= {("the user", "moved_to", "Boston"), ("the user", "works_at", "Google")}
     works = Relation.objects.get(user=session.user, predicate="works_at")
     assert works.subject == me and works.source_messages.get().content == "Caroline: I work at Google now."
-    found = _client_for(agent).get("/api/v1/entities", {"user": "u-7", "q": "Caroline"})
+    found = api_client_for(agent).get("/api/v1/entities", {"user": "u-7", "q": "Caroline"})
     assert [(item["id"], item["is_user"]) for item in found.json()["results"]] == [(me.pk, True)]
 
 

@@ -11,12 +11,6 @@ from facts.services.facts import fact_create, fact_supersede
 
 
 @pytest.fixture
-def api(agent) -> Client:
-    _, raw_key = api_key_create(agent=agent, name="test")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
-
-
-@pytest.fixture
 def facts(agent, end_user) -> dict[str, Fact]:
     other = EndUser.objects.create(agent=agent, external_id="user-2")
     stored = {

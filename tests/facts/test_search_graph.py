@@ -9,10 +9,8 @@ import json
 import time
 
 import pytest
-from django.test import Client
 
 from agents.models import Agent, EndUser
-from agents.services.api_keys import api_key_create
 from facts.models import Entity, EntityType, Fact, Relation
 from facts.selectors import facts_search
 from facts.selectors.graph_search import HUB_RELATIONS, query_names
@@ -177,10 +175,7 @@ def test_another_users_or_agents_entities_never_expand(agent, end_user, chain):
 
 
 @pytest.mark.django_db
-def test_the_api_reports_graph_rank_per_hit_and_its_time(agent, end_user, chain):
-    _, raw_key = api_key_create(agent=agent, name="test")
-    api = Client(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
-
+def test_the_api_reports_graph_rank_per_hit_and_its_time(api, end_user, chain):
     response = api.post(
         "/api/v1/memory/search",
         {"query": "Where could Maria visit her friend's office?", "user": end_user.external_id, "top_k": 9},
@@ -222,10 +217,7 @@ def test_imported_facts_join_the_graph_with_the_offline_extractor(agent, end_use
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_fact_written_through_the_api_is_parsed_into_the_graph_by_a_worker(agent, end_user, celery_worker_process):
-    _, raw_key = api_key_create(agent=agent, name="test")
-    api = Client(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
-
+def test_a_fact_written_through_the_api_is_parsed_into_the_graph_by_a_worker(api, end_user, celery_worker_process):
     response = api.post(
         "/api/v1/facts",
         json.dumps({"content": "Caroline works at Lumen Labs", "user": end_user.external_id, "scopes": ["user"]}),

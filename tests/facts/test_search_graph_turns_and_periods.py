@@ -7,10 +7,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from django.test import Client
 
 from agents.models import Agent, EndUser
-from agents.services.api_keys import api_key_create
 from conversations.models import Message, Session
 from conversations.selectors.message_search import messages_search
 from conversations.services.message_embeddings import messages_embed_missing
@@ -144,10 +142,7 @@ def test_an_agent_wide_relation_never_brings_another_users_turn(agent, end_user,
 
 
 @pytest.mark.django_db
-def test_the_api_reports_graph_rank_per_turn(agent, end_user, chain_said):
-    _, raw_key = api_key_create(agent=agent, name="test")
-    api = Client(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
-
+def test_the_api_reports_graph_rank_per_turn(api, end_user, chain_said):
     response = api.post(
         "/api/v1/messages/search",
         {"query": QUESTION, "user": end_user.external_id, "top_k": 20},

@@ -6,7 +6,6 @@ import pytest
 from django.test import Client
 
 from agents.models import Agent, AgentMemoryFromUsers, EndUser
-from agents.services.api_keys import api_key_create
 from conversations.models import Session
 from core.models import SensitiveDataFinding
 from core.safety.sensitive import SensitiveDataPolicy
@@ -16,12 +15,6 @@ from formation.models import HeldMemory
 from formation.selectors.sensitive_data import sensitive_data_counts
 
 TOOL_NAMES = ["search_memory", "get_entity", "save_memory", "update_memory", "delete_memory"]
-
-
-@pytest.fixture
-def api(agent) -> Client:
-    _, raw_key = api_key_create(agent=agent, name="test")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
 
 
 def _call(api: Client, name: str, arguments, **conversation):

@@ -4,18 +4,11 @@ import pytest
 from django.test import Client
 
 from agents.models import Agent, EndUser
-from agents.services.api_keys import api_key_create
 from conversations.models import Session
 from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion, Reflection
 from reflections.selectors.context import memory_context_get
 from reflections.services.consolidation import consolidated_memory_replace
 from reflections.services.reflections import reflection_create
-
-
-@pytest.fixture
-def api(agent) -> Client:
-    _, raw_key = api_key_create(agent=agent, name="test")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
 
 
 def _post(api: Client, path: str, body: dict):
