@@ -1,8 +1,5 @@
 from django.apps import AppConfig
 
-# Models that moved here from conversations/ with their tables (issue 22): their old admin URLs redirect here.
-MOVED_HERE_FROM = {"formationjob": "conversations", "heldmemory": "conversations", "retentionrun": "conversations"}
-
 
 class FormationConfig(AppConfig):
     name = "formation"
@@ -11,12 +8,9 @@ class FormationConfig(AppConfig):
     def ready(self) -> None:
         # Imported in ready(), Django's place for it: these modules import models, loadable only once apps are.
         from conversations.signals import messages_appended, session_closed
-        from core.admin.redirects import admin_moved_model_register
-        from core.admin.utils import admin_job_model_register
         from core.llm.client import llm_provider_recovered
         from core.observability.metrics import metrics_collector_register
         from core.runtime.health import health_check_register
-        from formation.models import FormationJob
         from formation.selectors.formation_backlog import formation_health
         from formation.selectors.memory_review import review_queue_health
         from formation.selectors.operations_metrics import formation_metrics, review_queue_metrics
@@ -28,10 +22,7 @@ class FormationConfig(AppConfig):
         llm_provider_recovered.connect(
             formation_resume_on_provider_recovery, dispatch_uid="formation_resume_on_provider_recovery"
         )
-        admin_job_model_register("formation", FormationJob)
         health_check_register("formation", formation_health)
         health_check_register("memory_review", review_queue_health)
         metrics_collector_register("formation", formation_metrics)
         metrics_collector_register("review_queue", review_queue_metrics)
-        for model_name, old_app_label in MOVED_HERE_FROM.items():
-            admin_moved_model_register(old_app_label=old_app_label, new_app_label=self.label, model_name=model_name)

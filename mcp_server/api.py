@@ -8,10 +8,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents.api.authentication import request_agent
+from agents.authentication import request_agent
+from api.facts.tool_views import ArgumentsField
 from core.api.fields import StrictCharField
 from core.exceptions import ApplicationError
-from facts.api.tool_views import ArgumentsField
 from mcp_server.tools import (
     SESSION_HEADER,
     USER_HEADER,

@@ -22,8 +22,8 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
-from agents.api.authentication import AgentAPIKeyAuthentication
-from agents.api.throttling import AgentKeyRateThrottle
+from agents.authentication import AgentAPIKeyAuthentication
+from agents.throttling import AgentKeyRateThrottle
 from core.api.errors import error_body
 from core.api.middleware import REQUEST_ID_HEADER, request_id_from
 from core.runtime.logging import current_agent, current_request_id

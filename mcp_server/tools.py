@@ -22,7 +22,7 @@ from typing import Any
 from rest_framework import serializers
 
 from agents.models import Agent
-from conversations.api.serializers import EXTERNAL_ID_MAX_LENGTH
+from api.conversations.serializers import EXTERNAL_ID_MAX_LENGTH
 from conversations.selectors.memory_scope import MemoryScopeTarget, memory_scope_resolve
 from conversations.selectors.message_search import messages_search
 from core.api.fields import StrictCharField, StrictIntegerField

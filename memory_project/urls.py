@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from core.admin.redirects import admin_moved_model_urls
+from console.redirects import admin_moved_model_urls
 from core.observability.http import metrics_view
 from core.views import health_view
 
@@ -14,13 +14,9 @@ urlpatterns = [
     path("metrics", metrics_view, name="metrics"),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("api/v1/", include("conversations.api.urls")),
-    path("api/v1/", include("reflections.api.urls")),
-    path("api/v1/", include("facts.api.urls")),
-    path("api/v1/", include("facts.api.document_urls")),
-    path("api/v1/", include("reflections.api.curation_urls")),
+    path("api/v1/", include("api.urls")),
     path("api/v1/", include("mcp_server.urls")),
-    path("v1/", include("conversations.api.chat_proxy_urls")),
+    path("v1/", include("api.conversations.chat_proxy_urls")),
 ]
 
 handler404 = "core.api.errors.not_found_handler"

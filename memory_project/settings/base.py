@@ -34,6 +34,7 @@ INSTALLED_APPS = [
     "reflections",
     "formation",
     "portability",
+    "console",
 ]
 
 # The tenant every per-agent record belongs to. Core's records (LLM calls, sensitive-data findings) point at it
@@ -156,13 +157,13 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "core.api.errors.api_exception_handler",
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "agents.api.authentication.AgentAPIKeyAuthentication",
+        "agents.authentication.AgentAPIKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["agents.api.authentication.IsAgentOrStaff"],
+    "DEFAULT_PERMISSION_CLASSES": ["agents.authentication.IsAgentOrStaff"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["core.api.parsers.StorableJSONParser"],
-    "DEFAULT_THROTTLE_CLASSES": ["agents.api.throttling.AgentKeyRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["agents.throttling.AgentKeyRateThrottle"],
 }
 # Requests per API key (per user for a staff login), counted in Redis: "1200/minute", "20/second". Empty: no limit.
 API_THROTTLE_RATE = env("API_THROTTLE_RATE", default="1200/minute")

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conversations.api.serializers import (
+from api.conversations.serializers import (
     MessagesAppendInputSerializer,
     _messages_append_input_plain,
     messages_append_input_validated,

@@ -8,16 +8,16 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from rest_framework import serializers
 
-from conversations.api.search_views import (
+from api.conversations.search_views import (
     MessageHitOutputSerializer,
     MessageSearchInputSerializer,
     MessageSearchOutputSerializer,
 )
+from api.facts.serializers import FactHitOutputSerializer, MemorySearchInputSerializer, MemorySearchOutputSerializer
 from conversations.models import Message
 from conversations.selectors.message_search import messages_search
 from conversations.services.message_embeddings import messages_embed_missing
 from core.api.hot_path import input_validate, output_represent
-from facts.api.serializers import FactHitOutputSerializer, MemorySearchInputSerializer, MemorySearchOutputSerializer
 from facts.models import Fact
 from facts.selectors.search import facts_search
 from facts.services.facts import fact_close, fact_create

@@ -5,8 +5,8 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from agents.models import Agent, EndUser
+from api.facts.serializers import FactOutputSerializer
 from conversations.models import Message
-from facts.api.serializers import FactOutputSerializer
 from facts.models import Fact, FactEmbedding
 from facts.services.facts import fact_close, fact_create, fact_profile_set, fact_supersede
 

@@ -1,0 +1,16 @@
+from django.urls import path
+
+from api.facts import entity_views, tool_views, views
+
+app_name = "facts-api"
+
+urlpatterns = [
+    path("facts", views.FactListView.as_view(), name="fact-list"),
+    path("facts/<int:fact_id>", views.FactDetailView.as_view(), name="fact-detail"),
+    path("facts/<int:fact_id>/history", views.FactHistoryView.as_view(), name="fact-history"),
+    path("entities", entity_views.EntityListView.as_view(), name="entity-list"),
+    path("entities/<int:entity_id>", entity_views.EntityDetailView.as_view(), name="entity-detail"),
+    path("memory/search", views.MemorySearchView.as_view(), name="memory-search"),
+    path("tools", tool_views.ToolListView.as_view(), name="tool-list"),
+    path("tools/call", tool_views.ToolCallView.as_view(), name="tool-call"),
+]

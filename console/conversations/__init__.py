@@ -1,0 +1,5 @@
+"""Conversations in the admin: sessions and messages."""
+
+from console.conversations.sessions import MessageAdmin, SessionAdmin
+
+__all__ = ["MessageAdmin", "SessionAdmin"]
