@@ -7,7 +7,6 @@ class FormationConfig(AppConfig):
 
     def ready(self) -> None:
         # Imported in ready(), Django's place for it: these modules import models, loadable only once apps are.
-        from conversations.signals import messages_appended, session_closed
         from core.llm.client import llm_provider_recovered
         from core.observability.metrics import metrics_collector_register
         from core.runtime.health import health_check_register
@@ -15,10 +14,7 @@ class FormationConfig(AppConfig):
         from formation.selectors.memory_review import review_queue_health
         from formation.selectors.operations_metrics import formation_metrics, review_queue_metrics
         from formation.services.formation_holds import formation_resume_on_provider_recovery
-        from formation.services.formation_triggers import formation_on_messages_appended, formation_on_session_closed
 
-        messages_appended.connect(formation_on_messages_appended, dispatch_uid="formation_on_messages_appended")
-        session_closed.connect(formation_on_session_closed, dispatch_uid="formation_on_session_closed")
         llm_provider_recovered.connect(
             formation_resume_on_provider_recovery, dispatch_uid="formation_resume_on_provider_recovery"
         )

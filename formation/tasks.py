@@ -9,28 +9,17 @@ from celery import current_app, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
-from agents.models import Agent
 from conversations.services.message_embeddings import messages_embedding_sweep
-from core.exceptions import ProviderError, ProviderPaused, ProviderRateLimited
-from core.llm.client import llm_calls_write, llm_job_calls
+from core.exceptions import ProviderError
+from core.runtime.queueing import retry_backoff_seconds
 from formation import task_names
 from formation.services.formation import SessionLocked, session_form_memories
-from formation.services.formation_holds import consolidation_defer, formation_hold, sessions_formation_resume
+from formation.services.formation_holds import sessions_formation_resume
 from formation.services.formation_triggers import sessions_formation_sweep
 from formation.services.retention import retention_enforce_all
-from reflections import task_names as reflections_tasks
-from reflections.services.consolidation import ScopeKey, scope_consolidate
 
 # Appends hold a session's row for milliseconds: a claim that met one comes back this soon.
 LOCKED_RETRY_SECONDS = (0.5, 2.0)
-
-
-def backoff_seconds(retries: int, error: BaseException | None = None) -> float:
-    """Exponential backoff with full jitter, capped at ten minutes; never sooner than a 429's Retry-After."""
-    delay = random.uniform(0, min(600, 5 * 2**retries))
-    if isinstance(error, ProviderRateLimited) and error.retry_after:
-        delay = max(delay, error.retry_after)
-    return delay
 
 
 @shared_task(name=task_names.FORM_SESSION_MEMORIES, bind=True, acks_late=True, max_retries=None)
@@ -47,7 +36,7 @@ def session_form_memories_task(self, session_id: int, trigger: str) -> dict | No
     except (ProviderError, SoftTimeLimitExceeded) as error:
         if not may_retry:
             raise
-        raise self.retry(exc=error, countdown=backoff_seconds(self.request.retries, error)) from error
+        raise self.retry(exc=error, countdown=retry_backoff_seconds(self.request.retries, error)) from error
     if outcome is None:
         return None
     job = outcome.job
@@ -70,45 +59,6 @@ def sessions_formation_sweep_task() -> dict:
 @shared_task(name=task_names.ENFORCE_RETENTION)
 def retention_enforce_all_task() -> dict:
     return retention_enforce_all()
-
-
-# Consolidation is reflections' service, run here under the pipeline's holds (budgets, a failing provider): the task
-# keeps the name reflections queue it by (reflections.task_names).
-@shared_task(name=reflections_tasks.CONSOLIDATE_SCOPE, bind=True, acks_late=True, max_retries=None)
-def scope_consolidate_task(
-    self, agent_id: int, scope: str, user_id: int | None, session_id: int | None, force: bool = False
-) -> int | None:
-    if formation_hold(agent=Agent.objects.get(pk=agent_id)) is not None:
-        # Reflections stay buffered (and in the context block); the resume job queues the agent's due scopes.
-        consolidation_defer(agent_id=agent_id)
-        return None
-    try:
-        with llm_job_calls(time_limit_seconds=settings.CELERY_TASK_SOFT_TIME_LIMIT) as calls:
-            try:
-                job = scope_consolidate(
-                    key=ScopeKey(agent_id=agent_id, scope=scope, user_id=user_id, session_id=session_id),
-                    task_id=self.request.id or "",
-                    force=force,
-                )
-            finally:
-                llm_calls_write(records=calls)
-    except ProviderPaused:
-        consolidation_defer(agent_id=agent_id)
-        return None
-    except (ProviderError, SoftTimeLimitExceeded) as error:
-        if self.request.retries >= settings.FORMATION_MAX_RETRIES:
-            raise
-        raise self.retry(exc=error, countdown=backoff_seconds(self.request.retries, error)) from error
-    return job.pk if job else None
-
-
-@shared_task(name="conversations.consolidate_scope", bind=True, acks_late=True, max_retries=None)
-def scope_consolidate_legacy_task(
-    self, agent_id: int, scope: str, user_id: int | None, session_id: int | None, force: bool = False
-) -> int | None:
-    """The task's name before it moved to reflections: consolidations queued by an older release still run after
-    an upgrade. Nothing queues it any more."""
-    return scope_consolidate_task.run(agent_id, scope, user_id, session_id, force)
 
 
 def _legacy_task(old_name: str, task_name: str):

@@ -28,6 +28,7 @@ from conversations.selectors.message_search import messages_search
 from core.api.fields import StrictCharField, StrictIntegerField
 from core.api.json_limits import json_unstorable_fields
 from core.exceptions import ApplicationError
+from facts.selectors.graph_search import messages_graph_ranking
 from formation.services.tools import ToolContext, tool_call_execute, tool_definitions
 from mcp_server.metrics import mcp_tool_call_count
 from reflections.selectors.bundle import BundleLimits, memory_bundle_build
@@ -200,7 +201,9 @@ def _validated(serializer_class: type[serializers.Serializer], arguments: dict) 
 
 def _search_conversations(agent: Agent, target: MemoryScopeTarget, arguments: dict) -> dict:
     options = _validated(_ConversationSearchArguments, arguments)
-    hits = messages_search(agent=agent, user=target.user, session=target.session, **options)
+    hits = messages_search(
+        agent=agent, user=target.user, session=target.session, graph_ranking=messages_graph_ranking, **options
+    )
     return {
         "messages": [
             {

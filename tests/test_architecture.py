@@ -128,7 +128,7 @@ def test_each_part_imports_only_what_the_architecture_allows(part):
         ("conversations.services.x", "from formation.services import formation_triggers", True),
         ("facts.services.x", "from formation.models import HeldMemory", True),
         ("facts.selectors.x", "from reflections.models import Reflection", True),
-        ("reflections.tasks", "def f():\n    from formation.tasks import backoff_seconds  # why", True),
+        ("reflections.tasks", "def f():\n    from formation.tasks import LOCKED_RETRY_SECONDS  # why", True),
         ("core.llm.x", "from agents.models import Agent", True),
         ("core.llm.x", "from console.utils import admin_link", True),
         ("formation.services.x", "from portability.services import erasure", True),
@@ -221,10 +221,8 @@ def test_modules_import_each_other_without_circles():
 APP_NAMED = re.compile(r"\b(?:agents|conversations|facts|reflections|formation|portability)[._][a-z]")
 
 
-def _strings_naming_an_app(tree: ast.Module) -> list[tuple[int, str]]:
-    """String literals (docstrings aside) that name an app's model, table or module ("conversations.Agent",
-    "conversations_formationjob"): core must reach them through a registry or a setting instead."""
-    docstrings = {
+def _docstring_ids(tree: ast.Module) -> set[int]:
+    return {
         id(node.body[0].value)
         for node in ast.walk(tree)
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
@@ -232,6 +230,12 @@ def _strings_naming_an_app(tree: ast.Module) -> list[tuple[int, str]]:
         and isinstance(node.body[0], ast.Expr)
         and isinstance(node.body[0].value, ast.Constant)
     }
+
+
+def _strings_naming_an_app(tree: ast.Module) -> list[tuple[int, str]]:
+    """String literals (docstrings aside) that name an app's model, table or module ("conversations.Agent",
+    "conversations_formationjob"): core must reach them through a registry or a setting instead."""
+    docstrings = _docstring_ids(tree)
     return [
         (node.lineno, node.value)
         for node in ast.walk(tree)
@@ -255,3 +259,100 @@ def test_core_names_no_app_s_model_in_its_code():
 def test_the_string_rule_catches_a_hard_coded_model():
     tree = ast.parse('"""About conversations.Agent."""\nMODELS = {"formation": "conversations_formationjob"}\n')
     assert _strings_naming_an_app(tree) == [(2, "conversations_formationjob")]
+
+
+def _tables_named(tree: ast.Module, owners: dict[str, str]) -> list[tuple[int, str]]:
+    """The database tables a module's string literals (docstrings aside) name, as raw SQL would."""
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(owners, key=len, reverse=True))) + r")\b")
+    docstrings = _docstring_ids(tree)
+    return [
+        (node.lineno, table)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+        for table in pattern.findall(node.value)
+    ]
+
+
+def _table_owners() -> dict[str, str]:
+    from django.apps import apps  # the models' tables, known once Django has loaded the apps (pytest-django has)
+
+    return {model._meta.db_table: model._meta.app_label for model in apps.get_models()}
+
+
+def test_no_part_names_another_part_s_table_in_its_code():
+    """Raw SQL reaches another app's table through its model (Model._meta.db_table, or the ORM), never by a name
+    written out: a table that keeps an old app's name (formation's conversations_formationjob) would otherwise look
+    like another app's, and a renamed table would break SQL no import test sees."""
+    owners = _table_owners()
+    named = [
+        f"{MODULES[module].relative_to(REPO)}:{line} names {table} ({owners[table]}'s)"
+        for module, tree in TREES.items()
+        for line, table in _tables_named(tree, owners)
+        if owners[table] != module.split(".")[0]
+    ]
+    assert named == [], "\n".join(named)
+
+
+def test_the_table_rule_catches_a_table_written_out():
+    tree = ast.parse('"""About conversations_session."""\nSQL = "UPDATE conversations_session SET x = 1"\n')
+    assert _tables_named(tree, {"conversations_session": "conversations"}) == [(2, "conversations_session")]
+
+
+# Formation's state of a session: columns of conversations' Session that only formation's services write.
+FORMATION_COLUMNS = {
+    "formed_through_message_id",
+    "formation_status",
+    "formation_queued_at",
+    "formation_waiting_reason",
+    "last_formed_at",
+}
+_WRITING_CALLS = {"update", "create", "get_or_create", "update_or_create", "save", "bulk_update", "bulk_create"}
+
+
+def _formation_column_writes(tree: ast.Module) -> list[tuple[int, str]]:
+    """Writes of formation's columns: assignments to them, and keyword arguments or update_fields naming them in the
+    ORM's writing calls (reads, such as filter(formation_status=...), are anyone's)."""
+    writes = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for element in target.elts if isinstance(target, ast.Tuple) else [target]:
+                    if isinstance(element, ast.Attribute) and element.attr in FORMATION_COLUMNS:
+                        writes.append((node.lineno, element.attr))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _WRITING_CALLS:
+            for keyword in node.keywords:
+                if keyword.arg in FORMATION_COLUMNS:
+                    writes.append((node.lineno, keyword.arg))
+                elif keyword.arg == "update_fields":
+                    writes += [
+                        (node.lineno, element.value)
+                        for element in ast.walk(keyword.value)
+                        if isinstance(element, ast.Constant) and element.value in FORMATION_COLUMNS
+                    ]
+    return writes
+
+
+def test_formation_s_state_of_a_session_is_written_by_formation_only():
+    writes = [
+        f"{MODULES[module].relative_to(REPO)}:{line} writes {column}"
+        for module, tree in TREES.items()
+        if module.split(".")[0] != "formation"
+        for line, column in _formation_column_writes(tree)
+    ]
+    assert writes == [], "\n".join(writes)
+
+
+@pytest.mark.parametrize(
+    ("source", "writes"),
+    [
+        ("session.formed_through_message_id = 5", True),
+        ("session.formation_status, session.x = 'idle', 1", True),
+        ("Session.objects.filter(pk=1).update(formation_status='queued')", True),
+        ("session.save(update_fields=['message_count', 'formed_through_message_id'])", True),
+        ("Session.objects.filter(formation_status='idle').count()", False),
+        ("status = session.formation_status", False),
+    ],
+)
+def test_the_formation_state_rule_catches_a_write(source, writes):
+    assert bool(_formation_column_writes(ast.parse(source))) is writes

@@ -14,6 +14,7 @@ from conversations.selectors.message_search import SEARCH_MODES, TOP_K_MAX, mess
 from core.api.fields import StrictCharField, StrictFloatField, StrictIntegerField, TimeRangeInputSerializer
 from core.api.hot_path import input_validate, output_represent
 from core.runtime.timing import stage_timed
+from facts.selectors.graph_search import messages_graph_ranking
 
 
 class MessageSearchInputSerializer(TimeRangeInputSerializer):
@@ -81,6 +82,8 @@ class MessageSearchView(APIView):
         target = memory_scope_resolve(
             agent=agent, user_external_id=options.pop("user", None), session_external_id=options.pop("session", None)
         )
-        hits = messages_search(agent=agent, user=target.user, session=target.session, **options)
+        hits = messages_search(
+            agent=agent, user=target.user, session=target.session, graph_ranking=messages_graph_ranking, **options
+        )
         with stage_timed("serialize"):
             return Response({"results": output_represent(serializer_class=MessageHitOutputSerializer, instances=hits)})

@@ -18,10 +18,11 @@ from api.conversations.serializers import (
     messages_append_input_validated,
 )
 from conversations.models import Message, Session
-from conversations.services.ingestion import MessageInput, session_append_messages, session_close, session_get_or_create
+from conversations.services.ingestion import MessageInput, session_get_or_create
 from core.api.pagination import StrictCursorPagination
 from core.exceptions import ApplicationError, NotFoundError
 from formation.services.formation_triggers import formation_request
+from formation.services.ingestion import session_close_and_form, session_messages_ingest
 
 
 def _session_id_checked(session_id: str) -> str:
@@ -115,7 +116,7 @@ class SessionMessagesView(ListAPIView):
     )
     def post(self, request: Request, session_id: str) -> Response:
         data = messages_append_input_validated(request.data)
-        result = session_append_messages(
+        result = session_messages_ingest(
             agent=request_agent(request),
             user_external_id=data.get("user"),
             session_external_id=_session_id_checked(session_id),
@@ -137,7 +138,7 @@ class SessionCloseView(APIView):
         "200 with the session unchanged when it was already closed (closing is idempotent).",
     )
     def post(self, request: Request, session_id: str) -> Response:
-        session, closed_now = session_close(session=_session_of(request, session_id))
+        session, closed_now = session_close_and_form(session=_session_of(request, session_id))
         return Response(
             SessionOutputSerializer(session).data, status=status.HTTP_202_ACCEPTED if closed_now else status.HTTP_200_OK
         )

@@ -19,11 +19,11 @@ from console.utils import (
 )
 from conversations.models import Message, Session
 from conversations.selectors.session_detail import session_messages
-from conversations.services.ingestion import session_close
 from formation.models import FormationJob
 from formation.selectors.jobs import session_formation_jobs_recent
 from formation.services.formation_holds import session_waiting_detail
 from formation.services.formation_triggers import formation_request
+from formation.services.ingestion import session_close_and_form
 
 MESSAGES_PER_PAGE = 50
 EXCERPT_CHARS = 100
@@ -157,7 +157,7 @@ class SessionAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
         session = get_object_or_404(Session, pk=object_id)
-        _, closed_now = session_close(session=session)
+        _, closed_now = session_close_and_form(session=session)
         if closed_now:
             self.message_user(request, f"Session {session} closed; formation of what it has not formed is queued.")
         else:
@@ -173,7 +173,7 @@ class SessionAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
     def close_sessions(self, request, queryset) -> None:
         open_sessions = list(queryset.filter(closed_at__isnull=True))
         for session in open_sessions:
-            session_close(session=session)
+            session_close_and_form(session=session)
         self.message_user(request, f"Closed {len(open_sessions)} sessions; their formation is queued.")
 
 

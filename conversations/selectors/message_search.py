@@ -8,7 +8,8 @@ scans them exactly, and BM25 takes the user's corpus size and average length fro
 
 Four more signals are fused with them in hybrid mode (semantic and text are each one signal alone): graph, the turns
 that the entity graph's relations about the entities the query names, or a relation or two from them, were formed
-from (conversations.selectors.related_turns: facts keeps the graph); time, for a query that asks when something
+from (facts keeps the graph: the caller passes its ranking, facts.selectors.graph_search.messages_graph_ranking);
+time, for a query that asks when something
 happened or is about a period (the day each message was said, and the day its text names, MessageEmbedding.refers_to,
 core.search.retrieval.time_ranking); neighbours, the turns just before and after
 the best hits, which hold the answer as often as the hit itself (a reply, or the question it answers); and speaker, the
@@ -22,6 +23,7 @@ from collections.abc import Collection
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import date
+from typing import Protocol
 
 import numpy as np
 from django.conf import settings
@@ -31,7 +33,6 @@ from pgvector.django import CosineDistance
 from agents.models import Agent, EndUser
 from conversations.models import Message, MessageEmbedding, Session
 from conversations.selectors.message_screening import messages_screen_for_reading
-from conversations.selectors.related_turns import messages_graph_ranking
 from conversations.services.message_embeddings import speaker_name
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active_for_reads
 from core.exceptions import ApplicationError
@@ -52,6 +53,7 @@ from core.search.retrieval import (
     time_query_read,
     time_ranking,
 )
+from core.search.time_expressions import Period
 
 TOP_K_MAX = SEARCH_TOP_K_MAX
 SEARCH_MODES = ("hybrid", "semantic", "text")
@@ -59,6 +61,17 @@ CORPUS_MESSAGES = "messages"
 # Each signal ranks this many candidates per requested result (at least MIN_CANDIDATES) before fusion.
 CANDIDATES_PER_RESULT = 4
 MIN_CANDIDATES = 40
+
+
+class MessagesGraphRanking(Protocol):
+    """The graph signal of turn search, which the app that keeps the entity graph gives (conversations sits below
+    facts and does not import it): facts.selectors.graph_search.messages_graph_ranking."""
+
+    def __call__(
+        self, *, agent_id: int, user_id: int, query: str, hops: int, limit: int, period: Period | None
+    ) -> list[int]:
+        """Up to `limit` message ids about the entities the query names and those `hops` relations from them, best
+        first; the caller keeps those in its scope."""
 
 
 @dataclass(frozen=True)
@@ -160,10 +173,9 @@ def _text_ranking(*, scope: _Scope, query: str, limit: int) -> list[tuple[int, f
     )
 
 
-def _graph_ranking(*, scope: _Scope, query: str, limit: int) -> list[int]:
+def _graph_ranking(*, ranking: MessagesGraphRanking | None, scope: _Scope, query: str, limit: int) -> list[int]:
     """The turns the relations about the entities the query names (and their neighbours in the graph) were formed
-    from (conversations.selectors.related_turns), that are in the scope, in the graph's order."""
-    ranking = messages_graph_ranking()
+    from, that are in the scope, in the graph's order."""
     if ranking is None:
         return []
     ordered = ranking(
@@ -336,13 +348,22 @@ def _first_signals_rank(
     return fusion, dict(vector_rows)
 
 
-def _around_the_hits_rank(*, fusion: _Fusion, scope: _Scope, query: str, space_id: int, limit: int) -> None:
+def _around_the_hits_rank(
+    *,
+    fusion: _Fusion,
+    scope: _Scope,
+    query: str,
+    space_id: int,
+    limit: int,
+    graph_ranking: MessagesGraphRanking | None,
+) -> None:
     """Hybrid mode: the graph signal (the turns about the entities the query names), the time signal (when the query
     asks when or names a period), then the neighbours of the best hits and the turns of the speaker the query names,
     each ranked from the fused order so far."""
     if settings.MEMORY_GRAPH_WEIGHT > 0:
         with stage_timed("graph_sql"):
-            fusion.add("graph", _graph_ranking(scope=scope, query=query, limit=limit), settings.MEMORY_GRAPH_WEIGHT)
+            graph = _graph_ranking(ranking=graph_ranking, scope=scope, query=query, limit=limit)
+            fusion.add("graph", graph, settings.MEMORY_GRAPH_WEIGHT)
     order = fusion.best_first(fusion.scores(["vector", "text", "graph"]))
     if not order:
         return
@@ -371,14 +392,16 @@ def messages_search(
     time_from: date | None = None,
     time_to: date | None = None,
     time_filter: str = "boost",
+    graph_ranking: MessagesGraphRanking | None = None,
 ) -> list[MessageHit]:
     """The user's past messages (one session's when `session` is given) that best answer `query`: vector similarity
     (`semantic`), BM25 full-text (`text`), or both (`hybrid`), fused with weighted reciprocal rank fusion (k =
-    MEMORY_RRF_K, full-text weight MEMORY_TEXT_WEIGHT) with the time signal (when the query asks when, or names a
-    period, or `time_from`/`time_to` give one) and the neighbours of the best hits. `time_filter` "restrict" searches
-    only messages said, or naming a day, within the given period; "boost" ranks them higher. Without a user, nothing:
-    messages are never shared across users. `min_similarity` drops vector candidates below it; full-text matches
-    stay."""
+    MEMORY_RRF_K, full-text weight MEMORY_TEXT_WEIGHT) with the graph signal (`graph_ranking`, which facts gives:
+    facts.selectors.graph_search.messages_graph_ranking; without it, none), the time signal (when the query asks when,
+    or names a period, or `time_from`/`time_to` give one) and the neighbours of the best hits. `time_filter`
+    "restrict" searches only messages said, or naming a day, within the given period; "boost" ranks them higher.
+    Without a user, nothing: messages are never shared across users. `min_similarity` drops vector candidates below
+    it; full-text matches stay."""
     _search_options_validate(
         query=query, top_k=top_k, mode=mode, time_from=time_from, time_to=time_to, time_filter=time_filter
     )
@@ -407,7 +430,9 @@ def messages_search(
         scope=scope, query=query, embedding=embedding, mode=mode, limit=limit, min_similarity=min_similarity
     )
     if mode == "hybrid":  # a single-signal mode keeps to its signal (min_similarity bounds semantic hits)
-        _around_the_hits_rank(fusion=fusion, scope=scope, query=query, space_id=space.pk, limit=limit)
+        _around_the_hits_rank(
+            fusion=fusion, scope=scope, query=query, space_id=space.pk, limit=limit, graph_ranking=graph_ranking
+        )
     scores = fusion.scores(["vector", "text", "graph", "time", "neighbour", "speaker"])
     best = fusion.best_first(scores)[:top_k]
     with stage_timed("hits_sql"):

@@ -1,5 +1,5 @@
-"""Ingestion: store messages fast, never wait for memory work. Formation is decided inside the transaction and
-enqueued after commit."""
+"""Ingestion: store messages fast, never wait for memory work. Whether formation is due is formation's to decide, in
+the same transaction (formation.services.ingestion, what the interfaces call)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
-from django.db.models import Max
 from django.utils import timezone
 
 from agents.models import Agent, EndUser
 from conversations.metrics import messages_ingested_count
 from conversations.models import Message, Session
 from conversations.services.message_embeddings import message_embedding_enqueue
-from conversations.signals import messages_appended, session_closed
 from core.exceptions import ConflictError
 from core.llm.tokens import count_tokens_batch
 
@@ -148,7 +146,6 @@ def _messages_store(
         session.save(update_fields=["message_count", "token_count", "last_activity_at", "closed_at"])
         messages_ingested_count(roles=[message.role for message in created])
         message_embedding_enqueue(message_ids=[message.pk for message in created])
-        messages_appended.send(sender=Session, session=session)
     return AppendResult(session=session, messages=ordered, created_count=len(created))
 
 
@@ -170,16 +167,13 @@ def _messages_insert(*, session: Session, inputs: list[tuple[MessageInput, int]]
     )
 
 
-def session_messages_import(
-    *, session: Session, messages: list[MessageInput], new_session: bool, count_as_formed: bool
-) -> list[Message]:
+def session_messages_import(*, session: Session, messages: list[MessageInput], new_session: bool) -> list[Message]:
     """Store messages said before (an import) as appends store them (token counts, counters, idempotency keys), with
     two differences: the activity clock follows when they were said (old history does not make a session recent),
-    and no formation is queued; with `count_as_formed`, a session formed up to its last message stays so. The caller
-    holds the session's row lock and has left out messages it already stored."""
+    and no formation is queued (whether they count as formed is formation's: formation.services.formation_cursor).
+    The caller holds the session's row lock and has left out messages it already stored."""
     if not messages:
         return []
-    last_before = Message.objects.filter(session=session).aggregate(last=Max("pk"))["last"]
     token_counts = count_tokens_batch([message.content for message in messages])
     created = _messages_insert(
         session=session, inputs=list(zip(messages, token_counts, strict=True)), now=timezone.now()
@@ -190,11 +184,7 @@ def session_messages_import(
     session.last_activity_at = max(said_at) if new_session else max(session.last_activity_at, *said_at)
     if new_session:
         session.started_at = min(said_at)
-    if count_as_formed and (session.formed_through_message_id or 0) >= (last_before or 0):
-        session.formed_through_message_id = created[-1].pk
-    session.save(
-        update_fields=["message_count", "token_count", "last_activity_at", "started_at", "formed_through_message_id"]
-    )
+    session.save(update_fields=["message_count", "token_count", "last_activity_at", "started_at"])
     return created
 
 
@@ -215,12 +205,11 @@ def _idempotent_retry_check(*, earlier: Message | MessageInput, retry: MessageIn
 
 @transaction.atomic
 def session_close(*, session: Session) -> tuple[Session, bool]:
-    """Mark the session closed and queue formation of what it has not formed yet. Idempotent: an already closed
-    session keeps its closed_at and queues nothing. Returns the session and whether this call closed it."""
+    """Mark the session closed. Idempotent: an already closed session keeps its closed_at. Returns the session and
+    whether this call closed it."""
     session = Session.objects.select_for_update().get(pk=session.pk)
     if session.closed_at is not None:
         return session, False
     session.closed_at = timezone.now()
     session.save(update_fields=["closed_at"])
-    session_closed.send(sender=Session, session=session)
     return session, True

@@ -36,7 +36,3 @@ def session_counters_add(*, session_id: int, messages: int, tokens: int) -> None
     Session.objects.filter(pk=session_id).update(
         message_count=F("message_count") + messages, token_count=F("token_count") + tokens
     )
-
-
-def session_cursor_restore(*, session_id: int, formed_through_message_id: int) -> None:
-    Session.objects.filter(pk=session_id).update(formed_through_message_id=formed_through_message_id)

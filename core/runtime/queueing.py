@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import logging
+import random
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import copy_context
 
 from celery import current_app
+
+from core.exceptions import ProviderRateLimited
 
 logger = logging.getLogger(__name__)
 # One thread per process does the best-effort bookkeeping a read asks for, so the read's response never waits on the
@@ -34,6 +37,15 @@ def task_enqueue_safely(task_name: str, *args) -> bool:
         logger.warning("could not enqueue %s%s; a sweep will retry", task_name, args, exc_info=True)
         return False
     return True
+
+
+def retry_backoff_seconds(retries: int, error: BaseException | None = None) -> float:
+    """How long a task waits before its next retry: exponential backoff with full jitter, capped at ten minutes; never
+    sooner than a 429's Retry-After."""
+    delay = random.uniform(0, min(600, 5 * 2**retries))
+    if isinstance(error, ProviderRateLimited) and error.retry_after:
+        delay = max(delay, error.retry_after)
+    return delay
 
 
 def call_in_background(function, *args, what: str) -> None:

@@ -22,8 +22,8 @@ entities it touches are (a fact about an entity with few relations says more abo
 in many), then the most recent first.
 
 Turn search has the same signal (messages_graph_ranking): the same walk ends in the messages the relations were
-formed from. conversations sits below facts and may not import it, so facts registers it there when the apps load
-(conversations.selectors.related_turns)."""
+formed from. conversations sits below facts and may not import it: the callers of turn search pass it
+(conversations.selectors.message_search.messages_search's graph_ranking)."""
 
 from __future__ import annotations
 
@@ -299,7 +299,7 @@ def facts_graph_ranking(
 def messages_graph_ranking(
     *, agent_id: int, user_id: int, query: str, hops: int, limit: int, period: Period | None = None
 ) -> list[int]:
-    """The graph signal of turn search (registered with conversations.selectors.related_turns by facts.apps): up to
+    """The graph signal of turn search (messages_search's graph_ranking, conversations.selectors.message_search): up to
     `limit` ids of the messages the relations about the named entities, and those `hops` relations from them, were
     formed from, best first, in the order facts_graph_ranking gives facts. Every relation is walked, ended ones too:
     what was said stays said when a fact is superseded. The caller keeps the messages in its own scope."""

@@ -22,13 +22,14 @@ from django.conf import settings
 from agents.models import Agent, EndUser
 from conversations.models import Session
 from conversations.selectors.memory_scope import memory_scope_resolve
-from conversations.services.ingestion import MessageInput, session_append_messages
+from conversations.services.ingestion import MessageInput
 from core.api.errors import error_body
 from core.exceptions import ApplicationError
 from core.llm.limits import text_cap
 from core.llm.tokens import count_tokens
 from core.safety.fencing import MEMORY_NOTICE_BLOCK, memory_text_quote
 from facts.selectors import facts_search
+from formation.services.ingestion import session_messages_ingest
 from reflections.selectors.context import memory_context_get
 
 logger = logging.getLogger(__name__)
@@ -216,7 +217,7 @@ def _turns_store(
     ]
     if not turns:
         return []
-    result = session_append_messages(
+    result = session_messages_ingest(
         agent=agent,
         user_external_id=options.user_external_id,
         session_external_id=options.session_external_id,

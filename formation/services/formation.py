@@ -11,10 +11,12 @@ from datetime import timedelta
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
+from django.db.models import BigIntegerField, Value
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
-from agents.models import Agent, EndUser
+from agents.selectors.llm_holds import LLMHold, llm_hold, provider_hold
 from conversations.models import Message, Session
 from conversations.services.conversation_text import conversation_window
 from core.exceptions import ProviderError, ProviderPaused
@@ -25,12 +27,7 @@ from facts.services.extraction import facts_extract
 from facts.services.reconciliation import facts_reconcile_apply, facts_reconcile_plan
 from formation.metrics import formation_job_count
 from formation.models import FormationJob
-from formation.services.formation_holds import (
-    FormationHold,
-    formation_hold,
-    provider_hold,
-    session_formation_wait,
-)
+from formation.services.formation_holds import session_formation_wait
 from formation.services.formation_triggers import formation_request, session_formation_due_by_interval
 from formation.services.memory_trust import (
     facts_from_user_route,
@@ -58,89 +55,41 @@ class FormationOutcome:
     more_pending: bool
 
 
-def _columns(model, alias: str) -> str:
-    return ", ".join(f'{alias}."{field.column}"' for field in model._meta.concrete_fields)
-
-
-def _instance(model, values: list):
-    """A model instance from a raw row's columns, converted as the ORM would (JSON arrives as text)."""
-    fields = model._meta.concrete_fields
-    converted = [
-        field.from_db_value(value, None, connection) if value is not None and hasattr(field, "from_db_value") else value
-        for field, value in zip(fields, values, strict=False)
-    ]
-    return model.from_db("default", [field.attname for field in fields], converted)
-
-
-_CLAIM_SQL = f"""
-WITH candidate AS (
-    SELECT id, formation_status, formation_queued_at FROM conversations_session
-    WHERE id = %(session)s FOR NO KEY UPDATE SKIP LOCKED
-), claimed AS (
-    UPDATE conversations_session s
-    SET formation_status = 'running', formation_queued_at = %(now)s, formation_waiting_reason = ''
-    FROM candidate c
-    WHERE s.id = c.id
-      AND NOT (c.formation_status = 'running' AND COALESCE(c.formation_queued_at, %(now)s) > %(stale_before)s)
-    RETURNING s.*
-), abandoned AS (
-    UPDATE conversations_formationjob
-    SET status = 'failed', finished_at = %(now)s, error = 'abandoned: the worker running it was lost'
-    WHERE session_id IN (SELECT id FROM claimed) AND status = 'running'
-), job AS (
-    INSERT INTO conversations_formationjob (
-        session_id, trigger, status, task_id, started_at, after_message_id, message_count, facts_added,
-        facts_updated, facts_deleted, facts_unchanged, reflections_added, error, input)
-    SELECT id, %(trigger)s, 'running', %(task_id)s, %(now)s, formed_through_message_id, 0, 0, 0, 0, 0, 0, '', '{{}}'
-    FROM claimed
-    RETURNING id
-)
-SELECT (SELECT count(*) FROM candidate), job.id, {_columns(Session, "claimed")}, {_columns(Agent, "a")},
-       {_columns(EndUser, "u")}
-FROM (SELECT 1) AS one
-LEFT JOIN claimed ON true
-LEFT JOIN job ON true
-LEFT JOIN conversations_agent a ON a.id = claimed.agent_id
-LEFT JOIN conversations_enduser u ON u.id = claimed.user_id
-"""
-
-
 def _claim(*, session_id: int, trigger: str, task_id: str) -> tuple[Session, FormationJob] | None:
-    """Take the session for this run in one statement: mark it running, fail the job of a lost worker, insert this
-    run's job, and read the session with its agent and user. SKIP LOCKED: a row another transaction holds is not
-    waited for; SessionLocked tells the task to come back. A 'running' mark younger than twice the task time limit
-    belongs to a live worker: None (that run checks for newer messages when it finishes)."""
+    """Take the session for this run in one transaction: mark it running, fail the job of a lost worker, insert this
+    run's job, and read the session with its agent and user. SKIP LOCKED: a row another transaction holds (an append
+    in flight) is not waited for; SessionLocked tells the task to come back. A 'running' mark younger than twice the
+    task time limit belongs to a live worker: None (that run checks for newer messages when it finishes)."""
     now = timezone.now()
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _CLAIM_SQL,
-            {
-                "session": session_id,
-                "now": now,
-                "stale_before": now - timedelta(seconds=2 * settings.CELERY_TASK_TIME_LIMIT),
-                "trigger": trigger,
-                "task_id": task_id,
-            },
+    stale_before = now - timedelta(seconds=2 * settings.CELERY_TASK_TIME_LIMIT)
+    with transaction.atomic():
+        # NO KEY UPDATE, of the session's row alone, as appends take it: the agent and the user stay unlocked.
+        session = (
+            Session.objects.select_related("agent", "user")
+            .select_for_update(no_key=True, skip_locked=True, of=("self",))
+            .filter(pk=session_id)
+            .first()
         )
-        row = list(cursor.fetchone())
-    lockable, job_id, values = row[0], row[1], row[2:]
-    if job_id is None:
-        if not lockable and Session.objects.filter(pk=session_id).exists():
-            raise SessionLocked(f"session {session_id} is locked by another transaction")
-        return None
-    session = _instance(Session, values)
-    values = values[len(Session._meta.concrete_fields) :]
-    session.agent = _instance(Agent, values)
-    session.user = _instance(EndUser, values[len(Agent._meta.concrete_fields) :])
-    job = FormationJob(
-        pk=job_id,
-        session=session,
-        trigger=trigger,
-        task_id=task_id,
-        started_at=now,
-        after_message_id=session.formed_through_message_id,
-    )
-    job._state.adding = False
+        if session is None:
+            if Session.objects.filter(pk=session_id).exists():
+                raise SessionLocked(f"session {session_id} is locked by another transaction")
+            return None
+        if session.formation_status == Status.RUNNING and (session.formation_queued_at or now) > stale_before:
+            return None
+        FormationJob.objects.filter(session=session, status=JobStatus.RUNNING).update(
+            status=JobStatus.FAILED, finished_at=now, error="abandoned: the worker running it was lost"
+        )
+        session.formation_status, session.formation_queued_at = Status.RUNNING, now
+        session.formation_waiting_reason = ""
+        session.save(update_fields=["formation_status", "formation_queued_at", "formation_waiting_reason"])
+        job = FormationJob.objects.create(
+            session=session,
+            trigger=trigger,
+            status=JobStatus.RUNNING,
+            task_id=task_id,
+            started_at=now,
+            after_message_id=session.formed_through_message_id,
+        )
     return session, job
 
 
@@ -162,7 +111,7 @@ def formation_job_fail(
         )
 
 
-def _formation_pause(*, job: FormationJob, hold: FormationHold, input_snapshot: dict, calls: list[LLMCall]) -> None:
+def _formation_pause(*, job: FormationJob, hold: LLMHold, input_snapshot: dict, calls: list[LLMCall]) -> None:
     """The provider's breaker opened while this run was under way: the job is failed with its input and calls, and
     the session waits for the provider rather than counting a retry."""
     with transaction.atomic():
@@ -185,7 +134,7 @@ def session_form_memories(
     if claimed is None:
         return None
     session, job = claimed
-    hold = formation_hold(agent=session.agent)
+    hold = llm_hold(agent=session.agent)
     if hold is not None:
         with transaction.atomic():
             FormationJob.objects.filter(pk=job.pk).delete()  # nothing was done: the wait is the session's status
@@ -196,7 +145,7 @@ def session_form_memories(
         try:
             return _form(session=session, job=job, snapshot=snapshot, calls=calls)
         except ProviderPaused as error:
-            held = provider_hold() or FormationHold(Session.WaitingReason.PROVIDER, str(error))
+            held = provider_hold() or LLMHold(Session.WaitingReason.PROVIDER, str(error))
             _formation_pause(job=job, hold=held, input_snapshot=snapshot, calls=calls)
             return None
         except (ProviderError, SoftTimeLimitExceeded) as error:
@@ -231,8 +180,6 @@ def _form(*, session: Session, job: FormationJob, snapshot: dict, calls: list[LL
 
     through = window[-1].message.pk
     with transaction.atomic():
-        # The session row first: appends and erasure lock the session before the user and the facts, and so does
-        # this transaction, so none of them can deadlock with it.
         _session_finish(session=session, through=through)
         facts = facts_reconcile_apply(
             decisions=decisions, agent=session.agent, session=session, source_messages_fallback=user_messages
@@ -255,22 +202,22 @@ def _form(*, session: Session, job: FormationJob, snapshot: dict, calls: list[LL
     return FormationOutcome(job=job, more_pending=more_pending)
 
 
-_SESSION_FINISH_SQL = """
-UPDATE conversations_session
-SET formed_through_message_id = GREATEST(formed_through_message_id, %(through)s), formation_status = 'idle',
-    formation_waiting_reason = '', last_formed_at = %(now)s
-WHERE id = %(session)s
-RETURNING formed_through_message_id, message_count, token_count
-"""
-
-
 def _session_finish(*, session: Session, through: int | None) -> None:
-    """Move the cursor (never backwards) and mark the session idle, in one statement that also reads the session's
-    counters as appends meanwhile left them (for the follow-up check). Inside the run's final transaction."""
+    """Move the cursor (never backwards) and mark the session idle, reading the session's counters as appends
+    meanwhile left them (for the follow-up check). Inside the run's final transaction, whose first lock is the
+    session's row: appends and erasure lock the session before the user and the facts, and so does this transaction,
+    so none of them can deadlock with it."""
     now = timezone.now()
-    with connection.cursor() as cursor:
-        cursor.execute(_SESSION_FINISH_SQL, {"now": now, "through": through, "session": session.pk})
-        session.formed_through_message_id, session.message_count, session.token_count = cursor.fetchone()
+    row = Session.objects.filter(pk=session.pk)
+    row.update(  # PostgreSQL's GREATEST ignores NULLs: a first run sets the cursor, a run of nothing keeps it
+        formed_through_message_id=Greatest("formed_through_message_id", Value(through, output_field=BigIntegerField())),
+        formation_status=Status.IDLE,
+        formation_waiting_reason="",
+        last_formed_at=now,
+    )
+    session.formed_through_message_id, session.message_count, session.token_count = row.values_list(
+        "formed_through_message_id", "message_count", "token_count"
+    ).get()
     session.formation_status, session.last_formed_at = Status.IDLE, now
 
 

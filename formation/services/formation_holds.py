@@ -1,91 +1,32 @@
-"""When formation must wait, and how it resumes: the cost guard (daily LLM token budgets, per agent and for the
-deployment) and the provider's circuit breaker (core.llm.guard).
+"""When formation must wait, and how it resumes. The holds themselves (the cost guard's daily LLM token budgets, per
+agent and for the deployment, and the provider's circuit breaker) are agents.selectors.llm_holds.
 
 A session held back is `waiting` with a reason; its messages stay after the cursor, so nothing is lost. It is queued
 again (trigger `resumed`) by `sessions_formation_resume`: the beat job every few seconds, at once when the breaker
 closes (`llm_provider_recovered`), and when an operator raises an agent's budget. While the breaker is open and its
 pause has run out, the resume job queues one waiting session as the probe; its success closes the breaker and the
-rest follow. Consolidations skipped for a budget are remembered per agent and queued when the agent may spend again."""
+rest follow. Consolidations skipped for a hold (reflections.services.consolidation_deferral) are queued by the same job
+when the agent may spend again."""
 
 from __future__ import annotations
 
-import logging
-from dataclasses import dataclass
-
-import redis
-from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from agents.models import Agent
-from agents.selectors.agent_settings import agent_daily_token_budget
+from agents.selectors.llm_holds import LLMHold, budget_hold, provider_hold
 from conversations.models import Session
-from core.llm.guard import llm_breaker_state, llm_redis, provider_key_for
+from core.llm.guard import llm_breaker_state, provider_key_for
 from core.llm.providers import get_llm_provider
-from core.llm.spend import day_end, llm_spend_today
 from core.runtime.queueing import task_enqueue_safely
 from formation import task_names as formation_tasks
-from reflections import task_names as reflections_tasks
-from reflections.selectors.consolidation_due import scopes_due_for_consolidation
-
-logger = logging.getLogger(__name__)
+from reflections.services.consolidation_deferral import (
+    consolidations_deferred_agent_ids,
+    consolidations_deferred_requeue,
+)
 
 Status = Session.FormationStatus
 Reason = Session.WaitingReason
-_DEFERRED_CONSOLIDATIONS = "consolidation-deferred-agents"
-
-
-@dataclass(frozen=True)
-class FormationHold:
-    reason: str  # Session.WaitingReason
-    detail: str
-
-
-def _renews() -> str:
-    return f"{day_end():%Y-%m-%d %H:%M} UTC"
-
-
-def budget_hold(*, agent: Agent) -> FormationHold | None:
-    budget = agent_daily_token_budget(agent=agent)
-    if budget:
-        spent = llm_spend_today(agent_id=agent.pk)
-        if spent >= budget:
-            return FormationHold(
-                Reason.AGENT_BUDGET,
-                f"the agent's daily LLM token budget is spent ({spent:,} of {budget:,} tokens today); formation "
-                f"resumes when it renews at {_renews()} or when an operator raises it",
-            )
-    if settings.LLM_DAILY_TOKEN_BUDGET:
-        spent = llm_spend_today(agent_id=None)
-        if spent >= settings.LLM_DAILY_TOKEN_BUDGET:
-            return FormationHold(
-                Reason.GLOBAL_BUDGET,
-                f"the deployment's daily LLM token budget is spent ({spent:,} of {settings.LLM_DAILY_TOKEN_BUDGET:,} "
-                f"tokens today); formation resumes when it renews at {_renews()} or LLM_DAILY_TOKEN_BUDGET is raised",
-            )
-    return None
-
-
-def provider_hold() -> FormationHold | None:
-    provider = get_llm_provider()
-    if not provider.remote:
-        return None
-    try:
-        state = llm_breaker_state(provider_key=provider_key_for(provider_name=provider.name))
-    except redis.RedisError:
-        return None
-    if state.state != "open":
-        return None
-    return FormationHold(
-        Reason.PROVIDER,
-        f"the LLM provider is failing ({state.consecutive_failures} failed calls in a row before the pause): "
-        f"formation is paused and tries again in {state.retry_in_seconds:.0f}s",
-    )
-
-
-def formation_hold(*, agent: Agent) -> FormationHold | None:
-    """Why formation of this agent's sessions must wait now, if it must."""
-    return provider_hold() or budget_hold(agent=agent)
 
 
 def session_waiting_detail(*, session: Session) -> str:
@@ -99,7 +40,7 @@ def session_waiting_detail(*, session: Session) -> str:
     return hold.detail if hold else "the budget allows formation again: it resumes within seconds"
 
 
-def session_formation_wait(*, session_id: int, hold: FormationHold) -> bool:
+def session_formation_wait(*, session_id: int, hold: LLMHold) -> bool:
     """Hold a queued or running session back (its claim, if any, is released by the caller). Compare-and-set: a
     session another worker has meanwhile formed is left alone."""
     return bool(
@@ -121,29 +62,19 @@ def formation_resume_on_provider_recovery(**_) -> None:
     formation_resume_soon()
 
 
-def consolidation_defer(*, agent_id: int) -> None:
-    """A consolidation skipped for the budget: queue the agent's due consolidations once it may spend again."""
-    try:
-        llm_redis().sadd(_deferred_key(), agent_id)
-    except redis.RedisError:
-        logger.warning("could not remember a deferred consolidation of agent %s: formation will queue it", agent_id)
-
-
-def _deferred_key() -> str:
-    return f"{settings.CACHES['default'].get('KEY_PREFIX', '')}:{_DEFERRED_CONSOLIDATIONS}"
-
-
 def _sessions_requeue(*, ids: list[int]) -> int:
     """waiting → queued for these sessions (those still waiting), and their tasks enqueued."""
     if not ids:
         return 0
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE conversations_session SET formation_status = %s, formation_waiting_reason = '', "
-            "formation_queued_at = %s WHERE id = ANY(%s) AND formation_status = %s RETURNING id",
-            [Status.QUEUED, timezone.now(), ids, Status.WAITING],
+    with transaction.atomic():
+        requeued = list(
+            Session.objects.select_for_update(no_key=True)
+            .filter(pk__in=ids, formation_status=Status.WAITING)
+            .values_list("pk", flat=True)
         )
-        requeued = [row[0] for row in cursor.fetchall()]
+        Session.objects.filter(pk__in=requeued).update(
+            formation_status=Status.QUEUED, formation_waiting_reason="", formation_queued_at=timezone.now()
+        )
     for session_id in requeued:
         task_enqueue_safely(formation_tasks.FORM_SESSION_MEMORIES, session_id, "resumed")
     return len(requeued)
@@ -167,10 +98,7 @@ def sessions_formation_resume(*, limit: int = 2000) -> dict[str, int]:
             counts["provider"] = _sessions_requeue(ids=list(provider_waiting.values_list("pk", flat=True)[:batch]))
     budget_waiting = waiting.filter(formation_waiting_reason__in=[Reason.AGENT_BUDGET, Reason.GLOBAL_BUDGET])
     agent_ids = set(budget_waiting.values_list("agent_id", flat=True).distinct())
-    try:
-        deferred = {int(agent_id) for agent_id in llm_redis().smembers(_deferred_key())}
-    except redis.RedisError:
-        deferred = set()
+    deferred = consolidations_deferred_agent_ids()
     provider_down = provider_hold() is not None
     for agent in Agent.objects.filter(pk__in=agent_ids | deferred):
         if budget_hold(agent=agent) is not None:
@@ -179,13 +107,5 @@ def sessions_formation_resume(*, limit: int = 2000) -> dict[str, int]:
             ids = list(budget_waiting.filter(agent=agent).values_list("pk", flat=True)[:limit])
             counts["budget"] += _sessions_requeue(ids=ids)
         if agent.pk in deferred and not provider_down:
-            counts["consolidations"] += _consolidations_requeue(agent=agent)
+            counts["consolidations"] += consolidations_deferred_requeue(agent=agent)
     return counts
-
-
-def _consolidations_requeue(*, agent: Agent) -> int:
-    llm_redis().srem(_deferred_key(), agent.pk)
-    keys = scopes_due_for_consolidation(agent=agent)
-    for key in keys:
-        task_enqueue_safely(reflections_tasks.CONSOLIDATE_SCOPE, *key.as_task_args())
-    return len(keys)

@@ -120,14 +120,3 @@ def sessions_formation_sweep(*, now=None, limit: int = 500) -> dict[str, int]:
         ):
             counts["cold"] += 1
     return counts
-
-
-def formation_on_messages_appended(*, session: Session, **_) -> None:
-    """conversations.signals.messages_appended: the interval trigger, in the appending transaction."""
-    if session_formation_due_by_interval(session=session):
-        formation_request(session=session, trigger="interval")
-
-
-def formation_on_session_closed(*, session: Session, **_) -> None:
-    """conversations.signals.session_closed: form what the session has not formed yet."""
-    formation_request(session=session, trigger="closed")

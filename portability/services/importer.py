@@ -48,6 +48,7 @@ from facts.services.facts import (
     facts_create_bulk,
 )
 from facts.services.graph_extraction import facts_graph_extract
+from formation.services.formation_cursor import session_cursor_past_imported
 from portability.records import ImportedBlob, ImportedFact, ImportedSession, MemoryImport
 from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion, Reflection
 from reflections.services.consolidation import consolidated_memory_replace
@@ -237,8 +238,9 @@ class _AgentImport:
                 for key, message in new
             ],
             new_session=not existed,
-            count_as_formed=not self.leave_unformed,
         )
+        if not self.leave_unformed:
+            session_cursor_past_imported(session=session, imported=created)
         self.report.add("messages", "added", len(created))
         for message in created:
             stored[message.idempotency_key] = message.pk

@@ -23,7 +23,6 @@ from conversations.services.restore import (
     end_user_restore,
     messages_restore,
     session_counters_add,
-    session_cursor_restore,
     session_restore,
 )
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
@@ -35,6 +34,7 @@ from facts.services.restore import (
     facts_restore,
     relation_restore,
 )
+from formation.services.formation_cursor import session_cursor_restore
 from portability.formats.common import ImportFormatError
 from portability.native_rows import (
     FACT_MESSAGE_LINKS,

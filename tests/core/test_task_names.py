@@ -10,10 +10,10 @@ from django.conf import settings
 from conversations import task_names as conversations_tasks
 from facts import task_names as facts_tasks
 from formation import task_names as formation_tasks
-from formation.tasks import scope_consolidate_legacy_task
 from memory_project.celery import app
 from reflections import task_names as reflections_tasks
 from reflections.models import ConsolidatedMemory, ConsolidationJob, MemoryScope, Reflection
+from reflections.tasks import scope_consolidate_legacy_task
 
 
 def _names(module) -> set[str]:

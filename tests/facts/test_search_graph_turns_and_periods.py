@@ -14,6 +14,7 @@ from conversations.selectors.message_search import messages_search
 from conversations.services.message_embeddings import messages_embed_missing
 from facts.models import EntityType, Fact
 from facts.selectors import facts_search
+from facts.selectors.graph_search import messages_graph_ranking
 from facts.services.facts import fact_create
 from facts.services.graph import EntityMention, RelationStatement, fact_relations_write
 
@@ -86,7 +87,9 @@ def _turn_ranks(hits) -> dict[int, int | None]:
 @pytest.mark.django_db
 def test_turn_search_ranks_the_turns_two_relations_from_the_named_entity(agent, end_user, chain_said, settings):
     settings.MEMORY_GRAPH_HOPS = 2
-    ranks = _turn_ranks(messages_search(agent=agent, user=end_user, query=QUESTION, top_k=20))
+    ranks = _turn_ranks(
+        messages_search(graph_ranking=messages_graph_ranking, agent=agent, user=end_user, query=QUESTION, top_k=20)
+    )
 
     assert ranks[chain_said["friend"].pk] == 1
     assert ranks[chain_said["job"].pk] == 2
@@ -97,9 +100,16 @@ def test_turn_search_ranks_the_turns_two_relations_from_the_named_entity(agent, 
 @pytest.mark.django_db
 def test_the_graph_lifts_the_related_turn_and_switched_off_changes_nothing(agent, end_user, chain_said, settings):
     settings.MEMORY_GRAPH_WEIGHT = 0
-    without = messages_search(agent=agent, user=end_user, query=QUESTION, top_k=20)
+    without = messages_search(
+        graph_ranking=messages_graph_ranking, agent=agent, user=end_user, query=QUESTION, top_k=20
+    )
     settings.MEMORY_GRAPH_WEIGHT = 1.0
-    with_graph = [hit.message.pk for hit in messages_search(agent=agent, user=end_user, query=QUESTION, top_k=20)]
+    with_graph = [
+        hit.message.pk
+        for hit in messages_search(
+            graph_ranking=messages_graph_ranking, agent=agent, user=end_user, query=QUESTION, top_k=20
+        )
+    ]
 
     assert {hit.graph_rank for hit in without} == {None}
     city = chain_said["city"].pk
@@ -112,7 +122,9 @@ def test_the_graph_lifts_the_related_turn_and_switched_off_changes_nothing(agent
 @pytest.mark.django_db
 def test_single_signal_turn_searches_keep_to_their_signal(agent, end_user, chain_said):
     for mode in ("semantic", "text"):
-        hits = messages_search(agent=agent, user=end_user, query=QUESTION, mode=mode, top_k=20)
+        hits = messages_search(
+            graph_ranking=messages_graph_ranking, agent=agent, user=end_user, query=QUESTION, mode=mode, top_k=20
+        )
         assert {hit.graph_rank for hit in hits} == {None}
 
 
@@ -136,9 +148,16 @@ def test_an_agent_wide_relation_never_brings_another_users_turn(agent, end_user,
     )
 
     for user in (end_user, other_user):
-        hits = messages_search(agent=agent, user=user, query="Did Acme move?", top_k=30)
+        hits = messages_search(
+            graph_ranking=messages_graph_ranking, agent=agent, user=user, query="Did Acme move?", top_k=30
+        )
         assert {hit.message.session.user_id for hit in hits} == {user.pk}
-    assert any(hit.graph_rank for hit in messages_search(agent=agent, user=other_user, query="Did Acme move?"))
+    assert any(
+        hit.graph_rank
+        for hit in messages_search(
+            graph_ranking=messages_graph_ranking, agent=agent, user=other_user, query="Did Acme move?"
+        )
+    )
 
 
 @pytest.mark.django_db
@@ -188,7 +207,11 @@ def test_a_question_about_a_period_ranks_first_the_turns_whose_relations_held_in
     said = {name: fact.source_messages.get().pk for name, fact in two_jobs.items()}
 
     def graph_order(query: str) -> list[int]:
-        hits = [hit for hit in messages_search(agent=agent, user=end_user, query=query) if hit.graph_rank]
+        hits = [
+            hit
+            for hit in messages_search(graph_ranking=messages_graph_ranking, agent=agent, user=end_user, query=query)
+            if hit.graph_rank
+        ]
         return [hit.message.pk for hit in sorted(hits, key=lambda hit: hit.graph_rank)]
 
     assert graph_order("What did Maria do?") == [said["choir"], said["globex"]]  # the newest first
