@@ -13,8 +13,8 @@ for (POST /sessions/<id>/form) and the deployment's workers form it, session aft
 goes through fact search (hybrid, top 50) and recall@k is the share of its evidence dia_ids among the source
 messages of the facts returned (benchmarks/locomo_data.py). Also: facts formed, their length, duplicates, the junk
 audit (benchmarks/fact_audit.py), LLM calls, tokens and wall time per session, and each step's reply validity
-(core.selectors.llm_usage.llm_reply_validity). `--sessions N` forms only each conversation's first N sessions (and
-asks only the questions whose evidence lies in them), for the slow local model.
+(formation.selectors.llm_validity.llm_reply_validity). `--sessions N` forms only each conversation's first N sessions
+(and asks only the questions whose evidence lies in them), for the slow local model.
 Writes benchmarks/results/locomo_end_to_end_<provider>_<split>.json, and the facts formed with their source turns to
 .data/benchmarks/ (LoCoMo's text: never into the repository), which benchmarks/fact_audit.py reads."""
 
@@ -213,7 +213,7 @@ def formed_memory(runs: list[dict]) -> tuple[dict, list[dict]]:
 
 
 def reply_validity(since: datetime) -> list[dict]:
-    from core.selectors.llm_usage import llm_reply_validity
+    from formation.selectors.llm_validity import llm_reply_validity
 
     return [
         {

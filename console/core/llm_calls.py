@@ -10,7 +10,8 @@ from django.utils import timezone
 
 from console.utils import FastActionCheckboxMixin, admin_job_link
 from core.models import LLMCall
-from core.selectors.llm_usage import llm_reply_validity, llm_usage_agents, llm_usage_daily, llm_usage_windows
+from core.selectors.llm_usage import llm_usage_agents, llm_usage_daily, llm_usage_windows
+from formation.selectors.llm_validity import llm_reply_validity
 
 
 class LLMCallJobFilter(admin.SimpleListFilter):

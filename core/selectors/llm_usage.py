@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-from django.db.models import Avg, Count, Q, QuerySet, Sum
+from django.db.models import Avg, Count, Q, Sum
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
@@ -159,67 +158,3 @@ def llm_usage_agents() -> list[UsageAgent]:
         .order_by("agent__external_id")
     )
     return [UsageAgent(pk=pk, label=name or external_id) for pk, name, external_id in rows]
-
-
-@dataclass(frozen=True)
-class StepValidity:
-    """How one formation step's replies fared: valid (parsed and passed validation, perhaps on the retry), malformed
-    (each malformed reply counts, the retry's too), and valid replies that broke a rule of the prompt."""
-
-    step: str
-    replies: int
-    valid: int
-    with_violations: int
-    violations: dict[str, int]
-
-    @property
-    def purpose(self) -> str:
-        """The LLMCall purpose of the step's calls."""
-        return "consolidate" if self.step == SUMMARY_STEP else self.step
-
-    @property
-    def valid_percent(self) -> float:
-        return 100.0 * self.valid / self.replies if self.replies else 0.0
-
-    @property
-    def violating_percent(self) -> float:
-        return 100.0 * self.with_violations / self.valid if self.valid else 0.0
-
-
-# Consolidation of a session's buffer is its summary: a step of its own for the figures.
-SUMMARY_STEP = "summarize_session"
-# job kind -> a function telling, of that kind's job ids, which run a step other than their calls' purpose (core knows
-# no app's jobs: reflections registers that a session's consolidation is its summary).
-_JOB_STEPS: dict[str, Callable[[QuerySet], dict[int, str]]] = {}
-
-
-def llm_job_steps_register(job_kind: str, steps_of: Callable[[QuerySet], dict[int, str]]) -> None:
-    """`steps_of(job_ids)` (a queryset of job ids of `job_kind`) returns {job id: step} for the jobs whose calls count
-    as another step than their purpose."""
-    _JOB_STEPS[job_kind] = steps_of
-
-
-def llm_reply_validity(*, since: datetime, agent_id: int | None = None) -> list[StepValidity]:
-    """Per step (LLM call purpose; session consolidations apart, as summaries), the replies the model gave since
-    `since`: calls without a reply (provider errors, 429s) do not count."""
-    calls = LLMCall.objects.filter(created_at__gte=since, outcome__in=[LLMCall.Outcome.OK, LLMCall.Outcome.MALFORMED])
-    if agent_id is not None:
-        calls = calls.filter(agent_id=agent_id)
-    job_steps = {
-        (job_kind, job_id): step
-        for job_kind, steps_of in _JOB_STEPS.items()
-        for job_id, step in steps_of(calls.filter(job_kind=job_kind).values("job_id")).items()
-    }
-    tallies: dict[str, dict] = {}
-    for purpose, job_kind, job_id, outcome, violations in calls.values_list(
-        "purpose", "job_kind", "job_id", "outcome", "rule_violations"
-    ).iterator():
-        step = job_steps.get((job_kind, job_id), purpose)
-        tally = tallies.setdefault(step, {"replies": 0, "valid": 0, "with_violations": 0, "violations": {}})
-        tally["replies"] += 1
-        if outcome == LLMCall.Outcome.OK:
-            tally["valid"] += 1
-            tally["with_violations"] += bool(violations)
-            for rule, count in violations.items():
-                tally["violations"][rule] = tally["violations"].get(rule, 0) + count
-    return [StepValidity(step=step, **tally) for step, tally in sorted(tallies.items())]

@@ -8,10 +8,12 @@ from django.db.models.functions import Coalesce
 from agents.models import Agent
 from agents.selectors.agent_settings import agent_thresholds
 from conversations.models import Session
-from core.selectors.llm_usage import SUMMARY_STEP
 from reflections.models import ConsolidatedMemory, ConsolidationJob, MemoryScope, Reflection
 from reflections.services.consolidation import ScopeKey
 from reflections.services.session_summary import session_summary_due
+
+# Consolidation of a session's buffer is its summary: a step of its own in the LLM figures.
+SUMMARY_STEP = "summarize_session"
 
 
 def scopes_due_for_consolidation(*, agent: Agent | None = None) -> list[ScopeKey]:
@@ -49,7 +51,7 @@ def scopes_due_for_consolidation(*, agent: Agent | None = None) -> list[ScopeKey
 
 def session_summary_jobs(job_ids: QuerySet) -> dict[int, str]:
     """Of these consolidation jobs, the session ones: a session's consolidation is its summary, a step of its own in
-    the LLM usage figures (core.selectors.llm_usage)."""
+    the LLM usage figures (formation.selectors.llm_validity)."""
     return dict.fromkeys(
         ConsolidationJob.objects.filter(pk__in=job_ids, scope=MemoryScope.SESSION).values_list("pk", flat=True),
         SUMMARY_STEP,

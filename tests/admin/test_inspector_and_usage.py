@@ -10,7 +10,8 @@ from django.utils import timezone
 
 from agents.models import Agent
 from core.models import LLMCall
-from core.selectors.llm_usage import llm_reply_validity, llm_usage_daily, llm_usage_windows
+from core.selectors.llm_usage import llm_usage_daily, llm_usage_windows
+from formation.selectors.llm_validity import llm_reply_validity
 from reflections.models import ConsolidationJob, MemoryScope, Reflection
 
 pytestmark = pytest.mark.django_db
