@@ -26,8 +26,8 @@ REPO_DIR = Path(__file__).resolve().parent.parent
 if str(REPO_DIR) not in sys.path:
     sys.path.insert(0, str(REPO_DIR))
 
-from core.llm.fact_grammar import facts_defects  # noqa: E402
-from core.llm.output_rules import content_words, grounded, is_greeting, is_question, restates  # noqa: E402
+from facts.grammar.defects import facts_defects  # noqa: E402
+from facts.grammar.output_rules import content_words, grounded, is_greeting, is_question, restates  # noqa: E402
 
 # The checks of a fact's grammar and references (core.llm.fact_grammar), by the name each defect starts with.
 GRAMMAR_KINDS = ("person", "reference", "possessive", "fragment", "garbled", "mismatch")

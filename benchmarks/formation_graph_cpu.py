@@ -58,7 +58,7 @@ def _sessions(conversations) -> list[tuple[str, list[tuple[str, datetime]]]]:
 
 @contextmanager
 def _graph(enabled: bool):
-    import core.llm.offline as offline
+    import formation.offline.provider as offline
 
     kept = offline.graph_of_facts
     if not enabled:

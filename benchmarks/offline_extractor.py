@@ -103,7 +103,7 @@ def extractor_measure(provider, *, split: str = "conversations") -> dict:
 
 def _provider(module_path: str | None):
     if module_path is None:
-        from core.llm.offline import OfflineLLM
+        from formation.offline.provider import OfflineLLM
 
         return OfflineLLM()
     spec = importlib.util.spec_from_file_location("offline_under_test", module_path)

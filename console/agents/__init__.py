@@ -1,6 +1,5 @@
-"""The tenant in the admin, one module per model: agents (with the memory inspector and the formation page), API keys,
-end users (export, erasure) and erasure records. The admin is the operator's view of every app: these pages may show
-memory from the apps above (docs/architecture.md)."""
+"""The tenant in the console, one module per model: agents (with the memory inspector and the formation page), API
+keys, end users (export, erasure) and erasure records."""
 
 from console.agents.agents import AgentAdmin
 from console.agents.api_keys import AgentAPIKeyAdmin

@@ -1,5 +1,6 @@
 """What every LLM provider is: a request (purpose, messages, the structured inputs, the reply's schema), a reply, and
-the interface providers implement (providers.py: the OpenAI-compatible one; offline.py: the rule-based stand-in)."""
+the interface providers implement (providers.py: the OpenAI-compatible one; formation/offline/provider.py: the
+rule-based stand-in, chosen through the settings' LLM_PROVIDER_CLASSES)."""
 
 from __future__ import annotations
 

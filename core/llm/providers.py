@@ -1,4 +1,6 @@
-"""LLM providers behind one small interface, chosen by settings (LLM_PROVIDER).
+"""LLM providers behind one small interface, chosen by settings (LLM_PROVIDER): `openai` is built here; any other
+name is a class the settings give by dotted path (LLM_PROVIDER_CLASSES: `offline`, the rule-based extractor, is
+formation's), so core imports no provider that reads English.
 
 A request carries both the rendered prompt (for a real model) and the structured inputs it was rendered from (for
 the deterministic offline provider and for test fakes). Providers return raw text; parsing, validation, retries of
@@ -13,10 +15,10 @@ from typing import Any, Literal
 
 import openai
 from django.conf import settings
+from django.utils.module_loading import import_string
 
 from core.exceptions import ProviderError, ProviderRateLimited
 from core.llm.base import LLMProvider, LLMReply, LLMRequest
-from core.llm.offline import OfflineLLM
 
 logger = logging.getLogger(__name__)
 
@@ -148,9 +150,10 @@ def build_llm_provider(name: str) -> LLMProvider:
             "LLM_PROVIDER=local is started by `make run` (memory_project.devstack), which serves the model and points "
             "the openai provider at it; elsewhere run a llama.cpp server and set LLM_PROVIDER=openai, LLM_BASE_URL"
         )
-    if name == "offline":
-        return OfflineLLM()
-    raise ValueError(f"unknown LLM_PROVIDER {name!r}: use 'openai' or 'offline'")
+    if name in settings.LLM_PROVIDER_CLASSES:
+        return import_string(settings.LLM_PROVIDER_CLASSES[name])()
+    known = " or ".join(repr(known) for known in ("openai", *settings.LLM_PROVIDER_CLASSES))
+    raise ValueError(f"unknown LLM_PROVIDER {name!r}: use {known}")
 
 
 @lru_cache(maxsize=2)

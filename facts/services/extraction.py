@@ -13,7 +13,10 @@ from agents.models import Agent
 from conversations.models import Message
 from conversations.services.conversation_text import NumberedMessage, conversation_render, injected_memory_text
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
-from core.llm.output_rules import (
+from core.models import SensitiveDataFinding
+from core.safety.sensitive import sensitive_findings
+from core.safety.sensitive_screening import statement_screen
+from facts.grammar.output_rules import (
     ABOUT_THE_USER,
     content_words,
     copies,
@@ -23,9 +26,6 @@ from core.llm.output_rules import (
     restates,
     word_count,
 )
-from core.models import SensitiveDataFinding
-from core.safety.sensitive import sensitive_findings
-from core.safety.sensitive_screening import statement_screen
 from facts.models import EntityType, FactScope
 from facts.services.graph import EntityMention, RelationStatement, entity_name_normalize, predicate_normalize
 

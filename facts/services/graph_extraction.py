@@ -1,7 +1,8 @@
 """The graph of facts that formation did not write: imported, curated through the API or the admin, or written by
 the assistant's tools. Formation's extractor lists entities and relations with the facts in one reply; these facts
-come without them, so they are parsed by the offline provider's extractor (core/llm/offline_graph.py, spaCy), the same
-code, with the same rules (a relation naming a secret is dropped), so that a fact joins the graph whoever wrote it.
+come without them, so they are parsed by the facts' grammar (facts/grammar/graph.py, spaCy), the code the offline
+extractor reads its own facts with, with the same rules (a relation naming a secret is dropped), so that a fact joins
+the graph whoever wrote it.
 
 An import runs it in its own process, batch by batch (the graph is there when the import returns); a single write
 queues it for a worker after commit (facts.services.facts.facts_graph_extract_later), so no request waits for spaCy."""
@@ -14,8 +15,8 @@ from itertools import groupby
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
-from core.llm.offline_graph import graph_of_facts
 from core.safety.sensitive import sensitive_findings
+from facts.grammar.graph import graph_of_facts
 from facts.models import Fact, Relation
 from facts.services.extraction import relation_holds_a_secret, relations_of_reply
 from facts.services.graph import StatedRelations, relations_write

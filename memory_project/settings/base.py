@@ -253,6 +253,9 @@ EMBEDDING_WORKER_THREADS = env.int("EMBEDDING_WORKER_THREADS", default=0)
 LLM_BASE_URL = env("LLM_BASE_URL", default="")
 LLM_API_KEY = env("LLM_API_KEY", default="")
 LLM_PROVIDER = env("LLM_PROVIDER", default="openai" if (LLM_BASE_URL or LLM_API_KEY) else "offline")
+# The providers core does not build itself, by LLM_PROVIDER name: a dotted path to an LLMProvider class
+# (core.llm.base), imported on first use. The offline provider reads English with rules, so it lives with formation.
+LLM_PROVIDER_CLASSES = {"offline": "formation.offline.provider.OfflineLLM"}
 LLM_FAST_MODEL = env("LLM_FAST_MODEL", default="gpt-4.1-mini")
 LLM_SLOW_MODEL = env("LLM_SLOW_MODEL", default="gpt-4.1")
 LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=60.0)

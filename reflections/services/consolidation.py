@@ -20,10 +20,10 @@ from conversations.models import Session
 from core.exceptions import ApplicationError
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
 from core.llm.limits import text_cap, words_cap
-from core.llm.output_rules import copies, has_words, holds_a_placeholder
 from core.models import JobStatus
 from core.safety.injection import injection_lines_drop
 from core.safety.sensitive_screening import long_text_screen
+from facts.grammar.output_rules import copies, has_words, holds_a_placeholder
 from reflections.models import (
     ConsolidatedMemory,
     ConsolidatedMemoryVersion,

@@ -17,9 +17,9 @@ from conversations.services.conversation_text import NumberedMessage, conversati
 from core.exceptions import ApplicationError
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
 from core.llm.limits import text_cap
-from core.llm.output_rules import content_words, has_words, is_question, restates, word_count
 from core.models import SensitiveDataFinding
 from core.safety.sensitive_screening import statement_screen
+from facts.grammar.output_rules import content_words, has_words, is_question, restates, word_count
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.services.context_cache import context_cache_invalidate
 

@@ -14,8 +14,8 @@ from django.db import transaction
 from conversations.models import Session
 from conversations.services.ingestion import MessageInput, session_append_messages
 from core.llm.base import LLMRequest
-from core.llm.offline import OfflineLLM
 from facts.models import Entity, Fact, Relation
+from formation.offline.provider import OfflineLLM
 from formation.services.formation import session_form_memories
 from formation.services.formation_triggers import formation_request
 from tests.api_support import api_client_for

@@ -17,8 +17,8 @@ from django.conf import settings
 
 from agents.services.api_keys import api_key_create
 from conversations.models import Session
-from core.llm.output_rules import content_words, is_greeting, is_question
 from core.models import JobStatus, LLMCall
+from facts.grammar.output_rules import content_words, is_greeting, is_question
 from facts.models import Fact, FactEmbedding
 from formation.models import FormationJob
 from memory_project.devstack import LocalLLMServer

@@ -1,14 +1,15 @@
-"""The offline extractor (core/llm/offline.py) on its unit fixtures, measured by benchmarks/offline_extractor.py:
-atomic facts, and reflections only where the user asked for something (no topic lists, no note every user gets)."""
+"""The offline extractor (formation/offline/provider.py) on its unit fixtures, measured by
+benchmarks/offline_extractor.py: atomic facts, and reflections only where the user asked for something (no topic
+lists, no note every user gets)."""
 
 from __future__ import annotations
 
 import json
 
-import core.llm.offline_graph as offline_graph
+import facts.grammar.graph as fact_graph
 from benchmarks.offline_extractor import extractor_measure
 from core.llm.base import LLMRequest
-from core.llm.offline import OfflineLLM
+from formation.offline.provider import OfflineLLM
 
 
 def _ask(purpose: str, *texts: str) -> dict:
@@ -79,19 +80,19 @@ def test_a_clause_that_leans_on_the_conversation_makes_no_fact():
 def test_the_entity_graph_reads_the_parse_the_grammar_checks_made(monkeypatch):
     texts = ("My sister Maria works at Acme Corp in Berlin.", "I live in Porto and I love hiking.")
     reparsed: list[str] = []
-    pipeline = offline_graph.english_pipeline()
+    pipeline = fact_graph.english_pipeline()
 
     class Counting:
         def pipe(self, contents):
             reparsed.extend(contents)
             return pipeline.pipe(contents)
 
-    monkeypatch.setattr(offline_graph, "english_pipeline", lambda: Counting())
+    monkeypatch.setattr(fact_graph, "english_pipeline", lambda: Counting())
     reply = _ask("extract_facts", *texts)
     monkeypatch.undo()
 
     assert reply["relations"] and reparsed == []  # every fact's parse came from its check
-    assert offline_graph.graph_of_facts(reply["facts"]) == {  # the same graph as a parse of its own
+    assert fact_graph.graph_of_facts(reply["facts"]) == {  # the same graph as a parse of its own
         "entities": reply["entities"],
         "relations": reply["relations"],
     }

@@ -1,11 +1,11 @@
-"""Facts from spaCy's parse of the speaker's own clauses, for the offline provider (core/llm/offline.py): every clause
-whose subject is the speaker ("I went ...", "I'm keen on ...") or someone or something of theirs ("my sister ..."),
+"""Facts from spaCy's parse of the speaker's own clauses, for the offline provider (provider.py): every clause whose
+subject is the speaker ("I went ...", "I'm keen on ...") or someone or something of theirs ("my sister ..."),
 or that says something about them ("the support group made me feel accepted"), becomes one statement about the
 speaker, in the third person, its verb agreeing. A clause that says too little ("I think so", "I know") is left
 out, and so is any statement that fails the grammar and reference checks a reader would apply
-(core.llm.fact_grammar): a clause that leans on the conversation ("I love that", "you did it") cannot stand alone.
+(facts.grammar.defects): a clause that leans on the conversation ("I love that", "you did it") cannot stand alone.
 
-The regular expressions of offline.py keep what they know best (names, ages, homes, jobs, and the profile keys they
+The regular expressions of provider.py keep what they know best (names, ages, homes, jobs, and the profile keys they
 carry); these facts add the rest of what the speaker said."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from core.llm.fact_grammar import doc_defects
 from core.llm.spacy_model import english_pipeline
+from facts.grammar.defects import doc_defects
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc

@@ -1,7 +1,7 @@
 """The junk audit of formed facts (benchmarks/fact_audit.py): each kind of junk is found, and plain facts are not;
 and it agrees with a reader: on facts the offline provider formed from chats written for this project,
 hand-labelled junk or not by the rules in docs/benchmarks.md, its grammar and reference checks
-(core.llm.fact_grammar) must find most of the junk and flag little else."""
+(facts.grammar.defects) must find most of the junk and flag little else."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from benchmarks.fact_audit import AuditedFact, facts_audit
-from core.llm.fact_grammar import facts_defects
+from facts.grammar.defects import facts_defects
 
 LABELLED = Path(__file__).resolve().parent.parent / "fixtures" / "fact_audit" / "labelled_facts.jsonl"
 

@@ -1,6 +1,7 @@
-"""The offline provider's entities and relations: read from the facts it extracted (third person, "The user ..." or a
-speaker's name, pronouns already resolved), parsed with spaCy's small English model, in the reply's JSON schema
-(facts/prompts/extract_facts.txt).
+"""The entities and relations facts state: read from facts in the third person ("The user ..." or a speaker's name,
+pronouns already resolved), parsed with spaCy's small English model, in the JSON schema of the extraction reply
+(facts/prompts/extract_facts.txt). Both the offline extractor's replies and the facts written through the API and
+imports without relations (facts.services.graph_extraction) get their graph here.
 
 Per fact, from the dependency parse:
 - the subject: "The user" is the user; "The user's sister" (or "Caroline's sister") is a person named by an apposition

@@ -7,7 +7,7 @@ It is much less capable than a model, and says less rather than guess:
   is Y") and statements about the people and things the user names ("my sister ... she ..."), one fact per clause:
   a sentence is split where a new subject starts ("... and she visits on Saturday") or where "I" is left out
   ("I live in Porto and work at a bakery"), and he/she/they/it are resolved to the last "my X" they can mean;
-- entities and relations: parsed from those facts with spaCy (core/llm/offline_graph.py);
+- entities and relations: parsed from those facts with spaCy (facts/grammar/graph.py);
 - reflections: only what the user explicitly asks of the assistant (language, length, format, what not to do, how
   to be called), goals they state, and reminders they ask for; nothing from word counts or topics;
 - consolidation: the current note plus the new reflections, the oldest lines dropped over the word limit; a session
@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core.llm.base import LLMProvider, LLMReply, LLMRequest
-from core.llm.offline_clauses import clause_statements, is_sound, parsed_texts, sound_statements
-from core.llm.offline_graph import graph_of_facts
-from core.llm.output_rules import content_words
+from facts.grammar.graph import graph_of_facts
+from facts.grammar.output_rules import content_words
+from formation.offline.clauses import clause_statements, is_sound, parsed_texts, sound_statements
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc
