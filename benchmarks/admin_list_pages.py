@@ -26,7 +26,7 @@ import numpy as np
 REPO_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_DIR))
 
-from memory_project.devstack import backing_services  # noqa: E402
+from devstack.services import backing_services  # noqa: E402
 
 USERS = 1000
 BATCH = 5000

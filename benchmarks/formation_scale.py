@@ -7,7 +7,7 @@ failures, formation's overhead besides the LLM, and what formation costs search 
 On a throwaway stack (benchmarks/stack.py: embedded PostgreSQL and Redis, migrations, the web app under gunicorn as in
 production) with the LLM played by tests/llm_stub_server.py in a process of its own (log-normal latency, median 1.5 s
 and p95 5 s by default, 2% of requests 429 with Retry-After 1 s, 1% 500), and the workers of `make run`
-(memory_project.devstack.worker_commands; `--workers legacy`: the one prefork worker of two processes that make run
+(devstack.workers.worker_commands; `--workers legacy`: the one prefork worker of two processes that make run
 started before the formation queue existed), plus beat. Each repeat:
 
 1. Throughput: `--sessions` sessions of 20 messages (`--users` users, so reconciliation and user consolidation run)
@@ -42,7 +42,7 @@ from memory_client import MemoryClient  # noqa: E402
 
 from benchmarks.stack import RESULTS_DIR, machine, percentile, throwaway_stack  # noqa: E402
 from benchmarks.synthetic_facts import FactGenerator  # noqa: E402
-from memory_project.devstack import free_port, wait_for_port  # noqa: E402
+from devstack.processes import free_port, wait_for_port  # noqa: E402
 
 AGENT = "bench-formation"
 MESSAGES_PER_SESSION = 20
@@ -93,7 +93,7 @@ def start_workers(stack, *, legacy: bool) -> None:
         command = [sys.executable, "-m", "celery", "-A", "memory_project", "worker", "-l", "warning"]
         stack.processes.start("worker", [*command, "--concurrency", "2"], env=stack.env)
     else:
-        from memory_project.devstack import worker_commands
+        from devstack.workers import worker_commands
 
         for name, (command, env) in worker_commands(env=stack.env, log_level="warning").items():
             stack.processes.start(name, command, env=env)

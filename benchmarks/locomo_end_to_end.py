@@ -46,7 +46,7 @@ from benchmarks.locomo_data import (  # noqa: E402
     recall_table,
 )
 from benchmarks.stack import RESULTS_DIR, machine, throwaway_stack  # noqa: E402
-from memory_project.devstack import local_llm, shipped_model_path  # noqa: E402
+from devstack.local_llm import local_llm, shipped_model_path  # noqa: E402
 from portability.formats.locomo import DATE_FORMAT  # noqa: E402
 
 AGENT_PREFIX = "e2e"

@@ -33,7 +33,7 @@ from benchmarks.locomo_data import (  # noqa: E402
     load_conversations,
     recall_table,
 )
-from memory_project.devstack import EmbeddedPostgres  # noqa: E402
+from devstack.postgres import EmbeddedPostgres  # noqa: E402
 
 RESULTS = REPO_DIR / "benchmarks" / "results"
 CACHE = REPO_DIR / ".data" / "explore-cache"

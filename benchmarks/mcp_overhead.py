@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO_DIR / "clients" / "python"))
 from memory_client import MemoryClient  # noqa: E402
 
 from benchmarks.stack import RESULTS_DIR, _wait_until_answering, machine, percentile, throwaway_stack  # noqa: E402
-from memory_project.devstack import free_port, wait_for_port  # noqa: E402
+from devstack.processes import free_port, wait_for_port  # noqa: E402
 
 USER = "bench-user"
 SUBJECTS = ["coffee", "hiking", "birthday", "sister", "dentist", "Lisbon", "guitar", "allergy", "car", "garden"]

@@ -25,7 +25,7 @@ from pathlib import Path
 REPO_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_DIR))
 
-from memory_project.devstack import backing_services  # noqa: E402
+from devstack.services import backing_services  # noqa: E402
 
 DEFAULT_LOCOMO = REPO_DIR.parent / "shared" / "benchmarks" / "locomo" / "locomo10.json"
 

@@ -26,7 +26,7 @@ REPO_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_DIR))
 
 from benchmarks.stack import RESULTS_DIR, machine, percentile, throwaway_stack  # noqa: E402
-from memory_project.devstack import free_port, wait_for_port  # noqa: E402
+from devstack.processes import free_port, wait_for_port  # noqa: E402
 
 SUBJECTS = ["sailing", "birthday", "allergy", "garden", "violin", "marathon", "Lisbon", "night shift", "sister", "dog"]
 

@@ -1,4 +1,4 @@
-"""A throwaway service stack for the benchmarks: embedded PostgreSQL + Redis (memory_project.devstack), migrated,
+"""A throwaway service stack for the benchmarks: embedded PostgreSQL + Redis (devstack), migrated,
 with the web app on 127.0.0.1 and optionally one Celery worker. Everything started here is stopped on exit and the
 data folder deleted, whatever happens in between."""
 
@@ -26,14 +26,10 @@ if str(REPO_DIR) not in sys.path:
     sys.path.insert(0, str(REPO_DIR))
 RESULTS_DIR = REPO_DIR / "benchmarks" / "results"
 
-from memory_project.devstack import (  # noqa: E402
-    SERVING_SHARED_BUFFERS,
-    ProcessGroup,
-    backing_services,
-    free_port,
-    wait_for_port,
-    worker_commands,
-)
+from devstack.postgres import SERVING_SHARED_BUFFERS  # noqa: E402
+from devstack.processes import ProcessGroup, free_port, wait_for_port  # noqa: E402
+from devstack.services import backing_services  # noqa: E402
+from devstack.workers import worker_commands  # noqa: E402
 
 API_KEY = re.compile(r"^(mem_\S+)$", re.MULTILINE)
 
@@ -96,7 +92,7 @@ class Stack:
 
     def start_deployment_workers(self) -> None:
         """The workers `make run` and docker-compose.yml run: prefork for the default queue, a thread pool for the
-        formation queue, both at nice 19 (memory_project.devstack.worker_commands)."""
+        formation queue, both at nice 19 (devstack.workers.worker_commands)."""
         for name, (command, env) in worker_commands(env=self.env, log_level="warning").items():
             self.processes.start(name, command, env=env)
 

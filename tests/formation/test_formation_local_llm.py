@@ -1,4 +1,4 @@
-"""Formation with a real language model: the llama.cpp server that LLM_PROVIDER=local starts (memory_project.devstack
+"""Formation with a real language model: the llama.cpp server that LLM_PROVIDER=local starts (devstack.local_llm
 .LocalLLMServer, on the shipped Gemma 3 270M), reached by a real Celery worker through the ordinary OpenAI-compatible
 provider and the real openai SDK. The model's wording is its own, so the test checks what every reply must satisfy
 (schemas, word limits, scopes, sources, call records, the rules counted on each call).
@@ -19,9 +19,9 @@ from agents.services.api_keys import api_key_create
 from conversations.models import Session
 from core.llm.output_rules import content_words, is_greeting, is_question
 from core.models import JobStatus, LLMCall
+from devstack.local_llm import LocalLLMServer
 from facts.models import Fact, FactEmbedding
 from formation.models import FormationJob
-from memory_project.devstack import LocalLLMServer
 from reflections.models import ConsolidatedMemory, ConsolidationJob, Reflection
 from tests.formation_support import celery_workers_paused, wait_until
 
