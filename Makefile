@@ -66,9 +66,9 @@ $(LOCAL_LLM_STAMP): requirements/local-llm.txt | $(STAMP)
 # (mem0, matplotlib) come from requirements/bench.txt, installed here and never by `make test`.
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -r requirements/bench.txt
-	$(BIN)/python benchmarks/locomo_retrieval.py --split dev --quick --mem0
-	$(BIN)/python benchmarks/search_latency.py --scales 10000 --queries 50 --recall-queries 50 --predicates 1000 --output search_latency_quick.json
-	$(BIN)/python benchmarks/ingestion_formation.py --quick
+	$(BIN)/python -m benchmarks.locomo_retrieval --split dev --quick --mem0
+	$(BIN)/python -m benchmarks.search_latency --scales 10000 --queries 50 --recall-queries 50 --predicates 1000 --output search_latency_quick.json
+	$(BIN)/python -m benchmarks.ingestion_formation --quick
 
 # The fuzzing campaign at FUZZ_SCALE times make test's examples, with fresh randomness (docs/security.md): schemathesis
 # against the API (stateless and link-driven) and the Hypothesis properties of the validators, the token counter and

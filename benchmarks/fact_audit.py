@@ -8,7 +8,7 @@ a possessive of a non-noun, a fragment, words run together or missing, a complem
 subject. Its agreement with a reader is measured on a hand-labelled set (tests/fixtures/fact_audit/, rules in
 docs/benchmarks.md; tests/core/test_fact_audit.py).
 
-    .venv/bin/python benchmarks/fact_audit.py .data/benchmarks/locomo_end_to_end_offline_dev_facts.json
+    .venv/bin/python -m benchmarks.fact_audit .data/benchmarks/locomo_end_to_end_offline_dev_facts.json
 
 reads the facts a run of benchmarks/locomo_end_to_end.py dumped (which also prints this audit), and prints the
 shares with examples of each kind. The target (issue 15) is under 5% junk on LoCoMo's dev split."""
@@ -22,12 +22,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO_DIR = Path(__file__).resolve().parent.parent
-if str(REPO_DIR) not in sys.path:
-    sys.path.insert(0, str(REPO_DIR))
-
-from core.llm.fact_grammar import facts_defects  # noqa: E402
-from core.llm.output_rules import content_words, grounded, is_greeting, is_question, restates  # noqa: E402
+from core.llm.fact_grammar import facts_defects
+from core.llm.output_rules import content_words, grounded, is_greeting, is_question, restates
 
 # The checks of a fact's grammar and references (core.llm.fact_grammar), by the name each defect starts with.
 GRAMMAR_KINDS = ("person", "reference", "possessive", "fragment", "garbled", "mismatch")

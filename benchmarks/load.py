@@ -1,6 +1,6 @@
 """Bounded load test on loopback: the stack `make run` starts, N concurrent clients posting messages and searching.
 
-    .venv/bin/python benchmarks/load.py [--clients 50] [--duration 120] [--drain-timeout 300]
+    .venv/bin/python -m benchmarks.load [--clients 50] [--duration 120] [--drain-timeout 300]
 
 1. Starts `python -m devstack run` on a free port and a temporary data folder (embedded PostgreSQL
    and Redis, runserver, make run's Celery workers and beat), with the LLM played by tests/llm_stub_server.py in a
@@ -37,11 +37,10 @@ from pathlib import Path
 
 import httpx
 
-REPO_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_DIR))
+from devstack.postgres import EmbeddedPostgres
+from devstack.processes import free_port, wait_for_port
 
-from devstack.postgres import EmbeddedPostgres  # noqa: E402
-from devstack.processes import free_port, wait_for_port  # noqa: E402
+REPO_DIR = Path(__file__).resolve().parent.parent
 
 SESSION_LENGTH = 20
 TOPICS = [

@@ -1,6 +1,6 @@
 """Markdown tables of the full runs (benchmarks/results/*.json), as docs/benchmarks.md shows them.
 
-.venv/bin/python benchmarks/report.py"""
+.venv/bin/python -m benchmarks.report"""
 
 from __future__ import annotations
 
