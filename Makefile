@@ -62,7 +62,7 @@ $(LOCAL_LLM_STAMP): requirements/local-llm.txt | $(STAMP)
 	$(BIN)/python -c "from devstack.local_llm import shipped_model_path; print(shipped_model_path())"
 	touch $(LOCAL_LLM_STAMP)
 
-# The quick benchmarks (docs/benchmarks.md has the full runs and how to reproduce them). Their extra packages
+# The quick benchmarks (docs/benchmarks/method.md has the full runs and how to reproduce them). Their extra packages
 # (mem0, matplotlib) come from requirements/bench.txt, installed here and never by `make test`.
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -r requirements/bench.txt

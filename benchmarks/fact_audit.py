@@ -6,7 +6,7 @@ here applied to what was stored. Then what a reader calls garbled, from spaCy's 
 (core.llm.fact_grammar): first or second person left in, a pronoun or demonstrative pointing at nothing in the fact,
 a possessive of a non-noun, a fragment, words run together or missing, a complement that cannot describe its
 subject. Its agreement with a reader is measured on a hand-labelled set (tests/fixtures/fact_audit/, rules in
-docs/benchmarks.md; tests/core/test_fact_audit.py).
+docs/benchmarks/method.md; tests/benchmarks/test_fact_audit.py).
 
     .venv/bin/python -m benchmarks.fact_audit .data/benchmarks/locomo_end_to_end_offline_dev_facts.json
 

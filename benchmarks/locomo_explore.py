@@ -1,4 +1,4 @@
-"""Dev-split exploration behind the product's retrieval defaults (docs/benchmarks.md, "What was tried").
+"""Dev-split exploration behind the product's retrieval defaults (docs/benchmarks/history.md, "What was tried").
 
     .venv/bin/python -m benchmarks.locomo_explore [--split dev] [--locomo path/to/locomo10.json]
 

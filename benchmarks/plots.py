@@ -1,4 +1,4 @@
-"""The plots of docs/benchmarks.md, from the JSON results under benchmarks/results/.
+"""The plots of docs/benchmarks/, from the JSON results under benchmarks/results/.
 
     .venv/bin/python -m benchmarks.plots
 

@@ -5,8 +5,8 @@
 
 One throwaway stack (benchmarks/lib/stack.py), grown scale by scale: 10 agents with 1,000 users each, every user with
 the same number of generated facts (benchmarks/lib/synthetic_facts.py: composed vectors, see there and
-docs/benchmarks.md). A tenth of the facts are shared agent-wide (scopes user + agent, as imports and formation write
-facts about a user that every conversation may see); the rest are the user's own. The store is loaded with COPY
+docs/benchmarks/method.md). A tenth of the facts are shared agent-wide (scopes user + agent, as imports and formation
+write facts about a user that every conversation may see); the rest are the user's own. The store is loaded with COPY
 (what the service writes per fact, minus the LLM) and the space's HNSW index rebuilt at each scale, then:
 
 - per-user search (`user` given: the user's own facts, exact scan, plus the agent-wide ones) and agent-wide search

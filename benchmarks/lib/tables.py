@@ -1,14 +1,12 @@
-"""Markdown tables of the full runs (benchmarks/results/*.json), as docs/benchmarks.md shows them.
-
-.venv/bin/python -m benchmarks.report"""
+"""The full Markdown tables of single runs (benchmarks/results/*.json), as docs/benchmarks/history.md quotes them:
+`python -m benchmarks.report tables [SECTION...]` prints them (docs/benchmarks/method.md, "Before and after")."""
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 KS = ("5", "10", "25", "50")
 CATEGORIES = ("single-hop", "multi-hop", "temporal", "open-domain", "adversarial")
 
@@ -381,31 +379,23 @@ def locomo_end_to_end() -> None:
             )
 
 
-def main() -> int:
-    sections = {
-        "locomo": lambda: (locomo("dev"), locomo("eval")),
-        "locomo-before-after": lambda: [
-            locomo_before_after(split, before_name=before, after_name=after)
-            for before, after in (
-                ("locomo_{split}_before.json", "locomo_{split}_issue12.json"),  # the search redesign (issue 12)
-                ("locomo_{split}_issue12.json", "locomo_{split}.json"),  # time, neighbours and speakers (issue 14)
-            )
-            for split in ("dev", "eval")
-        ],
-        "latency": search_latency,
-        "latency-before-after": lambda: (
-            search_latency_before_after("search_latency_before_quiet.json", "search_latency_after_quiet.json"),
-            search_latency_before_after("search_latency_before.json", "search_latency.json"),
-        ),
-        "graph-cost": search_latency_variants,
-        "ingestion": ingestion_formation,
-        "formation": formation_scale,
-        "end-to-end": locomo_end_to_end,
-    }
-    for name in sys.argv[1:] or sections:
-        sections[name]()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+SECTIONS = {
+    "locomo": lambda: (locomo("dev"), locomo("eval")),
+    "locomo-before-after": lambda: [
+        locomo_before_after(split, before_name=before, after_name=after)
+        for before, after in (
+            ("locomo_{split}_before.json", "locomo_{split}_issue12.json"),  # the search redesign (issue 12)
+            ("locomo_{split}_issue12.json", "locomo_{split}.json"),  # time, neighbours and speakers (issue 14)
+        )
+        for split in ("dev", "eval")
+    ],
+    "latency": search_latency,
+    "latency-before-after": lambda: (
+        search_latency_before_after("search_latency_before_quiet.json", "search_latency_after_quiet.json"),
+        search_latency_before_after("search_latency_before.json", "search_latency.json"),
+    ),
+    "graph-cost": search_latency_variants,
+    "ingestion": ingestion_formation,
+    "formation": formation_scale,
+    "end-to-end": locomo_end_to_end,
+}

@@ -109,7 +109,7 @@ def test_a_real_model_forms_facts_and_reflections_through_the_openai_client(
         assert "local" in answered[0].model or answered[0].model.endswith(".gguf")
 
         # Facts: only what the rules let through, each about this user, with its embedding and its source turns. How
-        # many facts are right is the benchmark's measure (docs/benchmarks.md), not this test's: the shipped 270M
+        # many facts are right is the benchmark's measure (docs/benchmarks/), not this test's: the shipped 270M
         # model mostly copies the prompt's example, which the rules count on the call and keep out of memory.
         extraction = next(call for call in answered if call.purpose == "extract_facts")
         facts = list(Fact.objects.filter(agent=agent).prefetch_related("source_messages"))
