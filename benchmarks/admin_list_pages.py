@@ -1,6 +1,6 @@
 """Render time of the admin's biggest list pages, facts and messages, with 100k rows each:
 
-    .venv/bin/python benchmarks/admin_list_pages.py [--rows 100000] [--runs 9]
+    .venv/bin/python -m benchmarks.admin_list_pages [--rows 100000] [--runs 9]
 
 Starts a throwaway embedded stack (PostgreSQL + pgvector, Redis), migrates, fills one agent with 1,000 users, 1,000
 sessions, `--rows` messages and `--rows` user-scoped facts (bulk_create, each with a random unit vector of the
@@ -23,10 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-REPO_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_DIR))
+from devstack.services import backing_services
 
-from memory_project.devstack import backing_services  # noqa: E402
+REPO_DIR = Path(__file__).resolve().parent.parent
 
 USERS = 1000
 BATCH = 5000

@@ -1,14 +1,14 @@
 """Junk audit of formed facts: the share that are questions, greetings, restatements of another fact of the same
 owner, restatements of memory that had been injected into the conversation (mem0's users found 97.8% junk in one
 audit: mem0 issue 4573), or not grounded in the messages they name as their source (most of their content words
-are not there: made up). Those checks are the ones formation counts on every LLM reply (core.llm.output_rules),
+are not there: made up). Those checks are the ones formation counts on every LLM reply (facts.grammar.output_rules),
 here applied to what was stored. Then what a reader calls garbled, from spaCy's parse of each fact
-(core.llm.fact_grammar): first or second person left in, a pronoun or demonstrative pointing at nothing in the fact,
+(facts.grammar.defects): first or second person left in, a pronoun or demonstrative pointing at nothing in the fact,
 a possessive of a non-noun, a fragment, words run together or missing, a complement that cannot describe its
 subject. Its agreement with a reader is measured on a hand-labelled set (tests/fixtures/fact_audit/, rules in
-docs/benchmarks.md; tests/core/test_fact_audit.py).
+docs/benchmarks/method.md; tests/benchmarks/test_fact_audit.py).
 
-    .venv/bin/python benchmarks/fact_audit.py .data/benchmarks/locomo_end_to_end_offline_dev_facts.json
+    .venv/bin/python -m benchmarks.fact_audit .data/benchmarks/locomo_end_to_end_offline_dev_facts.json
 
 reads the facts a run of benchmarks/locomo_end_to_end.py dumped (which also prints this audit), and prints the
 shares with examples of each kind. The target (issue 15) is under 5% junk on LoCoMo's dev split."""
@@ -22,14 +22,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO_DIR = Path(__file__).resolve().parent.parent
-if str(REPO_DIR) not in sys.path:
-    sys.path.insert(0, str(REPO_DIR))
+from facts.grammar.defects import facts_defects
+from facts.grammar.output_rules import content_words, grounded, is_greeting, is_question, restates
 
-from facts.grammar.defects import facts_defects  # noqa: E402
-from facts.grammar.output_rules import content_words, grounded, is_greeting, is_question, restates  # noqa: E402
-
-# The checks of a fact's grammar and references (core.llm.fact_grammar), by the name each defect starts with.
+# The checks of a fact's grammar and references (facts.grammar.defects), by the name each defect starts with.
 GRAMMAR_KINDS = ("person", "reference", "possessive", "fragment", "garbled", "mismatch")
 KINDS = ("question", "greeting", "restates_other_fact", "restates_injected_memory", "ungrounded", *GRAMMAR_KINDS)
 

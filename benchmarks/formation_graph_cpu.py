@@ -3,12 +3,12 @@ at most 20%): the LoCoMo sessions of a split formed in this process by the offli
 formation.services.formation.session_form_memories as the formation worker runs it (extraction, the graph's parse,
 embedding, reconciliation, the graph's writes, reflections), with and without the graph, alternating.
 
-    .venv/bin/python benchmarks/formation_graph_cpu.py                 # dev split, 3 rounds each way
-    .venv/bin/python benchmarks/formation_graph_cpu.py --rounds 5
+    .venv/bin/python -m benchmarks.formation_graph_cpu                 # dev split, 3 rounds each way
+    .venv/bin/python -m benchmarks.formation_graph_cpu --rounds 5
 
-On a throwaway stack (benchmarks/stack.py: embedded PostgreSQL and Redis, migrated; no worker: formation runs here).
+On a throwaway stack (benchmarks/lib/stack.py: embedded PostgreSQL and Redis, migrated; no worker: formation runs here).
 "Without the graph" is this benchmark's switch, not the product's: the offline provider's reply is given no entities
-and relations (core.llm.offline.graph_of_facts replaced), so neither the parse nor the writes run. Each round forms
+and relations (facts.grammar.graph.graph_of_facts replaced), so neither the parse nor the writes run. Each round forms
 every session of the split once, each conversation by a new user, so every round writes its graph from nothing.
 Per round: this process's CPU (user + system) per session formed; PostgreSQL's is reported apart. Prints the
 medians of the rounds, each way, the median of the rounds' ratios, and the machine's load average."""
@@ -24,13 +24,9 @@ import sys
 import time
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
-REPO_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_DIR))
-
-from benchmarks.locomo_data import DEFAULT_LOCOMO, SPLITS, load_conversations  # noqa: E402
-from benchmarks.stack import machine, throwaway_stack  # noqa: E402
+from benchmarks.lib.locomo_data import DEFAULT_LOCOMO, SPLITS, load_conversations
+from benchmarks.lib.stack import machine, throwaway_stack
 
 AGENT = "graph-cpu"
 

@@ -1,13 +1,13 @@
 """Formation at production scale: sessions formed per minute against an LLM with a real provider's latency and
 failures, formation's overhead besides the LLM, and what formation costs search and ingestion when both run.
 
-    .venv/bin/python benchmarks/formation_scale.py                       # 3 repeats of 600 sessions, mixed load
-    .venv/bin/python benchmarks/formation_scale.py --workers legacy --sessions 60 --mixed-seconds 0
+    .venv/bin/python -m benchmarks.formation_scale                       # 3 repeats of 600 sessions, mixed load
+    .venv/bin/python -m benchmarks.formation_scale --workers legacy --sessions 60 --mixed-seconds 0
 
-On a throwaway stack (benchmarks/stack.py: embedded PostgreSQL and Redis, migrations, the web app under gunicorn as in
-production) with the LLM played by tests/llm_stub_server.py in a process of its own (log-normal latency, median 1.5 s
+On a throwaway stack (benchmarks/lib/stack.py: embedded PostgreSQL and Redis, migrations, the web app under gunicorn as
+in production) with the LLM played by tests/llm_stub_server.py in a process of its own (log-normal latency, median 1.5 s
 and p95 5 s by default, 2% of requests 429 with Retry-After 1 s, 1% 500), and the workers of `make run`
-(memory_project.devstack.worker_commands; `--workers legacy`: the one prefork worker of two processes that make run
+(devstack.workers.worker_commands; `--workers legacy`: the one prefork worker of two processes that make run
 started before the formation queue existed), plus beat. Each repeat:
 
 1. Throughput: `--sessions` sessions of 20 messages (`--users` users, so reconciliation and user consolidation run)
@@ -34,15 +34,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from benchmarks.lib.client import MemoryClient
+from benchmarks.lib.stack import RESULTS_DIR, machine, percentile, throwaway_stack
+from benchmarks.lib.synthetic_facts import FactGenerator
+from devstack.processes import free_port, wait_for_port
+
 REPO_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_DIR))
-sys.path.insert(0, str(REPO_DIR / "clients" / "python"))
-
-from memory_client import MemoryClient  # noqa: E402
-
-from benchmarks.stack import RESULTS_DIR, machine, percentile, throwaway_stack  # noqa: E402
-from benchmarks.synthetic_facts import FactGenerator  # noqa: E402
-from memory_project.devstack import free_port, wait_for_port  # noqa: E402
 
 AGENT = "bench-formation"
 MESSAGES_PER_SESSION = 20
@@ -93,7 +90,7 @@ def start_workers(stack, *, legacy: bool) -> None:
         command = [sys.executable, "-m", "celery", "-A", "memory_project", "worker", "-l", "warning"]
         stack.processes.start("worker", [*command, "--concurrency", "2"], env=stack.env)
     else:
-        from memory_project.devstack import worker_commands
+        from devstack.workers import worker_commands
 
         for name, (command, env) in worker_commands(env=stack.env, log_level="warning").items():
             stack.processes.start(name, command, env=env)

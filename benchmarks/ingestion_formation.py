@@ -1,16 +1,16 @@
 """Ingestion throughput through the batch endpoint, and formation overhead per session without LLM time.
 
-    .venv/bin/python benchmarks/ingestion_formation.py                    # full: 10,000 messages per run, 100 sessions
-    .venv/bin/python benchmarks/ingestion_formation.py --quick            # the `make bench` version
+    .venv/bin/python -m benchmarks.ingestion_formation                    # full: 10,000 messages per run, 100 sessions
+    .venv/bin/python -m benchmarks.ingestion_formation --quick            # the `make bench` version
 
-On a throwaway stack (benchmarks/stack.py, web app under gunicorn on 127.0.0.1):
+On a throwaway stack (benchmarks/lib/stack.py, web app under gunicorn on 127.0.0.1):
 
 1. Ingestion: sessions of 100 generated messages, each posted in one request to
    `POST /api/v1/sessions/<id>/messages` with idempotency keys, by 1 and by 4 concurrent clients (the Python
    client); messages per second = messages stored / wall time. No worker runs meanwhile: what a request does is
    store, count tokens and enqueue the embedding task (the embedding itself is background work).
 2. Formation: sessions of 20 messages are stored and embedded, then formation is requested for all of them at once
-   (`POST .../form`) and one Celery worker (benchmarks/formation_worker.py: the product's worker with an LLM that
+   (`POST .../form`) and one Celery worker (benchmarks/lib/formation_worker.py: the product's worker with an LLM that
    answers instantly) drains the backlog. Overhead per session = drain wall time / sessions, and each job's own
    duration (started_at to finished_at of its FormationJob row) minus the LLM latency recorded for it.
 Writes benchmarks/results/ingestion_formation.json."""
@@ -26,14 +26,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from benchmarks.lib.client import MemoryClient
+from benchmarks.lib.stack import RESULTS_DIR, machine, percentile, throwaway_stack
+from benchmarks.lib.synthetic_facts import FactGenerator
+
 REPO_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_DIR))
-sys.path.insert(0, str(REPO_DIR / "clients" / "python"))
-
-from memory_client import MemoryClient  # noqa: E402
-
-from benchmarks.stack import RESULTS_DIR, machine, percentile, throwaway_stack  # noqa: E402
-from benchmarks.synthetic_facts import FactGenerator  # noqa: E402
 
 AGENT = "bench-ingest"
 # Formation is requested explicitly in the benchmark, never by the interval trigger while messages arrive.
@@ -177,7 +174,8 @@ def main() -> int:
             "worker",
             [
                 sys.executable,
-                str(REPO_DIR / "benchmarks" / "formation_worker.py"),
+                "-m",
+                "benchmarks.lib.formation_worker",
                 "-Q",
                 "celery,formation",  # one worker for both queues: the overhead per job, not concurrency
                 "--concurrency",

@@ -1,8 +1,8 @@
 """Bounded load test on loopback: the stack `make run` starts, N concurrent clients posting messages and searching.
 
-    .venv/bin/python benchmarks/load.py [--clients 50] [--duration 120] [--drain-timeout 300]
+    .venv/bin/python -m benchmarks.load [--clients 50] [--duration 120] [--drain-timeout 300]
 
-1. Starts `python -m memory_project.devstack run` on a free port and a temporary data folder (embedded PostgreSQL
+1. Starts `python -m devstack run` on a free port and a temporary data folder (embedded PostgreSQL
    and Redis, runserver, make run's Celery workers and beat), with the LLM played by tests/llm_stub_server.py in a
    process of its own (a real provider's latency and failures: median 1.5 s, p95 5 s, 2% 429, 1% 500; `--llm
    offline`: the instant offline provider) and a formation interval of 10 messages so that formation runs during the
@@ -37,10 +37,10 @@ from pathlib import Path
 
 import httpx
 
-REPO_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_DIR))
+from devstack.postgres import EmbeddedPostgres
+from devstack.processes import free_port, wait_for_port
 
-from memory_project.devstack import EmbeddedPostgres, free_port, wait_for_port  # noqa: E402
+REPO_DIR = Path(__file__).resolve().parent.parent
 
 SESSION_LENGTH = 20
 TOPICS = [
@@ -165,7 +165,7 @@ def start_stack(
         "DATABASE_CONN_MAX_AGE": "0",
     }
     stack = subprocess.Popen(
-        [sys.executable, "-m", "memory_project.devstack", "--data-dir", str(data_dir), "run", "--port", str(port)],
+        [sys.executable, "-m", "devstack", "--data-dir", str(data_dir), "run", "--port", str(port)],
         cwd=REPO_DIR,
         env=env,
         stdin=subprocess.DEVNULL,

@@ -1,17 +1,17 @@
 """LoCoMo end to end: the memory the service forms by itself from the raw conversations, and how well fact search
 then finds each question's evidence.
 
-    .venv/bin/python benchmarks/locomo_end_to_end.py --split all                          # offline extractor
-    LLM_PROVIDER=local .venv/bin/python benchmarks/locomo_end_to_end.py --split dev --sessions 4   # local model
+    .venv/bin/python -m benchmarks.locomo_end_to_end --split all                          # offline extractor
+    LLM_PROVIDER=local .venv/bin/python -m benchmarks.locomo_end_to_end --split dev --sessions 4   # local model
 
-On a throwaway stack (benchmarks/stack.py; with LLM_PROVIDER=local, the llama.cpp server `make run` would start): per
-conversation an agent and an API key; its sessions in date order, each posted through the HTTP API as the agent
+On a throwaway stack (benchmarks/lib/stack.py; with LLM_PROVIDER=local, the llama.cpp server `make run` would start):
+per conversation an agent and an API key; its sessions in date order, each posted through the HTTP API as the agent
 would (every turn a user message "<speaker>: <text>" at its session's date, with its dia_id in the metadata; the
 sessions belong to speaker_a, as in benchmarks/locomo_retrieval.py), preceded by the memory block the agent would
 have put in its prompt (GET /memory/context, as a system message inside <MemoryContext>); then formation is asked
 for (POST /sessions/<id>/form) and the deployment's workers form it, session after session. Then every question
 goes through fact search (hybrid, top 50) and recall@k is the share of its evidence dia_ids among the source
-messages of the facts returned (benchmarks/locomo_data.py). Also: facts formed, their length, duplicates, the junk
+messages of the facts returned (benchmarks/lib/locomo_data.py). Also: facts formed, their length, duplicates, the junk
 audit (benchmarks/fact_audit.py), LLM calls, tokens and wall time per session, and each step's reply validity
 (formation.selectors.llm_validity.llm_reply_validity). `--sessions N` forms only each conversation's first N sessions
 (and asks only the questions whose evidence lies in them), for the slow local model.
@@ -29,14 +29,9 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-REPO_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_DIR))
-sys.path.insert(0, str(REPO_DIR / "clients" / "python"))
-
-from memory_client import MemoryClient  # noqa: E402
-
-from benchmarks.fact_audit import AuditedFact, facts_audit, print_audit  # noqa: E402
-from benchmarks.locomo_data import (  # noqa: E402
+from benchmarks.fact_audit import AuditedFact, facts_audit, print_audit
+from benchmarks.lib.client import MemoryClient
+from benchmarks.lib.locomo_data import (
     DEFAULT_LOCOMO,
     KS,
     SPLITS,
@@ -45,9 +40,11 @@ from benchmarks.locomo_data import (  # noqa: E402
     load_conversations,
     recall_table,
 )
-from benchmarks.stack import RESULTS_DIR, machine, throwaway_stack  # noqa: E402
-from memory_project.devstack import local_llm, shipped_model_path  # noqa: E402
-from portability.formats.locomo import DATE_FORMAT  # noqa: E402
+from benchmarks.lib.stack import RESULTS_DIR, machine, throwaway_stack
+from devstack.local_llm import local_llm, shipped_model_path
+from portability.formats.locomo import DATE_FORMAT
+
+REPO_DIR = Path(__file__).resolve().parent.parent
 
 AGENT_PREFIX = "e2e"
 # The facts formed, with their source turns: LoCoMo text (CC BY-NC), so kept out of the repository, under .data/.

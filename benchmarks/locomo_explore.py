@@ -1,6 +1,6 @@
-"""Dev-split exploration behind the product's retrieval defaults (docs/benchmarks.md, "What was tried").
+"""Dev-split exploration behind the product's retrieval defaults (docs/benchmarks/history.md, "What was tried").
 
-    .venv/bin/python benchmarks/locomo_explore.py [--split dev] [--locomo path/to/locomo10.json]
+    .venv/bin/python -m benchmarks.locomo_explore [--split dev] [--locomo path/to/locomo10.json]
 
 Measures each signal alone, then fusions, on the LoCoMo dev conversations (conv-26, conv-30) only, in-process:
 dense retrieval with all-MiniLM-L6-v2 over several renderings of the indexed text, PostgreSQL full-text search
@@ -23,17 +23,16 @@ from pathlib import Path
 
 import numpy as np
 
-REPO_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_DIR))
-
-from benchmarks.locomo_data import (  # noqa: E402
+from benchmarks.lib.locomo_data import (
     DEFAULT_LOCOMO,
     KS,
     SPLITS,
     load_conversations,
     recall_table,
 )
-from memory_project.devstack import EmbeddedPostgres  # noqa: E402
+from devstack.postgres import EmbeddedPostgres
+
+REPO_DIR = Path(__file__).resolve().parent.parent
 
 RESULTS = REPO_DIR / "benchmarks" / "results"
 CACHE = REPO_DIR / ".data" / "explore-cache"

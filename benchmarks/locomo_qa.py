@@ -1,12 +1,12 @@
 """LoCoMo question answering judged by an LLM: the J score mem0, Zep and Memobase publish, for anyone with a model.
 
     QA_LLM_BASE_URL=https://api.openai.com/v1 QA_LLM_API_KEY=sk-... \\
-        .venv/bin/python benchmarks/locomo_qa.py --split eval --context bundle
-    .venv/bin/python benchmarks/locomo_qa.py --split dev --quick     # one conversation, the first 20 questions
+        .venv/bin/python -m benchmarks.locomo_qa --split eval --context bundle
+    .venv/bin/python -m benchmarks.locomo_qa --split dev --quick     # one conversation, the first 20 questions
 
 Any OpenAI-compatible endpoint answers and judges (QA_LLM_BASE_URL, QA_LLM_API_KEY; QA_ANSWER_MODEL and
 QA_JUDGE_MODEL, both gpt-4o-mini by default, the model of mem0's published runs). On a throwaway stack
-(benchmarks/stack.py) each conversation is imported as its own agent (`import_memories --format locomo`: turns as
+(benchmarks/lib/stack.py) each conversation is imported as its own agent (`import_memories --format locomo`: turns as
 messages with their dates, observations as facts), exactly as benchmarks/locomo_retrieval.py does. Then, per
 question, through the public HTTP API with the Python client:
 
@@ -41,14 +41,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-REPO_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_DIR))
-sys.path.insert(0, str(REPO_DIR / "clients" / "python"))
-
-from memory_client import MemoryClient  # noqa: E402
-
-from benchmarks.locomo_data import DEFAULT_LOCOMO, SPLITS, Conversation, Question, load_conversations  # noqa: E402
-from benchmarks.stack import RESULTS_DIR, machine, percentile  # noqa: E402
+from benchmarks.lib.client import MemoryClient
+from benchmarks.lib.locomo_data import DEFAULT_LOCOMO, SPLITS, Conversation, Question, load_conversations
+from benchmarks.lib.stack import RESULTS_DIR, machine, percentile
 
 LEFT_OUT_CATEGORIES = frozenset({"adversarial"})  # as mem0's protocol: their gold answers say "not mentioned"
 QUICK_QUESTIONS = 20
@@ -245,8 +240,8 @@ def main() -> int:
     conversations = load_conversations(args.locomo, sample_ids=sample_ids)
     info = machine()
     # Imported here: the stack and the import are the retrieval benchmark's, and start PostgreSQL when used.
+    from benchmarks.lib.stack import throwaway_stack
     from benchmarks.locomo_retrieval import embed_messages, import_split
-    from benchmarks.stack import throwaway_stack
 
     with throwaway_stack() as stack:
         agents = import_split(stack, locomo=args.locomo, sample_ids=sample_ids)

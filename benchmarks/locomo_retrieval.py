@@ -1,16 +1,16 @@
 """LoCoMo retrieval through the product: recall@5/10/25/50 for turns and observations, per mode and category.
 
-    .venv/bin/python benchmarks/locomo_retrieval.py --split dev            # conv-26, conv-30 (tuning split)
-    .venv/bin/python benchmarks/locomo_retrieval.py --split eval --repeats 3
-    .venv/bin/python benchmarks/locomo_retrieval.py --split dev --quick    # the `make bench` version
+    .venv/bin/python -m benchmarks.locomo_retrieval --split dev            # conv-26, conv-30 (tuning split)
+    .venv/bin/python -m benchmarks.locomo_retrieval --split eval --repeats 3
+    .venv/bin/python -m benchmarks.locomo_retrieval --split dev --quick    # the `make bench` version
 
-On a throwaway stack (benchmarks/stack.py): the chosen conversations are imported with
+On a throwaway stack (benchmarks/lib/stack.py): the chosen conversations are imported with
 `import_memories --format locomo` (each conversation its own agent; turns as messages with their session dates,
 observations as facts with their dia_id provenance), one API key per agent, the web app under gunicorn on
 127.0.0.1, then every question goes through the public HTTP API with the Python client:
 `POST /api/v1/messages/search` for the turns corpus and `POST /api/v1/memory/search` for the observations corpus,
 in each mode (semantic, text, hybrid), top 50. A retrieved item's sources are the dia ids it came from (a message's
-own `dia_id`, a fact's `dia_ids`). Recall is the paper's (benchmarks/locomo_data.py). Repeats re-run the queries
+own `dia_id`, a fact's `dia_ids`). Recall is the paper's (benchmarks/lib/locomo_data.py). Repeats re-run the queries
 (retrieval is deterministic; repeats give the latency medians and show the figures are stable).
 `--graph-study 0:2,0.5:2,...` then runs turns/hybrid and observations/hybrid again for each
 MEMORY_GRAPH_WEIGHT:MEMORY_GRAPH_HOPS pair, each on a web app of its own over the same data. Imported observations
@@ -32,13 +32,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-REPO_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_DIR))
-sys.path.insert(0, str(REPO_DIR / "clients" / "python"))
-
-from memory_client import MemoryClient  # noqa: E402
-
-from benchmarks.locomo_data import (  # noqa: E402
+from benchmarks.lib.client import MemoryClient
+from benchmarks.lib.locomo_data import (
     DEFAULT_LOCOMO,
     KS,
     PAPER,
@@ -47,7 +42,7 @@ from benchmarks.locomo_data import (  # noqa: E402
     load_conversations,
     recall_table,
 )
-from benchmarks.stack import RESULTS_DIR, machine, percentile, throwaway_stack  # noqa: E402
+from benchmarks.lib.stack import RESULTS_DIR, machine, percentile, throwaway_stack
 
 MODES = ("semantic", "text", "hybrid")
 CORPORA = ("turns", "observations")
@@ -166,7 +161,7 @@ def print_graph_study(study: dict) -> None:
 def run_mem0(stack, conversations, *, repeats: int) -> dict:
     """The same observations in mem0 (infer=False, same model, pgvector on the same server), the same questions
     through its full search, in-process; one mem0 user per conversation."""
-    from benchmarks.mem0_store import Mem0Store
+    from benchmarks.lib.mem0_store import Mem0Store
 
     work_dir = stack.data_dir / "mem0"
     work_dir.mkdir()

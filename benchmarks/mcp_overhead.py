@@ -1,10 +1,10 @@
 """What a fact search costs through MCP over Streamable HTTP, against the same search through REST, in the same run.
 
-    .venv/bin/python benchmarks/mcp_overhead.py                      # 5 rounds of 200 searches each way
-    .venv/bin/python benchmarks/mcp_overhead.py --rounds 7 --searches 300
+    .venv/bin/python -m benchmarks.mcp_overhead                      # 5 rounds of 200 searches each way
+    .venv/bin/python -m benchmarks.mcp_overhead --rounds 7 --searches 300
 
-One throwaway stack (benchmarks/stack.py) with one agent, one user and FACTS facts, and the service as `make run` and
-docker-compose.yml serve it: gunicorn (one worker, 4 threads) running memory_project.wsgi, REST and /mcp in one
+One throwaway stack (benchmarks/lib/stack.py) with one agent, one user and FACTS facts, and the service as `make run`
+and docker-compose.yml serve it: gunicorn (one worker, 4 threads) running memory_project.wsgi, REST and /mcp in one
 process. Each round runs SEARCHES searches through both paths, taking turns query by query (rotating who goes
 first), so that the load of a shared machine weighs on both alike:
 - `rest`: POST /api/v1/memory/search, with a keep-alive HTTP client (httpx);
@@ -25,20 +25,14 @@ import statistics
 import sys
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 
 import anyio
 import httpx
 import httpx2
 
-REPO_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_DIR))
-sys.path.insert(0, str(REPO_DIR / "clients" / "python"))
-
-from memory_client import MemoryClient  # noqa: E402
-
-from benchmarks.stack import RESULTS_DIR, _wait_until_answering, machine, percentile, throwaway_stack  # noqa: E402
-from memory_project.devstack import free_port, wait_for_port  # noqa: E402
+from benchmarks.lib.client import MemoryClient
+from benchmarks.lib.stack import RESULTS_DIR, machine, percentile, throwaway_stack, wait_until_answering
+from devstack.processes import free_port, wait_for_port
 
 USER = "bench-user"
 SUBJECTS = ["coffee", "hiking", "birthday", "sister", "dentist", "Lisbon", "guitar", "allergy", "car", "garden"]
@@ -64,7 +58,7 @@ def _start_gunicorn(stack) -> str:
     ]  # fmt: skip
     stack.processes.start("web", command, env=stack.env)
     wait_for_port(port, timeout=60)
-    _wait_until_answering(f"http://127.0.0.1:{port}/health/", timeout=60)
+    wait_until_answering(f"http://127.0.0.1:{port}/health/", timeout=60)
     return f"http://127.0.0.1:{port}"
 
 

@@ -1,6 +1,6 @@
 """Measure the long-running management commands on a throwaway embedded stack, the way an operator runs them:
 
-    .venv/bin/python benchmarks/measure_management_commands.py [path/to/locomo10.json]
+    .venv/bin/python -m benchmarks.measure_management_commands [path/to/locomo10.json]
 
 1. `import_memories --format locomo` of the whole LoCoMo file (turns as messages, observations as facts with their
    vectors, session summaries as blobs), then the time until one Celery worker has embedded every message (the
@@ -13,6 +13,7 @@ it stops; the data folder is deleted."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import resource
 import shutil
@@ -22,10 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_DIR))
+from devstack.services import backing_services
 
-from memory_project.devstack import backing_services  # noqa: E402
+REPO_DIR = Path(__file__).resolve().parent.parent
 
 DEFAULT_LOCOMO = REPO_DIR.parent / "shared" / "benchmarks" / "locomo" / "locomo10.json"
 
@@ -85,7 +85,9 @@ def load() -> str:
 
 
 def main() -> int:
-    locomo = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_LOCOMO
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("locomo", type=Path, nargs="?", default=DEFAULT_LOCOMO, help="LoCoMo's locomo10.json")
+    locomo = parser.parse_args().locomo
     if not locomo.is_file():
         print(f"no LoCoMo file at {locomo}")
         return 1

@@ -2,9 +2,9 @@
 multiprocess mode, the metrics middleware, the embedding and LLM instruments) against METRICS_ENABLED=false, in the
 same run, on the same data, through HTTP.
 
-    .venv/bin/python benchmarks/metrics_overhead.py [--facts 2000] [--rounds 9] [--searches 100]
+    .venv/bin/python -m benchmarks.metrics_overhead [--facts 2000] [--rounds 9] [--searches 100]
 
-One throwaway stack (benchmarks/stack.py) with one agent whose user has `--facts` facts; two gunicorn servers of one
+One throwaway stack (benchmarks/lib/stack.py) with one agent whose user has `--facts` facts; two gunicorn servers of one
 process and two threads each, one with metrics on and one with them off, answer the same hybrid searches (query
 embedding included: the per-process query-vector cache is off in both, so every search embeds). Rounds alternate
 which server goes first; each round sends `--searches` sequential searches to each. Prints the median over rounds of
@@ -22,11 +22,10 @@ import time
 import urllib.request
 from pathlib import Path
 
-REPO_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_DIR))
+from benchmarks.lib.stack import RESULTS_DIR, machine, percentile, throwaway_stack
+from devstack.processes import free_port, wait_for_port
 
-from benchmarks.stack import RESULTS_DIR, machine, percentile, throwaway_stack  # noqa: E402
-from memory_project.devstack import free_port, wait_for_port  # noqa: E402
+REPO_DIR = Path(__file__).resolve().parent.parent
 
 SUBJECTS = ["sailing", "birthday", "allergy", "garden", "violin", "marathon", "Lisbon", "night shift", "sister", "dog"]
 
@@ -58,9 +57,8 @@ def _search(base_url: str, key: str, query: str) -> float:
 # What a search request records, timed alone in a process of its own (multiprocess mode needs its folder set before
 # prometheus_client is imported): the request's count and time, its stages and its query's embedding.
 _RECORDING = """
-import os, sys, time, tempfile
+import os, time, tempfile
 os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp()
-sys.path.insert(0, {repo!r})
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_project.settings.test")
 from core.observability import metrics as m
 stages = ["text_sql", "embed", "embed_wait", "vector_sql", "hits_sql", "fuse", "serialize"]
@@ -89,7 +87,7 @@ def recording_microseconds() -> float:
     import subprocess
 
     completed = subprocess.run(
-        [sys.executable, "-c", _RECORDING.format(repo=str(REPO_DIR))], capture_output=True, text=True, check=True
+        [sys.executable, "-c", _RECORDING], cwd=REPO_DIR, capture_output=True, text=True, check=True
     )
     return float(completed.stdout.strip().splitlines()[-1])
 

@@ -1,11 +1,11 @@
-"""The offline extractor (core/llm/offline.py) on its unit fixtures (tests/fixtures/offline_extractor/): precision and
-recall of its facts and reflections against what a careful reader notes (on the cases the rules were written
-against, and on held-out cases written afterwards), how many facts come out of sentences that
+"""The offline extractor (formation/offline/provider.py) on its unit fixtures (tests/fixtures/offline_extractor/):
+precision and recall of its facts and reflections against what a careful reader notes (on the cases the rules were
+written against, and on held-out cases written afterwards), how many facts come out of sentences that
 hold two statements, and how much of what it says is noise (reflections nobody asked for, or the same text for
 different users).
 
-    .venv/bin/python benchmarks/offline_extractor.py                      # the current extractor
-    .venv/bin/python benchmarks/offline_extractor.py --module old.py -v   # another version of offline.py, per case
+    .venv/bin/python -m benchmarks.offline_extractor                      # the current extractor
+    .venv/bin/python -m benchmarks.offline_extractor --module old.py -v   # another version of offline.py, per case
 
 docs/formation.md quotes the figures of the version before issue 17 and of the current one."""
 
@@ -15,7 +15,6 @@ import argparse
 import importlib.util
 import json
 import os
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -114,10 +113,9 @@ def _provider(module_path: str | None):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--module", help="path of another version of core/llm/offline.py to measure")
+    parser.add_argument("--module", help="path of another version of formation/offline/provider.py to measure")
     parser.add_argument("-v", "--verbose", action="store_true", help="what each case missed or got wrong")
     arguments = parser.parse_args()
-    sys.path.insert(0, str(REPO_DIR))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_project.settings.test")
     import django
 

@@ -1,9 +1,9 @@
-"""CPU the offline provider (core/llm/offline.py) spends forming one session: its fact extraction and reflection
-calls on each LoCoMo session of a split, in this process, without the service around it (formation's own overhead
-is benchmarks/ingestion_formation.py's, with an instant LLM).
+"""CPU the offline provider (formation/offline/provider.py) spends forming one session: its fact extraction and
+reflection calls on each LoCoMo session of a split, in this process, without the service around it (formation's own
+overhead is benchmarks/ingestion_formation.py's, with an instant LLM).
 
-    .venv/bin/python benchmarks/offline_formation_cpu.py                    # the current extractor, dev split
-    .venv/bin/python benchmarks/offline_formation_cpu.py --module old.py    # another version of offline.py
+    .venv/bin/python -m benchmarks.offline_formation_cpu                    # the current extractor, dev split
+    .venv/bin/python -m benchmarks.offline_formation_cpu --module old.py    # another version of offline.py
 
 Per session: process CPU time of the two calls, the turns given as formation gives them ("<speaker>: <text>", the
 session's date). The first call's one-time cost (loading spaCy's model) is reported apart. Prints the figures."""
@@ -18,10 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_DIR))
-
-from benchmarks.locomo_data import DEFAULT_LOCOMO, SPLITS, load_conversations  # noqa: E402
+from benchmarks.lib.locomo_data import DEFAULT_LOCOMO, SPLITS, load_conversations
 
 
 def _provider(module: Path | None):
@@ -47,7 +44,7 @@ def _form(provider, messages: list[dict]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", choices=sorted(SPLITS), default="dev")
-    parser.add_argument("--module", type=Path, help="another version of core/llm/offline.py")
+    parser.add_argument("--module", type=Path, help="another version of formation/offline/provider.py")
     args = parser.parse_args()
     provider = _provider(args.module)
     sessions = []

@@ -1,19 +1,15 @@
-"""The plots of docs/benchmarks.md, from the JSON results under benchmarks/results/.
+"""The plots of docs/benchmarks/, from the JSON results under benchmarks/results/.
 
-    .venv/bin/python benchmarks/plots.py
+    .venv/bin/python -m benchmarks.plots
 
 Each plot is drawn only when its results file exists; PNGs go to docs/benchmarks/."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
-
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 
 REPO_DIR = Path(__file__).resolve().parent.parent
 RESULTS = REPO_DIR / "benchmarks" / "results"
@@ -26,7 +22,17 @@ def _load(name: str) -> dict | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+def _pyplot():
+    import matplotlib  # a benchmark-only package (requirements/bench.txt): loaded when a plot is drawn
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def locomo_recall() -> None:
+    plt = _pyplot()
     runs = {split: _load(f"locomo_{split}.json") for split in ("dev", "eval")}
     if not any(runs.values()):
         return
@@ -59,6 +65,7 @@ def locomo_recall() -> None:
 
 
 def search_latency() -> None:
+    plt = _pyplot()
     run = _load("search_latency.json")
     if not run:
         return
@@ -108,6 +115,7 @@ def search_latency() -> None:
 
 
 def main() -> int:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     locomo_recall()
     search_latency()

@@ -1,8 +1,8 @@
 """The query encoder alone: CPU and wall time per single short query, and agreement with the fp32 graph, for the
 exported all-MiniLM-L6-v2 (fp32, as the service runs it) against cheaper graphs of the same model.
 
-    .venv/bin/python benchmarks/query_encoder.py                      # every candidate, LoCoMo dev questions
-    .venv/bin/python benchmarks/query_encoder.py --candidates fp32 int8 --passes 7
+    .venv/bin/python -m benchmarks.query_encoder                      # every candidate, LoCoMo dev questions
+    .venv/bin/python -m benchmarks.query_encoder --candidates fp32 int8 --passes 7
 
 Candidates are built into --models-dir (default: a temporary directory) from the fp32 file that
 core.embeddings.onnx_export writes (never modified): dynamic int8 quantisation (onnxruntime.quantization,
@@ -31,24 +31,22 @@ import json
 import logging
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-REPO_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_DIR))
-
-from benchmarks.locomo_data import DEFAULT_LOCOMO, KS, SPLITS, load_conversations, recall_table  # noqa: E402
-from core.embeddings.onnx_export import (  # noqa: E402
+from benchmarks.lib.locomo_data import DEFAULT_LOCOMO, KS, SPLITS, load_conversations, recall_table
+from core.embeddings.onnx_export import (
     default_onnx_path,
     model_directory,
     model_max_tokens,
     onnx_model_ensure,
     onnx_model_quantise,
 )
+
+REPO_DIR = Path(__file__).resolve().parent.parent
 
 
 def candidate_files(*, fp32: Path, directory: Path) -> dict[str, dict]:

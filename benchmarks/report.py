@@ -1,409 +1,543 @@
-"""Markdown tables of the full runs (benchmarks/results/*.json), as docs/benchmarks.md shows them.
+"""The benchmarks' current figures on one page, written from their result files.
 
-.venv/bin/python benchmarks/report.py"""
+    python -m benchmarks.report                  # writes docs/benchmarks/index.md
+    python -m benchmarks.report --check          # exits 1 when docs/benchmarks/index.md is not what it would write
+    python -m benchmarks.report tables latency   # the full tables of past runs, as docs/benchmarks/history.md has them
+
+The manifest below names every file under benchmarks/results/ and what it backs: CURRENT, the files the page is
+written from; HISTORY, the files behind the dated tables of docs/benchmarks/history.md (`tables` prints several of
+them again). tests/benchmarks/test_report.py checks that the manifest and the folder agree (the gitignored
+`*_quick.json` of `make bench` aside) and that the committed page is what this script writes now: a new result file
+is named here or removed, and the page cannot go stale. docs/benchmarks/method.md says how each figure is measured.
+"""
 
 from __future__ import annotations
 
+import argparse
 import json
+import statistics
 import sys
+import textwrap
+from collections.abc import Iterable
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+REPO_DIR = Path(__file__).resolve().parent.parent
+RESULTS = REPO_DIR / "benchmarks" / "results"
+PAGE = REPO_DIR / "docs" / "benchmarks" / "index.md"
+
+# The files docs/benchmarks/index.md is written from, and what each gives it.
+CURRENT = {
+    "quiet_after_1.json": "fact search at 10k facts, the current code on a quiet machine (the median of three runs; "
+    "also the after of a history.md table)",
+    "quiet_after_2.json": "fact search at 10k facts (the second of three runs)",
+    "quiet_after_3.json": "fact search at 10k facts (the third of three runs)",
+    "search_latency_graph_cost_final.json": "fact search at 1M facts with one client, and the graph signal's cost",
+    "search_latency.json": "fact search at 1M facts with 8 clients, agent-wide recall at 1M, turn search over 1M "
+    "messages; the plot search_latency.png; history.md's tables of that run",
+    "locomo_dev_graph_turns.json": "LoCoMo retrieval recall, dev split, at the product's defaults",
+    "locomo_eval_graph_turns.json": "LoCoMo retrieval recall, eval split, at the product's defaults",
+    "locomo_dev_mem0.json": "mem0 side by side, dev split (recall and latency)",
+    "locomo_eval.json": "mem0 side by side, eval split; history.md's tables of that run and, with locomo_dev.json, "
+    "the plot locomo_recall.png",
+    "locomo_end_to_end_offline_dev.json": "LoCoMo end to end, the offline extractor, dev split",
+    "locomo_end_to_end_offline_eval.json": "LoCoMo end to end, the offline extractor, eval split",
+    "locomo_end_to_end_local_dev.json": "LoCoMo end to end, the local Gemma 3 270M, dev split (first 3 sessions)",
+    "ingestion_formation.json": "ingestion through the batch endpoint",
+    "ingestion_formation_formation.json": "formation's overhead without LLM time",
+    "formation_scale.json": "formation at scale against the stub LLM, and search and append beside it",
+    "mcp_after_3.json": "MCP over HTTP against REST (the first of three runs)",
+    "mcp_after_4.json": "MCP over HTTP against REST (the second of three runs)",
+    "mcp_after_5.json": "MCP over HTTP against REST (the third of three runs)",
+    "metrics_overhead.json": "what the Prometheus metrics cost a search",
+    "query_encoder.json": "the query encoder alone: the served 8-bit graph against fp32",
+}
+# The files behind the dated tables of docs/benchmarks/history.md, by the section that has them.
+HISTORY = {
+    "ab_before_1.json": "gunicorn again, with /mcp inside it: before (uvicorn), run 1 of 3",
+    "ab_before_2.json": "gunicorn again, with /mcp inside it: before (uvicorn), run 2 of 3",
+    "ab_before_3.json": "gunicorn again, with /mcp inside it: before (uvicorn), run 3 of 3",
+    "ab_after_1.json": "gunicorn again, with /mcp inside it: after (gunicorn), run 1 of 3",
+    "ab_after_2.json": "gunicorn again, with /mcp inside it: after (gunicorn), run 2 of 3",
+    "ab_after_3.json": "gunicorn again, with /mcp inside it: after (gunicorn), run 3 of 3",
+    "quiet_before_1.json": "gunicorn again, the quiet A/B: before, run 1 of 3 (quiet_after_*.json are its after)",
+    "quiet_before_2.json": "gunicorn again, the quiet A/B: before, run 2 of 3",
+    "quiet_before_3.json": "gunicorn again, the quiet A/B: before, run 3 of 3",
+    "wm_gthread_1.json": "the worker model without a hand-off: gthread",
+    "wm_sync_1.json": "the worker model without a hand-off: sync workers",
+    "scale_before_issue25.json": "10k and 1M facts, before and after issue 25: before",
+    "scale_after_issue25.json": "10k and 1M facts, before and after issue 25: after",
+    "search_latency_web_server_ab.json": "the web server production runs: uvicorn against gunicorn",
+    "search_latency_query_fp32.json": "the query encoder per search through HTTP: fp32, round 1",
+    "search_latency_query_int8.json": "the query encoder per search through HTTP: 8-bit, round 1",
+    "search_latency_query_fp32_round2.json": "the query encoder per search through HTTP: fp32, round 2",
+    "search_latency_query_int8_round2.json": "the query encoder per search through HTTP: 8-bit, round 2",
+    "search_latency_before.json": "search before and after the redesign (issue 12): before, 10k to 1M",
+    "search_latency_before_quiet.json": "search before and after the redesign: before, quiet, 10k and 100k",
+    "search_latency_after_quiet.json": "search before and after the redesign: after, quiet, 10k and 100k",
+    "search_latency_access_task.json": "access tracking by a Celery task per search (before the Redis log)",
+    "search_latency_issue14_before.json": "what the new signals of issue 14 cost: before",
+    "search_latency_issue14_after.json": "what the new signals of issue 14 cost: after",
+    "search_latency_graph_off.json": "what the graph signal costs (issue 27), first measure: graph off",
+    "search_latency_graph_on.json": "what the graph signal costs (issue 27), first measure: graph on",
+    "search_latency_graph_cost.json": "the graph signal: the link join and prepared statements, before and after",
+    "locomo_dev.json": "LoCoMo dev split at the final code of issue 14; the plot docs/benchmarks/locomo_recall.png",
+    "locomo_dev_before.json": "recall before and after the search redesign (issue 12): dev, before",
+    "locomo_eval_before.json": "recall before and after the search redesign (issue 12): eval, before",
+    "locomo_dev_issue12.json": "recall after the search redesign, before issue 14 (dev); mem0 on a quiet machine",
+    "locomo_eval_issue12.json": "recall after the search redesign, before issue 14 (eval)",
+    "locomo_explore.json": "what was tried for the search redesign (dev split, in-process)",
+    "locomo_explore_time_hop.json": "what was tried for issue 14: time, neighbours, speakers (dev, in-process)",
+    "locomo_dev_graph.json": "the entity graph as a signal of fact search: dev, per graph weight",
+    "locomo_eval_graph.json": "the entity graph as a signal of fact search: eval, the default against off",
+    "locomo_dev_query_fp32.json": "the query encoder's recall through the product: fp32",
+    "locomo_dev_query_int8_per_channel.json": "the query encoder's recall through the product: int8 per channel",
+    "locomo_dev_query_int8_per_channel_ffn_out_fp32.json": "the query encoder's recall: its FFN output in fp32",
+    "locomo_dev_query_int8_blockwise.json": "the query encoder's recall through the product: blockwise 128 (served)",
+    "locomo_eval_query_fp32.json": "issue 25's recall goal, eval: fp32 query graph",
+    "locomo_eval_query_int8.json": "issue 25's recall goal, eval: the served 8-bit query graph",
+    "mcp_overhead.json": "MCP over HTTP against REST under uvicorn, quiet machine",
+    "mcp_overhead_loaded.json": "MCP over HTTP against REST under uvicorn, loaded machine",
+    "mcp_before_3.json": "MCP since issue 25: before (uvicorn), run 1 of 3",
+    "mcp_before_4.json": "MCP since issue 25: before (uvicorn), run 2 of 3",
+    "mcp_before_5.json": "MCP since issue 25: before (uvicorn), run 3 of 3",
+    "formation_scale_before.json": "formation at production scale (issue 13): before, the legacy workers",
+    "ingestion_formation_formation_before.json": "formation overhead without LLM time: before issue 13",
+}
+MANIFEST = CURRENT | HISTORY
+
+QUIET = ("quiet_after_1.json", "quiet_after_2.json", "quiet_after_3.json")
+MCP = ("mcp_after_3.json", "mcp_after_4.json", "mcp_after_5.json")
+GRAPH_COST = "search_latency_graph_cost_final.json"
+GRAPH_ON, GRAPH_OFF = "final-on", "final-off"  # its variants of the current code, the graph at its default and off
+# query_encoder.json records no date of its own.
+QUERY_ENCODER_MEASURED = "2026-11-24 11:42 UTC"
 KS = ("5", "10", "25", "50")
 CATEGORIES = ("single-hop", "multi-hop", "temporal", "open-domain", "adversarial")
+SCOPES = {"per_user": "per user", "agent_wide": "agent-wide"}
+SEARCH_HEADER = ["facts", "scope", "clients", "p50 ms", "p95 ms", "searches/s", "CPU ms, web / PostgreSQL", "measured",
+                 "from"]  # fmt: skip
+END_TO_END_HEADER = ["run", "questions", "R@5", "R@10", "R@25", "R@50", "facts", "a session", "junk", "restatements",
+                     "s a session", "measured", "from"]  # fmt: skip
 
 
-def _load(name: str) -> dict | None:
-    path = RESULTS / name
-    return json.loads(path.read_text()) if path.exists() else None
+def _run(name: str) -> dict:
+    """One of the files the page is written from."""
+    if name not in CURRENT:
+        raise KeyError(f"{name} is not one of the current page's result files (CURRENT in benchmarks/report.py)")
+    return json.loads((RESULTS / name).read_text())
 
 
-def locomo(split: str) -> None:
-    run = _load(f"locomo_{split}.json")
-    if not run:
-        return
-    machine = run["machine"]
-    print(
-        f"\n#### {split} split ({', '.join(run['conversations'])}; {run['questions']} questions, "
-        f"{run['repeats']} runs; {machine['date'][:10]}, load {machine['load_average_at_start']:.1f})\n"
-    )
-    print("| corpus | mode | R@5 | R@10 | R@25 | R@50 | HTTP p50 ms | p95 ms |")
-    print("|---|---|---|---|---|---|---|---|")
-    for key, table in run["recall"].items():
-        corpus, mode = key.split("/")
-        latency = run["latency_http_ms"][key]
-        cells = " | ".join(f"{table['overall'][k]:.1f}" for k in KS)
-        print(f"| {corpus} | {mode} | {cells} | {latency['p50_ms']:.0f} | {latency['p95_ms']:.0f} |")
-    for corpus in ("turns", "observations"):
-        paper = run["paper_dragon"]["overall"][corpus]["overall"]
-        print(f"| {corpus} | paper (DRAGON) | " + " | ".join(f"{paper[k]:.1f}" for k in KS) + " | | |")
-    if run.get("mem0"):
-        mem0 = run["mem0"]
-        cells = " | ".join(f"{mem0['recall']['overall'][k]:.1f}" for k in KS)
-        latency = mem0["latency_in_process_ms"]
-        print(
-            f"| observations | mem0 2.2.1 (in-process) | {cells} | {latency['p50_ms']:.0f} | {latency['p95_ms']:.0f} |"
-        )
-    print("\nRecall@10 per category:\n")
-    print("| corpus | mode | " + " | ".join(CATEGORIES) + " |")
-    print("|---|---|" + "---|" * len(CATEGORIES))
-    for key, table in run["recall"].items():
-        corpus, mode = key.split("/")
-        cells = " | ".join(f"{table[c]['10']:.1f}" if c in table else "-" for c in CATEGORIES)
-        print(f"| {corpus} | {mode} | {cells} |")
-    for corpus in ("turns", "observations"):
-        paper = run["paper_dragon"]["category_at_10"][corpus]
-        cells = " | ".join(f"{paper[c]:.1f}" if paper[c] is not None else "-" for c in CATEGORIES)
-        print(f"| {corpus} | paper (DRAGON) | {cells} |")
-    if run.get("mem0"):
-        table = run["mem0"]["recall"]
-        print("| observations | mem0 2.2.1 | " + " | ".join(f"{table[c]['10']:.1f}" for c in CATEGORIES) + " |")
-        print(
-            "\nOurs (hybrid, over HTTP) against mem0 (in-process): "
-            + ", ".join(f"{name} {value}" for name, value in run["mem0"]["ratios"].items())
-        )
+def _median(values: Iterable[float]) -> float:
+    return statistics.median(list(values))
 
 
-def locomo_before_after(split: str, *, before_name: str, after_name: str) -> None:
-    """Recall@5 and @10 (and per category at 10) of a run of the code before a change against one after it."""
-    before, after = _load(before_name.format(split=split)), _load(after_name.format(split=split))
-    if not before or not after:
-        return
-    print(
-        f"\n#### {split} split, before ({before['machine']['date'][:16]} UTC) and after "
-        f"({after['machine']['date'][:16]} UTC)\n"
-    )
-    print("| corpus | mode | R@5 before → after | R@10 before → after | " + " | ".join(CATEGORIES) + " (R@10) |")
-    print("|---|---|---|---|" + "---|" * len(CATEGORIES))
-    for key, new in after["recall"].items():
-        old = before["recall"][key]
-        corpus, mode = key.split("/")
-        categories = " | ".join(
-            f"{old[c]['10']:.1f} → {new[c]['10']:.1f}" if c in new and c in old else "-" for c in CATEGORIES
-        )
-        print(
-            f"| {corpus} | {mode} | {old['overall']['5']:.1f} → {new['overall']['5']:.1f} | "
-            f"{old['overall']['10']:.1f} → {new['overall']['10']:.1f} | {categories} |"
-        )
+def _when(*runs: dict) -> str:
+    """When the runs started (UTC), and the load average at their start."""
+    dates = sorted(run["machine"]["date"] for run in runs)
+    loads = [run["machine"]["load_average_at_start"] for run in runs]
+    when = dates[0][:16].replace("T", " ") + " UTC"
+    if len(runs) == 1:
+        return f"{when}, load {loads[0]:.1f}"
+    return f"{when}, {len(runs)} runs, load {min(loads):.1f} to {max(loads):.1f}"
 
 
-def search_latency(name: str = "search_latency.json") -> None:
-    run = _load(name)
-    if not run:
-        return
-    machine = run["machine"]
-    print(
-        f"\n#### Search latency ({machine['date'][:10]}, load {machine['load_average_at_start']:.1f}; "
-        f"composed vectors vs real embeddings: cosine {run['composition_fidelity']['mean']:.3f} mean)\n"
-    )
-    print("| facts | scope | concurrency | p50 ms | p95 ms | p99 ms | searches/s |")
-    print("|---|---|---|---|---|---|---|")
-    for scale, row in sorted(run["scales"].items(), key=lambda item: int(item[0])):
-        cells = [(f"{scope.replace('_', '-')}", concurrency, row[f"{scope}_c{concurrency}"])
-                 for scope in ("per_user", "agent_wide") for concurrency in (1, 8)]  # fmt: skip
-        if "per_user_c1_mixed_load" in row:
-            cells.append(("per-user, under ingestion + formation", 1, row["per_user_c1_mixed_load"]))
-        for scope, concurrency, cell in cells:
-            print(
-                f"| {int(scale):,} | {scope} | {concurrency} | {cell['p50_ms']:.1f} | "
-                f"{cell['p95_ms']:.1f} | {cell['p99_ms']:.1f} | {cell['searches_per_s']:.1f} |"
-            )
-    stages = ("embed", "text_sql", "embed_wait", "vector_sql", "fuse", "hits_sql", "serialize", "app", "http")
-    print("\nWhere a search's time goes (medians of the server's Server-Timing stages, ms; concurrency 1):\n")
-    print("| facts | scope | " + " | ".join(stages) + " |")
-    print("|---|---|" + "---|" * len(stages))
-    for scale, row in sorted(run["scales"].items(), key=lambda item: int(item[0])):
-        for scope in ("per_user", "agent_wide"):
-            timing = row[f"{scope}_c1"].get("stages_p50_ms", {})
-            print(
-                f"| {int(scale):,} | {scope.replace('_', '-')} | "
-                + " | ".join(f"{timing.get(stage, 0.0):.2f}" for stage in stages)
-                + " |"
-            )
-    parts = ("web", "postgres", "workers", "client")
-    print("\nCPU per search, ms (user + system of each part of the machine over the measured searches, medians):\n")
-    print("| facts | scope | concurrency | " + " | ".join(parts) + " | total |")
-    print("|---|---|---|" + "---|" * (len(parts) + 1))
-    for scale, row in sorted(run["scales"].items(), key=lambda item: int(item[0])):
-        for scope in ("per_user", "agent_wide"):
-            for concurrency in (1, 8):
-                cpu = row[f"{scope}_c{concurrency}"].get("cpu_ms_per_search")
-                if cpu:
-                    print(
-                        f"| {int(scale):,} | {scope.replace('_', '-')} | {concurrency} | "
-                        + " | ".join(f"{cpu[part]:.1f}" for part in parts)
-                        + f" | {sum(cpu.values()):.1f} |"
-                    )
-    print("\n| facts | load s | per-agent HNSW indexes (build s) | agent-wide path: recall@10 vs exact by ef_search | "
-          "RSS web MB (each process) | RSS worker MB |")  # fmt: skip
-    print("|---|---|---|---|---|---|")
-    for scale, row in sorted(run["scales"].items(), key=lambda item: int(item[0])):
-        vector = row["agent_wide_vector_recall"]
-        recall = ", ".join(f"{ef}: {value:.3f}" for ef, value in vector["recall_at_10_by_ef_search"].items())
-        each = ", ".join(f"{size:.0f}" for size in row["rss_mb"].get("web_processes", []))
-        print(
-            f"| {int(scale):,} | {row['load_seconds']:.0f} | {row['agent_indexes_built']} "
-            f"({row['index_build_seconds']:.0f}) | {vector['path']}: {recall} | "
-            f"{row['rss_mb']['web']:.0f} ({each}) | "
-            f"{row['rss_mb']['worker']:.0f} |"
-        )
-    if "messages" in run:
-        messages = run["messages"]
-        print(
-            f"\nTurn search over {messages['messages']:,} embedded messages ({messages['per_user']:,} per user; "
-            f"loaded in {messages['load_seconds']:.0f} s):\n"
-        )
-        print("| concurrency | p50 ms | p95 ms | p99 ms | searches/s | stages p50 ms |")
-        print("|---|---|---|---|---|---|")
-        for concurrency in (1, 8):
-            cell = messages[f"per_user_c{concurrency}"]
-            timing = ", ".join(f"{stage} {value:.1f}" for stage, value in cell["stages_p50_ms"].items() if value)
-            print(
-                f"| {concurrency} | {cell['p50_ms']:.1f} | {cell['p95_ms']:.1f} | {cell['p99_ms']:.1f} | "
-                f"{cell['searches_per_s']:.1f} | {timing} |"
-            )
+def _from(*names: str) -> str:
+    return ", ".join(f"`{name}`" for name in names)
 
 
-def search_latency_before_after(before_name: str, after_name: str) -> None:
-    """The same cells from a run of the code before a change (its own result file) and one of the current code."""
-    before, after = _load(before_name), _load(after_name)
-    if not before or not after:
-        return
-    print(
-        f"\n#### Search before and after (before: {before['machine']['date'][:16]} UTC, load at start "
-        f"{before['machine']['load_average_at_start']:.1f}; after: {after['machine']['date'][:16]} UTC, load at start "
-        f"{after['machine']['load_average_at_start']:.1f})\n"
-    )
-    print("| facts | scope | concurrency | p50 ms before → after | p95 ms before → after | searches/s before → after |")
-    print("|---|---|---|---|---|---|")
-    for scale in sorted(set(before["scales"]) & set(after["scales"]), key=int):
-        for scope in ("per_user", "agent_wide"):
-            for concurrency in (1, 8):
-                key = f"{scope}_c{concurrency}"
-                old, new = before["scales"][scale][key], after["scales"][scale][key]
-                print(
-                    f"| {int(scale):,} | {scope.replace('_', '-')} | {concurrency} | "
-                    f"{old['p50_ms']:.1f} → **{new['p50_ms']:.1f}** | {old['p95_ms']:.1f} → **{new['p95_ms']:.1f}** | "
-                    f"{old['searches_per_s']:.1f} → **{new['searches_per_s']:.1f}** |"
-                )
+def _verdict(value: float, *, at_most: float | None = None, at_least: float | None = None) -> str:
+    met = value <= at_most if at_most is not None else value >= at_least
+    return "met" if met else "**missed**"
 
 
-def search_latency_variants(name: str = "search_latency_graph_cost.json") -> None:
-    """`search_latency.py --variants`: web servers of several checkouts and settings over one store, per scale."""
-    run = _load(name)
-    if not run or "variants" not in run:
-        return
-    for scale, compared in run["variants"].items():
-        low, high = compared["load_average_min_max"]
-        print(
-            f"\n#### {int(scale):,} facts, concurrency 1, medians of {compared['rounds']} alternated rounds "
-            f"({run['machine']['date'][:16]} UTC, load average {low:.1f} to {high:.1f})\n"
-        )
-        print("| variant | code | settings | scope | p50 ms | p95 ms | `graph_sql` p50 ms | CPU ms web / PostgreSQL |")
-        print("|---|---|---|---|---|---|---|---|")
-        for variant, cells in compared["variants"].items():
-            settings = ", ".join(f"{key}={value}" for key, value in cells["settings_env"].items())
-            for cell in ("per_user_c1", "agent_wide_c1"):
-                figures = cells[cell]
-                cpu = figures["cpu_ms_per_search"]
-                graph_sql = figures["stages_p50_ms"]["graph_sql"]
-                print(
-                    f"| {variant} | {cells['revision']} | {settings} | {cell.removesuffix('_c1').replace('_', ' ')} | "
-                    f"{figures['p50_ms']:.1f} | {figures['p95_ms']:.1f} | {graph_sql:.2f} | "
-                    f"{cpu['web']:.2f} / {cpu['postgres']:.2f} |"
-                )
-        statements = compared.get("graph_statements")
-        if statements:
-            print(
-                f"\nThe graph statements alone, in-process, {statements['calls']} questions: p50 "
-                f"{statements['p50_ms']['prepared']} ms prepared, {statements['p50_ms']['unprepared']} ms unprepared; "
-                f"answers that differ: {statements['answers_differ']}."
-            )
+def _prose(text: str) -> str:
+    """A paragraph wrapped at 120 characters, as the docs are."""
+    return "\n".join(textwrap.wrap(text, width=120, break_long_words=False, break_on_hyphens=False))
 
 
-def ingestion_formation() -> None:
-    run = _load("ingestion_formation.json")
-    if not run:
-        return
-    machine = run["machine"]
-    print(f"\n#### Ingestion and formation ({machine['date'][:10]}, load {machine['load_average_at_start']:.1f})\n")
-    print("| clients | messages/s (median) | runs |")
-    print("|---|---|---|")
-    for name, cell in run["ingestion"].items():
-        runs = ", ".join(f"{r['messages_per_s']:.0f}" for r in cell["runs"])
-        print(f"| {name.split('_')[1]} | {cell['messages_per_s_median']:.0f} | {runs} |")
-    formation = run["formation"]
-    print(
-        f"\nFormation, 20-message sessions, instant LLM, one worker: backlog drained at "
-        f"{formation['drain_ms_per_session_median']:.1f} ms per session (median of {len(formation['runs'])} runs); "
-        f"job duration minus LLM time p50 {formation['job_p50_ms_median']:.1f} ms."
-    )
-    for r in formation["runs"]:
-        print(
-            f"- {r['sessions']} sessions: drain {r['drain_seconds']} s, {r['drain_ms_per_session']} ms/session, "
-            f"job p50 {r['job_p50_ms']} / p95 {r['job_p95_ms']} ms, {r['facts_added']} facts, "
-            f"{r['reflections_added']} reflections, {r['failed_jobs']} failed"
-        )
+def _table(header: list[str], rows: Iterable[Iterable[object]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
 
 
-def formation_scale() -> None:
-    """benchmarks/formation_scale.py: the run at this code and, when present, the one at the code before (legacy
-    workers), and the overhead runs of ingestion_formation.py --only formation."""
-    for name, label in (("formation_scale_before.json", "before"), ("formation_scale.json", "after")):
-        run = _load(name)
-        if not run:
-            continue
-        machine, settings, summary = run["machine"], run["settings"], run["summary"]
-        loads = [r["load_average_at_start"] for r in run["runs"]]
-        print(
-            f"\n#### Formation against the stub LLM, {label} ({machine['date'][:16]} UTC; "
-            f"workers {settings['workers']}; "
-            f"{settings['sessions']} sessions a run; latency median {settings['latency_median']} s, p95 "
-            f"{settings['latency_p95']} s, {settings['rate_429']:.0%} 429, {settings['rate_500']:.0%} 500; "
-            f"load average at the runs' start {', '.join(f'{load:.1f}' for load in loads)})\n"
-        )
-        print(
-            "| run | sessions/min | drain s | LLM calls/session | 429 / 500 answered | failed jobs | facts lost | "
-            "stored twice | messages formed twice | DB connections max | CPU ms/session: formation worker, "
-            "PostgreSQL, stub |"
-        )
-        print("|---|---|---|---|---|---|---|---|---|---|---|")
-        for number, r in enumerate(run["runs"], start=1):
-            t, cpu = r["throughput"], r.get("cpu_ms_per_session", {})
-            outcomes = t["llm_call_outcomes"]
-            worker_cpu = cpu.get("formation-worker", cpu.get("worker", 0))
-            print(
-                f"| {number} | {t['sessions_per_minute']:.0f} | {t['drain_seconds']:.0f} | "
-                f"{t['llm_calls_per_session']:.2f} | {outcomes.get('rate_limited', 0)} / "
-                f"{outcomes.get('provider_error', 0)} | {t['failed_jobs']} | {t['facts_lost']} | "
-                f"{t['facts_stored_twice']} | {t['messages_formed_twice']} | {t['db_connections_max']} | "
-                f"{worker_cpu:.0f}, {cpu.get('postgres', 0):.0f}, {cpu.get('llm_stub', 0):.0f} |"
-            )
-        print(f"\nMedian: **{summary['sessions_per_minute_median']:.0f} sessions per minute**.")
-        if "append_p95_ms_alone_median" in summary:
-            print("\n| operation | p95 ms alone (median of runs) | p95 ms during formation | change |")
-            print("|---|---|---|---|")
-            for operation in ("append", "search"):
-                print(
-                    f"| {operation} | {summary[f'{operation}_p95_ms_alone_median']:.0f} | "
-                    f"{summary[f'{operation}_p95_ms_with_formation_median']:.0f} | "
-                    f"{summary[f'{operation}_p95_change_percent']:+.0f}% |"
-                )
-    for name, label in (
-        ("ingestion_formation_formation_before.json", "before"),
-        ("ingestion_formation_formation.json", "after"),
-    ):
-        run = _load(name)
-        if not run:
-            continue
-        formation, machine = run["formation"], run["machine"]
-        print(
-            f"\nOverhead, {label} ({machine['date'][:16]} UTC, load {machine['load_average_at_start']:.1f}):"
-            f" instant LLM, one worker process: drain {formation['drain_ms_per_session_median']:.1f} ms per session, "
-            f"job minus LLM p50 {formation['job_p50_ms_median']:.1f} ms (medians of {len(formation['runs'])} runs: "
-            + ", ".join(f"{r['drain_ms_per_session']} / {r['job_p50_ms']}" for r in formation["runs"])
-            + ")."
-        )
-
-
-END_TO_END_RUNS = (
-    "locomo_end_to_end_offline_dev.json",
-    "locomo_end_to_end_offline_eval.json",
-    "locomo_end_to_end_local_dev.json",
-)
-
-
-def _end_to_end_label(run: dict) -> str:
-    sessions = f", first {run['sessions_per_conversation']} sessions each" if run["sessions_per_conversation"] else ""
-    return f"{run['provider']} ({run['model']}), {run['split']}{sessions}"
-
-
-def locomo_end_to_end() -> None:
-    """Recall of the evidence through the facts the service formed, next to retrieval over what LoCoMo gives; the
-    memory formed; each step's reply validity; the junk audit."""
-    runs = [run for run in map(_load, END_TO_END_RUNS) if run]
-    if not runs:
-        return
-    print("\n#### Recall of the evidence through fact search (hybrid), next to retrieval only\n")
-    print("| run | questions | R@5 | R@10 | R@25 | R@50 | measured |")
-    print("|---|---|---|---|---|---|---|")
-    for run in runs:
-        overall, machine = run["recall"]["overall"], run["machine"]
-        load = f"load {machine['load_average_at_start']:.1f} to {machine['load_average_at_end']:.1f}"
-        print(
-            f"| formed by the service: {_end_to_end_label(run)} | {run['questions']} | "
-            + " | ".join(f"{overall[k]:.1f}" for k in KS)
-            + f" | {machine['date'][:16].replace('T', ' ')} UTC, {load} |"
-        )
-        for split, corpora in run["retrieval_only"].items():
-            for corpus, figures in corpora.items():
-                print(
-                    f"| retrieval only, {corpus} given ({split}) | | "
-                    + " | ".join(f"{figures[k]:.1f}" for k in KS)
-                    + " | benchmarks/locomo_retrieval.py |"
-                )
-    print("\n#### The memory formed\n")
-    print(
-        "| run | sessions | facts | per session | words (mean / max) | exact duplicates | junk | reflections | "
-        "LLM calls / session | tokens / session | s / session (mean / max) |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for run in runs:
-        memory, audit = run["memory"], run["junk_audit"]
-        print(
-            f"| {_end_to_end_label(run)} | {memory['sessions']} | {memory['facts_current']} | "
-            f"{memory['facts_per_session']} | {memory['fact_words_mean']} / {memory['fact_words_max']} | "
-            f"{memory['exact_duplicates']} | {audit['junk_percent']}% | {memory['reflections']} | "
-            f"{memory['llm_calls_per_session']} | {memory['tokens_per_session']} | "
-            f"{memory['seconds_per_session_mean']} / {memory['seconds_per_session_max']} |"
-        )
-    print("\n#### Junk audit of the facts formed (benchmarks/fact_audit.py), % of facts\n")
-    print(
-        "| run | facts | junk | questions | greetings | restate another fact | restate injected memory | ungrounded |"
-    )
-    print("|---|---|---|---|---|---|---|---|")
-    for run in runs:
-        audit = run["junk_audit"]
-        print(
-            f"| {_end_to_end_label(run)} | {audit['facts']} | {audit['junk_percent']} | {audit['question_percent']} | "
-            f"{audit['greeting_percent']} | {audit['restates_other_fact_percent']} | "
-            f"{audit['restates_injected_memory_percent']} | {audit.get('ungrounded_percent', '-')} |"
-        )
-    print("\n#### Reply validity per step\n")
-    print("| run | step | replies | valid | valid, a rule broken | rules broken (items) |")
-    print("|---|---|---|---|---|---|")
-    for run in runs:
-        for step in run["reply_validity"]:
-            broken = ", ".join(f"{rule} {count}" for rule, count in sorted(step["violations"].items())) or "none"
-            print(
-                f"| {_end_to_end_label(run)} | {step['step']} | {step['replies']} | {step['valid_percent']}% | "
-                f"{step['violating_percent']}% | {broken} |"
-            )
-
-
-def main() -> int:
-    sections = {
-        "locomo": lambda: (locomo("dev"), locomo("eval")),
-        "locomo-before-after": lambda: [
-            locomo_before_after(split, before_name=before, after_name=after)
-            for before, after in (
-                ("locomo_{split}_before.json", "locomo_{split}_issue12.json"),  # the search redesign (issue 12)
-                ("locomo_{split}_issue12.json", "locomo_{split}.json"),  # time, neighbours and speakers (issue 14)
-            )
-            for split in ("dev", "eval")
-        ],
-        "latency": search_latency,
-        "latency-before-after": lambda: (
-            search_latency_before_after("search_latency_before_quiet.json", "search_latency_after_quiet.json"),
-            search_latency_before_after("search_latency_before.json", "search_latency.json"),
-        ),
-        "graph-cost": search_latency_variants,
-        "ingestion": ingestion_formation,
-        "formation": formation_scale,
-        "end-to-end": locomo_end_to_end,
+def _search_cell(cells: list[dict]) -> dict[str, float]:
+    """The medians over runs of one cell of benchmarks/search_latency.py (one run: its own figures)."""
+    return {
+        "p50": _median(cell["p50_ms"] for cell in cells),
+        "p95": _median(cell["p95_ms"] for cell in cells),
+        "per_s": _median(cell["searches_per_s"] for cell in cells),
+        "web": _median(cell["cpu_ms_per_search"]["web"] for cell in cells),
+        "postgres": _median(cell["cpu_ms_per_search"]["postgres"] for cell in cells),
     }
-    for name in sys.argv[1:] or sections:
-        sections[name]()
+
+
+def fact_search() -> list[str]:
+    quiet = [_run(name) for name in QUIET]
+    small = {
+        (scope, clients): _search_cell([run["scales"]["10000"][f"{scope}_c{clients}"] for run in quiet])
+        for scope in SCOPES
+        for clients in (1, 8)
+    }
+    graph = _run(GRAPH_COST)
+    at_1m = graph["variants"]["1000000"]
+    on = at_1m["variants"][GRAPH_ON]
+    low, high = at_1m["load_average_min_max"]
+    graph_when = f"{graph['machine']['date'][:16].replace('T', ' ')} UTC, load {low:.1f} to {high:.1f}"
+    large = {scope: _search_cell([on[f"{scope}_c1"]]) for scope in SCOPES}
+    full = _run("search_latency.json")
+    large_8 = {scope: _search_cell([full["scales"]["1000000"][f"{scope}_c8"]]) for scope in SCOPES}
+    turns = {clients: _search_cell([full["messages"][f"per_user_c{clients}"]]) for clients in (1, 8)}
+
+    def row(facts: str, scope: str, clients: int, cell: dict, when: str, source: str) -> list[object]:
+        return [
+            facts, scope, clients, f"{cell['p50']:.1f}", f"{cell['p95']:.1f}", f"{cell['per_s']:.1f}",
+            f"{cell['web']:.1f} / {cell['postgres']:.1f}", when, source,
+        ]  # fmt: skip
+
+    quiet_when, quiet_from = _when(*quiet), "`quiet_after_{1,2,3}.json`, medians"
+    rows = [row("10,000", SCOPES[s], c, small[s, c], quiet_when, quiet_from) for s in SCOPES for c in (1, 8)]
+    rows += [
+        row("1,000,000", "per user, naming one of the user's entities", 1, large["per_user"], graph_when,
+            f"{_from(GRAPH_COST)} ({GRAPH_ON})"),
+        row("1,000,000", "agent-wide", 1, large["agent_wide"], graph_when, f"{_from(GRAPH_COST)} ({GRAPH_ON})"),
+        row("1,000,000", "per user", 8, large_8["per_user"], _when(full), _from("search_latency.json")),
+        row("1,000,000", "agent-wide", 8, large_8["agent_wide"], _when(full), _from("search_latency.json")),
+        row(f"{full['messages']['messages']:,} messages", "turn search, per user", 1, turns[1], _when(full),
+            _from("search_latency.json")),
+        row(f"{full['messages']['messages']:,} messages", "turn search, per user", 8, turns[8], _when(full),
+            _from("search_latency.json")),
+    ]  # fmt: skip
+    graph_adds = {
+        scale: compared["variants"][GRAPH_ON]["per_user_c1"]["p50_ms"]
+        - compared["variants"][GRAPH_OFF]["per_user_c1"]["p50_ms"]
+        for scale, compared in graph["variants"].items()
+    }
+    ef_search = str(full["settings"]["MEMORY_SEARCH_HNSW_EF_SEARCH"])
+    recall_1m = full["scales"]["1000000"]["agent_wide_vector_recall"]["recall_at_10_by_ef_search"][ef_search]
+    web_process_mb = max(size for run in quiet for size in run["scales"]["10000"]["rss_mb"]["web_processes"])
+    per_user_p95 = large["per_user"]["p95"]
+    goals = [
+        ["per-user p95, one client, 10k facts: ≤ 12 ms", f"{small['per_user', 1]['p95']:.1f} ms",
+         _verdict(small["per_user", 1]["p95"], at_most=12), quiet_from],
+        ["per-user p95, one client, 1M facts: ≤ 20 ms", f"{per_user_p95:.1f} ms (the question names an entity)",
+         _verdict(per_user_p95, at_most=20), _from(GRAPH_COST)],
+        ["agent-wide p95, one client, 1M facts: ≤ 40 ms", f"{large['agent_wide']['p95']:.1f} ms",
+         _verdict(large["agent_wide"]["p95"], at_most=40), _from(GRAPH_COST)],
+        [f"agent-wide recall@10 against an exact scan at 1M facts (`ef_search` {ef_search}): ≥ 0.95",
+         f"{recall_1m:.3f}", _verdict(recall_1m, at_least=0.95), _from("search_latency.json")],
+        ["8 clients, 10k facts: ≥ 200 searches/s",
+         f"{small['per_user', 8]['per_s']:.1f} per user, {small['agent_wide', 8]['per_s']:.1f} agent-wide",
+         _verdict(min(small["per_user", 8]["per_s"], small["agent_wide", 8]["per_s"]), at_least=200), quiet_from],
+        ["8 clients, 1M facts: ≥ 120 searches/s",
+         f"{large_8['per_user']['per_s']:.1f} per user, {large_8['agent_wide']['per_s']:.1f} agent-wide",
+         _verdict(min(large_8["per_user"]["per_s"], large_8["agent_wide"]["per_s"]), at_least=120),
+         _from("search_latency.json")],
+        ["the web process's CPU: ≤ 6 ms a search",
+         f"{small['per_user', 1]['web']:.1f} ms at 10k, {large['per_user']['web']:.1f} at 1M (per user, one client)",
+         _verdict(max(small["per_user", 1]["web"], large["per_user"]["web"]), at_most=6),
+         f"{quiet_from}; {_from(GRAPH_COST)}"],
+        ["PostgreSQL's CPU at 1M facts: ≤ 5 ms a search", f"{large['per_user']['postgres']:.1f} ms (per user)",
+         _verdict(large["per_user"]["postgres"], at_most=5), _from(GRAPH_COST)],
+        ["the graph signal adds to per-user p50, one client: ≤ 3 ms at 10k facts", f"{graph_adds['10000']:+.1f} ms",
+         _verdict(graph_adds["10000"], at_most=3), _from(GRAPH_COST)],
+        ["the same at 1M facts: ≤ 5 ms", f"{graph_adds['1000000']:+.1f} ms",
+         _verdict(graph_adds["1000000"], at_most=5), _from(GRAPH_COST)],
+        ["a web process's resident memory: ≤ 450 MB", f"{web_process_mb:.0f} MB",
+         _verdict(web_process_mb, at_most=450), quiet_from],
+    ]  # fmt: skip
+    return [
+        "## Fact search: how fast it is",
+        "",
+        _prose(
+            "Hybrid fact search through the HTTP API (the Python client, gunicorn with 2 processes of 4 threads), "
+            "the query embedded by the server, the top 10; per user: the user's facts and the agent-wide ones; "
+            "agent-wide: the agent's shared facts. CPU is per search, from /proc. The rows at 1M facts with 8 "
+            "clients and the turn rows are the last runs at that size on a quiet machine, of code that has since "
+            "become cheaper per search."
+        ),
+        "",
+        *_table(SEARCH_HEADER, rows),
+        "",
+        *_table(["goal", "now", "verdict", "from"], goals),
+        "",
+        "![fact search latency and agent-wide recall by store size](search_latency.png)",
+        "",
+        "The plot: `search_latency.json`, drawn by `python -m benchmarks.plots`.",
+    ]
+
+
+def locomo_retrieval() -> list[str]:
+    runs = {split: _run(f"locomo_{split}_graph_turns.json") for split in ("eval", "dev")}
+    rows = []
+    for split, run in runs.items():
+        for key, table in run["recall"].items():
+            corpus, mode = key.split("/")
+            rows.append([split, corpus, mode, *(f"{table['overall'][k]:.1f}" for k in KS)])
+    paper = runs["eval"]["paper_dragon"]["overall"]
+    rows += [["(paper)", corpus, "DRAGON", *(f"{paper[corpus]['overall'][k]:.1f}" for k in KS)]
+             for corpus in ("turns", "observations")]  # fmt: skip
+    eval_recall = runs["eval"]["recall"]
+    categories = [
+        [corpus, *(f"{eval_recall[f'{corpus}/hybrid'][category]['10']:.1f}" for category in CATEGORIES),
+         f"{eval_recall[f'{corpus}/hybrid']['overall']['10']:.1f}"]
+        for corpus in ("turns", "observations")
+    ]  # fmt: skip
+
+    def at_10(corpus: str, category: str = "overall") -> float:
+        return eval_recall[f"{corpus}/hybrid"][category]["10"]
+
+    goals = [
+        [f"{corpus} ≥ {goal}" if category == "overall" else f"{category} on {corpus} ≥ {goal}",
+         f"{at_10(corpus, category):.1f}", _verdict(at_10(corpus, category), at_least=goal)]
+        for corpus, category, goal in (
+            ("turns", "overall", 78), ("observations", "overall", 68), ("turns", "temporal", 85),
+            ("turns", "multi-hop", 48), ("observations", "multi-hop", 55),
+        )
+    ]  # fmt: skip
+    when = "; ".join(f"{split}: {_when(run)}" for split, run in runs.items())
+    return [
+        "## LoCoMo: retrieval recall",
+        "",
+        _prose(
+            "LoCoMo's conversations imported as they are (turns as messages, its observations as facts), every "
+            "question asked through the HTTP API at the product's defaults; recall@k is the share of a question's "
+            "evidence turns found in the top k. Only the dev split was ever tuned on; the eval split is reported. "
+            f"Recall does not depend on the load. Measured {when}; from "
+            f"{_from(*(f'locomo_{split}_graph_turns.json' for split in runs))}."
+        ),
+        "",
+        *_table(["split", "corpus", "mode", "R@5", "R@10", "R@25", "R@50"], rows),
+        "",
+        "Eval split, hybrid, recall@10 per category:",
+        "",
+        *_table(["corpus", *CATEGORIES, "overall"], categories),
+        "",
+        *_table(["goal: eval split, hybrid, recall@10", "now", "verdict"], goals),
+    ]
+
+
+def mem0_side_by_side() -> list[str]:
+    rows = []
+    for split, name in (("dev", "locomo_dev_mem0.json"), ("eval", "locomo_eval.json")):
+        run = _run(name)
+        ours, mem0 = run["recall"]["observations/hybrid"]["overall"], run["mem0"]["recall"]["overall"]
+        rows.append([split, "this service (hybrid, over HTTP)", *(f"{ours[k]:.1f}" for k in KS), _when(run),
+                     _from(name)])  # fmt: skip
+        rows.append([split, "mem0 2.2.1 (in-process)", *(f"{mem0[k]:.1f}" for k in KS), "the same run", ""])
+    dev = _run("locomo_dev_mem0.json")
+    http, in_process = dev["latency_http_ms"]["observations/hybrid"], dev["mem0"]["latency_in_process_ms"]
+    goals = [
+        ["our p95 over HTTP ≤ 0.4 of mem0's in-process p95 (dev split)",
+         f"{http['p95_ms']:.1f} against {in_process['p95_ms']:.1f} ms ({http['p95_ms'] / in_process['p95_ms']:.2f}); "
+         f"p50 {http['p50_ms']:.1f} against {in_process['p50_ms']:.1f}",
+         "not shown: mem0's own store failed searches in this run (history.md)", _from("locomo_dev_mem0.json")],
+    ]  # fmt: skip
+    return [
+        "## Side by side with mem0",
+        "",
+        _prose(
+            "mem0 with the same embedding model, on the same PostgreSQL server, given the same LoCoMo observations, "
+            "in the same run; recall@k of the evidence over observations."
+        ),
+        "",
+        *_table(["split", "search", "R@5", "R@10", "R@25", "R@50", "measured", "from"], rows),
+        "",
+        *_table(["goal", "now", "verdict", "from"], goals),
+    ]
+
+
+def locomo_end_to_end() -> list[str]:
+    names = (
+        "locomo_end_to_end_offline_dev.json",
+        "locomo_end_to_end_offline_eval.json",
+        "locomo_end_to_end_local_dev.json",
+    )
+    runs = {name: _run(name) for name in names}
+    rows = []
+    for name, run in runs.items():
+        sessions = (
+            f", first {run['sessions_per_conversation']} sessions of each" if run["sessions_per_conversation"] else ""
+        )
+        memory, audit, overall = run["memory"], run["junk_audit"], run["recall"]["overall"]
+        rows.append([
+            f"{run['provider']} ({run['model']}), {run['split']}{sessions}", run["questions"],
+            *(f"{overall[k]:.1f}" for k in KS), memory["facts_current"], memory["facts_per_session"],
+            f"{audit['junk_percent']}%", f"{audit['restates_other_fact_percent']}%",
+            memory["seconds_per_session_mean"], _when(run), _from(name),
+        ])  # fmt: skip
+    offline_dev, offline_eval = runs[names[0]], runs[names[1]]
+    eval_at_10 = offline_eval["recall"]["overall"]["10"]
+    junk = {split: run["junk_audit"]["junk_percent"] for split, run in (("dev", offline_dev), ("eval", offline_eval))}
+    goals = [
+        ["the offline extractor, eval split: recall@10 ≥ 45", f"{eval_at_10:.1f}", _verdict(eval_at_10, at_least=45)],
+        ["junk < 5% of the facts formed, by the audit (`benchmarks/fact_audit.py`)",
+         f"dev {junk['dev']}%, eval {junk['eval']}%", _verdict(max(junk.values()), at_most=5) + "; a reader finds "
+         "about 12% (history.md)"],
+    ]  # fmt: skip
+    return [
+        "## LoCoMo end to end: the memory the service forms",
+        "",
+        _prose(
+            "The service forms its own memory from LoCoMo's raw conversations (posted through the API, formed by "
+            "`make run`'s workers), and the questions search it: recall@k of the evidence turns among the facts' "
+            "sources. The facts, the share the junk audit flags (restatements of an earlier fact among them) and the "
+            "seconds a session takes to form."
+        ),
+        "",
+        *_table(END_TO_END_HEADER, rows),
+        "",
+        *_table(["goal", "now", "verdict"], goals),
+    ]
+
+
+def ingestion_and_formation() -> list[str]:
+    ingestion = _run("ingestion_formation.json")
+    overhead = _run("ingestion_formation_formation.json")
+    scale = _run("formation_scale.json")
+    rate = {name.split("_")[1]: cell["messages_per_s_median"] for name, cell in ingestion["ingestion"].items()}
+    job = overhead["formation"]["job_p50_ms_median"]
+    summary, settings = scale["summary"], scale["settings"]
+    per_minute = summary["sessions_per_minute_median"]
+    stub = (
+        f"stub LLM: {settings['latency_median']} s median, {settings['latency_p95']} s p95, "
+        f"{settings['rate_429']:.0%} 429, {settings['rate_500']:.0%} 500"
+    )
+    mistakes = (summary["facts_lost"], summary["facts_stored_twice"], summary["messages_formed_twice"])
+    loads = [run["load_average_at_start"] for run in scale["runs"]]
+    scale_when = (
+        f"{scale['machine']['date'][:16].replace('T', ' ')} UTC, {len(loads)} runs, "
+        f"load {min(loads):.1f} to {max(loads):.1f}"
+    )
+    rows = [
+        ["ingestion through the batch endpoint, 1 client: ≥ 2,000 messages/s", f"{rate['1']:,.0f}",
+         _verdict(rate["1"], at_least=2000), _when(ingestion), _from("ingestion_formation.json")],
+        ["the same, 4 clients", f"{rate['4']:,.0f}", _verdict(rate["4"], at_least=2000), _when(ingestion),
+         _from("ingestion_formation.json")],
+        ["formation's overhead without LLM time, per 20-message session (the job's p50): ≤ 50 ms",
+         f"{job:.1f} ms (the backlog drains at {overhead['formation']['drain_ms_per_session_median']:.0f} ms a "
+         "session)", _verdict(job, at_most=50), _when(overhead), _from("ingestion_formation_formation.json")],
+        [f"20-message sessions formed a minute, `make run`'s workers, {stub}: ≥ 600", f"{per_minute:.0f} "
+         f"(runs: {', '.join(f'{runs:.0f}' for runs in summary['sessions_per_minute_runs'])})",
+         _verdict(per_minute, at_least=600), scale_when, _from("formation_scale.json")],
+        ["facts lost, facts stored twice, messages formed twice: 0", " / ".join(map(str, mistakes)),
+         _verdict(max(mistakes), at_most=0), scale_when, _from("formation_scale.json")],
+        ["append p95 while a formation backlog drains: at most +50%",
+         f"{summary['append_p95_change_percent']:+.0f}% ({summary['append_p95_ms_alone_median']:.0f} → "
+         f"{summary['append_p95_ms_with_formation_median']:.0f} ms)",
+         _verdict(summary["append_p95_change_percent"], at_most=50), scale_when, _from("formation_scale.json")],
+        ["search p95 while a formation backlog drains: at most +50%",
+         f"{summary['search_p95_change_percent']:+.0f}% ({summary['search_p95_ms_alone_median']:.0f} → "
+         f"{summary['search_p95_ms_with_formation_median']:.0f} ms)",
+         _verdict(summary["search_p95_change_percent"], at_most=50), scale_when, _from("formation_scale.json")],
+    ]  # fmt: skip
+    return [
+        "## Ingestion and formation",
+        "",
+        *_table(["goal", "now", "verdict", "measured", "from"], rows),
+    ]
+
+
+def interfaces_and_parts() -> list[str]:
+    mcp = [_run(name) for name in MCP]
+    rest = _median(run["summary"]["rest"]["p50_ms"] for run in mcp)
+    over_mcp = _median(run["summary"]["mcp-http"]["p50_ms"] for run in mcp)
+    extra = _median(run["summary"]["mcp-minus-rest"]["p50_ms"] for run in mcp)
+    metrics = _run("metrics_overhead.json")
+    encoder = _run("query_encoder.json")
+    fp32, served = encoder["candidates"]["fp32"], encoder["candidates"]["int8-blockwise-128 (served)"]
+    cosine = served["cosine_questions"]["min"]
+    encoder_when = (
+        f"{QUERY_ENCODER_MEASURED}, load {encoder['load_average_start'][0]:.1f} to {encoder['load_average_end'][0]:.1f}"
+    )
+    rows = [
+        ["a fact search through MCP over HTTP costs ≤ 5 ms p50 more than through REST",
+         f"{extra:+.1f} ms (REST {rest:.1f}, MCP {over_mcp:.1f} ms p50; medians of the runs)",
+         _verdict(extra, at_most=5), _when(*mcp), "`mcp_after_{3,4,5}.json`"],
+        ["search p50 with the Prometheus metrics on, against off: at most +1 ms",
+         f"{metrics['p50_difference_ms']:+.2f} ms ({metrics['on']['p50_ms']:.2f} against "
+         f"{metrics['off']['p50_ms']:.2f}); recording one search's metrics alone: "
+         f"{metrics['recording_us_per_search']:.0f} µs",
+         _verdict(metrics["p50_difference_ms"], at_most=1), _when(metrics), _from("metrics_overhead.json")],
+        ["the served 8-bit query encoder's vectors against fp32's: cosine ≥ 0.998 on every LoCoMo dev question",
+         f"min {cosine:.4f}; {served['timing']['cpu_ms']:.2f} ms of CPU a query against fp32's "
+         f"{fp32['timing']['cpu_ms']:.2f} (×{served['timing']['cpu_ratio']:.2f})",
+         _verdict(cosine, at_least=0.998), encoder_when, _from("query_encoder.json")],
+    ]  # fmt: skip
+    return [
+        "## MCP, metrics and the query encoder",
+        "",
+        *_table(["goal", "now", "verdict", "measured", "from"], rows),
+    ]
+
+
+def current_page() -> str:
+    """docs/benchmarks/index.md as the result files give it now."""
+    sections = [fact_search(), locomo_retrieval(), mem0_side_by_side(), locomo_end_to_end(),
+                ingestion_and_formation(), interfaces_and_parts()]  # fmt: skip
+    head = [
+        "# Benchmarks: the figures today",
+        "",
+        _prose(
+            "Written by `python -m benchmarks.report` from the result files under `benchmarks/results/` that its "
+            "manifest names; not edited by hand (a test fails when this page and the files disagree). How each "
+            "figure is measured and reproduced: [method.md](method.md). The dated runs behind these figures, and "
+            "every earlier one with its before and after: [history.md](history.md)."
+        ),
+        "",
+        _prose(
+            "One 2-core AMD EPYC virtual machine with 24 GB, shared with other jobs: a latency depends on the load "
+            "during its run (the load average at its start is given), recall does not."
+        ),
+        "",
+    ]
+    tail = [
+        "## LLM-judged answers (J)",
+        "",
+        _prose(
+            "No figure: `python -m benchmarks.locomo_qa` gives J for anyone with an OpenAI-compatible endpoint "
+            "([method.md](method.md#llm-judged-answers-on-locomo-j))."
+        ),
+        "",
+    ]
+    files = [
+        "## The result files",
+        "",
+        _prose(
+            "Under `benchmarks/results/`, named by the manifest of `benchmarks/report.py`; the other files there back "
+            "the tables of [history.md](history.md)."
+        ),
+        "",
+        *(textwrap.fill(f"- `{name}`: {backs}", width=120, subsequent_indent="  ") for name, backs in CURRENT.items()),
+        "",
+    ]
+    body = [line for section in sections for line in (*section, "")]
+    return "\n".join(head + body + tail + files)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from benchmarks.lib import tables
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="compare docs/benchmarks/index.md, do not write it")
+    commands = parser.add_subparsers(dest="command")
+    printed = commands.add_parser("tables", help="print the full tables of past runs (all sections by default)")
+    printed.add_argument("sections", nargs="*", metavar="SECTION", help=", ".join(tables.SECTIONS))
+    arguments = parser.parse_args(argv)
+    if arguments.command == "tables":
+        unknown = set(arguments.sections) - set(tables.SECTIONS)
+        if unknown:
+            parser.error(f"no such section: {', '.join(sorted(unknown))} (sections: {', '.join(tables.SECTIONS)})")
+        for name in arguments.sections or tables.SECTIONS:
+            tables.SECTIONS[name]()
+        return 0
+    page = current_page()
+    if arguments.check:
+        if PAGE.read_text() != page:
+            print(f"{PAGE.relative_to(REPO_DIR)} is not what the result files give: run python -m benchmarks.report")
+            return 1
+        return 0
+    PAGE.write_text(page)
+    print(f"wrote {PAGE.relative_to(REPO_DIR)}")
     return 0
 
 

@@ -2,7 +2,7 @@
 (core/runtime/request_path_cache.py) after one Redis read of the shared generation, in this process, against a
 throwaway stack (embedded PostgreSQL and Redis on this machine).
 
-    .venv/bin/python benchmarks/request_path_lookups.py --rounds 5 --lookups 2000
+    .venv/bin/python -m benchmarks.request_path_lookups --rounds 5 --lookups 2000
 
 Per round, both ways alternately, `--lookups` request-path lookups each (authenticate the key, resolve the end
 user, read the active embedding space, as one search does), timed by wall clock and by this process's CPU time
@@ -15,14 +15,9 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
-REPO_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_DIR))
-
-from benchmarks.stack import machine, throwaway_stack  # noqa: E402
+from benchmarks.lib.stack import machine, throwaway_stack
 
 
 def main() -> None:

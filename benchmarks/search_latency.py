@@ -1,12 +1,12 @@
 """Fact search latency and throughput at 10k, 100k and 1M facts, through HTTP with the Python client.
 
-    .venv/bin/python benchmarks/search_latency.py --scales 10000              # the `make bench` version
-    .venv/bin/python benchmarks/search_latency.py --scales 10000 100000 1000000 --repeats 3
+    .venv/bin/python -m benchmarks.search_latency --scales 10000              # the `make bench` version
+    .venv/bin/python -m benchmarks.search_latency --scales 10000 100000 1000000 --repeats 3
 
-One throwaway stack (benchmarks/stack.py), grown scale by scale: 10 agents with 1,000 users each, every user with
-the same number of generated facts (benchmarks/synthetic_facts.py: composed vectors, see there and
-docs/benchmarks.md). A tenth of the facts are shared agent-wide (scopes user + agent, as imports and formation write
-facts about a user that every conversation may see); the rest are the user's own. The store is loaded with COPY
+One throwaway stack (benchmarks/lib/stack.py), grown scale by scale: 10 agents with 1,000 users each, every user with
+the same number of generated facts (benchmarks/lib/synthetic_facts.py: composed vectors, see there and
+docs/benchmarks/method.md). A tenth of the facts are shared agent-wide (scopes user + agent, as imports and formation
+write facts about a user that every conversation may see); the rest are the user's own. The store is loaded with COPY
 (what the service writes per fact, minus the LLM) and the space's HNSW index rebuilt at each scale, then:
 
 - per-user search (`user` given: the user's own facts, exact scan, plus the agent-wide ones) and agent-wide search
@@ -43,14 +43,11 @@ from pathlib import Path
 import numpy as np
 from pgvector.psycopg import register_vector
 
+from benchmarks.lib.client import MemoryClient
+from benchmarks.lib.stack import RESULTS_DIR, machine, percentile, throwaway_stack
+from benchmarks.lib.synthetic_facts import FactGenerator, composed_vectors, composition_fidelity
+
 REPO_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_DIR))
-sys.path.insert(0, str(REPO_DIR / "clients" / "python"))
-
-from memory_client import MemoryClient  # noqa: E402
-
-from benchmarks.stack import RESULTS_DIR, machine, percentile, throwaway_stack  # noqa: E402
-from benchmarks.synthetic_facts import FactGenerator, composed_vectors, composition_fidelity  # noqa: E402
 
 AGENTS = 10
 ENTITY_JOIN_FRACTION = 0.14  # --graph: the facts whose relation joins two entities

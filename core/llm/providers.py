@@ -147,7 +147,7 @@ def build_llm_provider(name: str) -> LLMProvider:
         )
     if name == "local":
         raise ValueError(
-            "LLM_PROVIDER=local is started by `make run` (memory_project.devstack), which serves the model and points "
+            "LLM_PROVIDER=local is started by `make run` (devstack), which serves the model and points "
             "the openai provider at it; elsewhere run a llama.cpp server and set LLM_PROVIDER=openai, LLM_BASE_URL"
         )
     if name in settings.LLM_PROVIDER_CLASSES:

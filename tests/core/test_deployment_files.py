@@ -4,7 +4,7 @@ import re
 
 import yaml
 
-from memory_project.devstack import worker_commands
+from devstack.workers import worker_commands
 from tests.conftest import REPO_DIR
 
 
@@ -59,8 +59,7 @@ def test_every_setting_read_from_the_environment_is_documented_in_env_example():
     read = set()
     for path in (REPO_DIR / "memory_project" / "settings").glob("*.py"):
         read |= set(re.findall(r"env(?:\.\w+)?\(\s*\"([A-Z][A-Z0-9_]+)\"", path.read_text()))
-    read |= set(
-        re.findall(r"os\.environ\.get\(\"([A-Z][A-Z0-9_]+)\"", (REPO_DIR / "memory_project/devstack.py").read_text())
-    )
+    for path in (REPO_DIR / "devstack").glob("*.py"):
+        read |= set(re.findall(r"os\.environ\.get\(\"([A-Z][A-Z0-9_]+)\"", path.read_text()))
 
     assert read - documented == set()

@@ -125,7 +125,7 @@ QUERY_SENTENCES = [
     "The quick brown fox jumps over the lazy dog near the riverbank on a sunny afternoon in late spring. " * 30,
 ]
 DEGENERATE_QUERIES = ["hi", "", "Émilie ❤️ 東京", "rex"]
-# benchmarks/query_encoder.py over the 302 LoCoMo dev questions: min 0.9988, median 0.9992 (docs/benchmarks.md; the
+# benchmarks/query_encoder.py over the 302 LoCoMo dev questions: min 0.9988, median 0.9992 (docs/benchmarks/; the
 # per-channel dynamic int8 graph that was not chosen: min 0.991). One token or none leaves the mean pooling less to
 # average the quantisation noise over (0.9955 for "").
 QUERY_COSINE_FLOOR = 0.998

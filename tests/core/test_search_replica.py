@@ -15,9 +15,9 @@ from conversations.models import Message
 from conversations.selectors.message_search import messages_search
 from conversations.services.message_embeddings import messages_embed_missing
 from core.runtime.db_routers import REPLICA_DB_ALIAS
+from devstack.postgres import EmbeddedPostgresReplica
 from facts.selectors import facts_search
 from facts.services.facts import fact_create
-from memory_project.devstack import EmbeddedPostgresReplica
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import urllib.request
 import psutil
 import pytest
 
-from memory_project.devstack import free_port
+from devstack.processes import free_port
 from tests.conftest import REPO_DIR
 
 pytestmark = pytest.mark.stack

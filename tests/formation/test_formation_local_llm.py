@@ -1,4 +1,4 @@
-"""Formation with a real language model: the llama.cpp server that LLM_PROVIDER=local starts (memory_project.devstack
+"""Formation with a real language model: the llama.cpp server that LLM_PROVIDER=local starts (devstack.local_llm
 .LocalLLMServer, on the shipped Gemma 3 270M), reached by a real Celery worker through the ordinary OpenAI-compatible
 provider and the real openai SDK. The model's wording is its own, so the test checks what every reply must satisfy
 (schemas, word limits, scopes, sources, call records, the rules counted on each call).
@@ -18,10 +18,10 @@ from django.conf import settings
 from agents.services.api_keys import api_key_create
 from conversations.models import Session
 from core.models import JobStatus, LLMCall
+from devstack.local_llm import LocalLLMServer
 from facts.grammar.output_rules import content_words, is_greeting, is_question
 from facts.models import Fact, FactEmbedding
 from formation.models import FormationJob
-from memory_project.devstack import LocalLLMServer
 from reflections.models import ConsolidatedMemory, ConsolidationJob, Reflection
 from tests.formation_support import celery_workers_paused, wait_until
 
@@ -109,7 +109,7 @@ def test_a_real_model_forms_facts_and_reflections_through_the_openai_client(
         assert "local" in answered[0].model or answered[0].model.endswith(".gguf")
 
         # Facts: only what the rules let through, each about this user, with its embedding and its source turns. How
-        # many facts are right is the benchmark's measure (docs/benchmarks.md), not this test's: the shipped 270M
+        # many facts are right is the benchmark's measure (docs/benchmarks/), not this test's: the shipped 270M
         # model mostly copies the prompt's example, which the rules count on the call and keep out of memory.
         extraction = next(call for call in answered if call.purpose == "extract_facts")
         facts = list(Fact.objects.filter(agent=agent).prefetch_related("source_messages"))

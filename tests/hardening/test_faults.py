@@ -29,7 +29,9 @@ import httpx
 import psycopg
 import pytest
 
-from memory_project.devstack import EmbeddedPostgres, EmbeddedRedis, free_port, wait_for_port
+from devstack.postgres import EmbeddedPostgres
+from devstack.processes import free_port, wait_for_port
+from devstack.redis import EmbeddedRedis
 from tests.conftest import REPO_DIR, WORKER_QUEUES
 from tests.formation_support import wait_until
 from tests.llm_stub_server import StubLLMServer

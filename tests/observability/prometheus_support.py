@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from memory_project.devstack import free_port
+from devstack.processes import free_port
 
 
 def prometheus_binary(name: str = "prometheus") -> str:

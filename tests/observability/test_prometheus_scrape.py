@@ -20,7 +20,7 @@ import pytest
 
 from agents.models import Agent
 from agents.services.api_keys import api_key_create
-from memory_project.devstack import free_port, wait_for_port
+from devstack.processes import free_port, wait_for_port
 from tests.conftest import REPO_DIR, database_url_of_test_database
 from tests.formation_support import celery_workers_paused
 from tests.llm_stub_server import StubLLMServer

@@ -12,7 +12,7 @@ from django.core.management import call_command
 from openai import OpenAI
 
 from agents.models import Agent
-from benchmarks.locomo_data import load_conversations
+from benchmarks.lib.locomo_data import load_conversations
 from benchmarks.locomo_qa import QASettings, answer_and_judge, j_scores, judge_label, questions_of
 from conversations.models import Message
 from conversations.services.message_embeddings import messages_embed_missing

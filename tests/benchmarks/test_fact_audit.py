@@ -1,6 +1,6 @@
 """The junk audit of formed facts (benchmarks/fact_audit.py): each kind of junk is found, and plain facts are not;
 and it agrees with a reader: on facts the offline provider formed from chats written for this project,
-hand-labelled junk or not by the rules in docs/benchmarks.md, its grammar and reference checks
+hand-labelled junk or not by the rules in docs/benchmarks/method.md, its grammar and reference checks
 (facts.grammar.defects) must find most of the junk and flag little else."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A Celery worker whose LLM answers instantly, for measuring formation overhead without LLM time.
 
-    python benchmarks/formation_worker.py [celery worker options...]
+    python -m benchmarks.lib.formation_worker [celery worker options...]
 
 The fake answers every formation call at once with a plausible reply: two facts from the conversation's first two
 user messages (so reconciliation and fact embedding run as they would), one session reflection, ADD for every new
@@ -10,10 +10,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
-
-REPO_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_DIR))
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""A throwaway service stack for the benchmarks: embedded PostgreSQL + Redis (memory_project.devstack), migrated,
+"""A throwaway service stack for the benchmarks: embedded PostgreSQL + Redis (devstack), migrated,
 with the web app on 127.0.0.1 and optionally one Celery worker. Everything started here is stopped on exit and the
 data folder deleted, whatever happens in between."""
 
@@ -21,19 +21,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-REPO_DIR = Path(__file__).resolve().parent.parent
-if str(REPO_DIR) not in sys.path:
-    sys.path.insert(0, str(REPO_DIR))
-RESULTS_DIR = REPO_DIR / "benchmarks" / "results"
+from devstack.postgres import SERVING_SHARED_BUFFERS
+from devstack.processes import ProcessGroup, free_port, wait_for_port
+from devstack.services import backing_services
+from devstack.workers import worker_commands
 
-from memory_project.devstack import (  # noqa: E402
-    SERVING_SHARED_BUFFERS,
-    ProcessGroup,
-    backing_services,
-    free_port,
-    wait_for_port,
-    worker_commands,
-)
+REPO_DIR = Path(__file__).resolve().parents[2]
+RESULTS_DIR = REPO_DIR / "benchmarks" / "results"
 
 API_KEY = re.compile(r"^(mem_\S+)$", re.MULTILINE)
 
@@ -87,7 +81,7 @@ class Stack:
         self.processes.start(name, command, env=env)
         wait_for_port(port, timeout=60)
         self.base_url = f"http://127.0.0.1:{port}"
-        _wait_until_answering(f"{self.base_url}/health/", timeout=60)
+        wait_until_answering(f"{self.base_url}/health/", timeout=60)
         return self.base_url
 
     def start_worker(self, *, concurrency: int = 1) -> None:
@@ -96,7 +90,7 @@ class Stack:
 
     def start_deployment_workers(self) -> None:
         """The workers `make run` and docker-compose.yml run: prefork for the default queue, a thread pool for the
-        formation queue, both at nice 19 (memory_project.devstack.worker_commands)."""
+        formation queue, both at nice 19 (devstack.workers.worker_commands)."""
         for name, (command, env) in worker_commands(env=self.env, log_level="warning").items():
             self.processes.start(name, command, env=env)
 
@@ -179,7 +173,7 @@ def _exit_on_signal(signum, frame) -> None:
     raise SystemExit(128 + signum)
 
 
-def _wait_until_answering(url: str, *, timeout: float) -> None:
+def wait_until_answering(url: str, *, timeout: float) -> None:
     """Any HTTP answer will do (health is 503 until a worker's heartbeat arrives; the web app is up all the same)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO_DIR = Path(__file__).resolve().parent.parent
+REPO_DIR = Path(__file__).resolve().parents[2]
 DEFAULT_LOCOMO = REPO_DIR.parent / "shared" / "benchmarks" / "locomo" / "locomo10.json"
 KS = (5, 10, 25, 50)
 SPLITS = {
