@@ -55,7 +55,7 @@ def raise_stop(signum, frame) -> None:
 def metrics_environments(*, data_dir: Path, names: list[str]) -> dict[str, dict[str, str]]:
     """Prometheus's multiprocess mode for each server (core/observability/metrics.py): an empty folder of its own, and
     for a Celery worker a free port for its metrics endpoint. Also written as a Prometheus file_sd list of the targets
-    (<data-dir>/metrics/targets.json), which a local Prometheus can scrape (docs/operations.md)."""
+    (<data-dir>/metrics/targets.json), which a local Prometheus can scrape (docs/operations/reference.md)."""
     root = data_dir / "metrics"
     shutil.rmtree(root, ignore_errors=True)
     environments = {}

@@ -14,7 +14,7 @@ def worker_commands(*, env: dict[str, str], log_level: str = "info") -> dict[str
       FORMATION_WORKER_DB_CONNECTIONS database connections (default 8), released while a thread waits on the LLM.
     Both run at the lowest CPU priority (nice 19) below the web server on the one machine of `make run`: background
     work takes the CPU requests leave, so formation does not slow search and ingestion (docs/benchmarks/).
-    docs/architecture.md says why; docs/operations.md how to size them. docker-compose.yml runs the same two."""
+    docs/architecture.md says why; docs/scaling.md how to size them. docker-compose.yml runs the same two."""
     celery = ["nice", "-n", "19", PYTHON, "-m", "celery", "-A", "memory_project", "worker", "-l", log_level]
     threads = env.get("FORMATION_WORKER_CONCURRENCY", "100")
     connections = env.get("FORMATION_WORKER_DB_CONNECTIONS", "8")

@@ -50,8 +50,8 @@ Result = TypeVar("Result")
 
 # Long-lived threads, so that each keeps its database connection from one call to the next as gunicorn's threads do.
 # anyio's worker threads end with the task that started them, which under mcp_server.wsgi is each request's: every
-# call then started a thread and opened a connection, +19 ms a search (docs/benchmarks.md section 6). No more at once
-# than the gunicorn threads that can wait on them.
+# call then started a thread and opened a connection, +19 ms a search (docs/benchmarks/history.md section 6). No more at
+# once than the gunicorn threads that can wait on them.
 _django_threads = ThreadPoolExecutor(max_workers=settings.WEB_THREADS, thread_name_prefix="mcp-django")
 
 

@@ -2,9 +2,9 @@
 endpoint at /mcp, an ASGI application run on an event loop of its own in each web process.
 
 REST searches are the service's hot path: served by gunicorn's threads they cost less CPU and give more searches/s
-than Django behind an ASGI server (docs/benchmarks.md section 2, docs/architecture.md). The MCP endpoint is stateless
-with JSON responses (mcp_server.http): one request and one response, which a2wsgi carries from a gunicorn thread to
-the loop and back."""
+than Django behind an ASGI server (docs/benchmarks/history.md section 2, docs/architecture.md). The MCP endpoint is
+stateless with JSON responses (mcp_server.http): one request and one response, which a2wsgi carries from a gunicorn
+thread to the loop and back."""
 
 from __future__ import annotations
 

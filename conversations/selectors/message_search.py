@@ -14,7 +14,8 @@ happened or is about a period (the day each message was said, and the day its te
 core.search.retrieval.time_ranking); neighbours, the turns just before and after
 the best hits, which hold the answer as often as the hit itself (a reply, or the question it answers); and speaker, the
 candidates said by the one speaker the query names ("What does Melanie paint?" is answered by what Melanie said).
-Each hit says its rank in every signal. Weights and what was measured: core.search.retrieval and docs/benchmarks.md."""
+Each hit says its rank in every signal. Weights and what was measured: core.search.retrieval and
+docs/benchmarks/history.md."""
 
 from __future__ import annotations
 

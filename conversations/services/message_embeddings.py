@@ -36,8 +36,8 @@ def message_search_text(*, message: Message, previous: Message | None) -> str:
     """What turn-level retrieval indexes for a message, embedded and full-text searched alike: the message with who
     said it, after the message before it in its session. A reply ("Yes, last Tuesday!") carries little on its own;
     with the turn it answers and the speakers' names, a question about it finds it (LoCoMo dev split: recall@10
-    27.9 for the bare turn, 43.4 with the speaker, 53.2 with the previous turn too; docs/benchmarks.md). The text is
-    stored with the vector (MessageEmbedding.search_text), and full-text search reads its stored tsvector."""
+    27.9 for the bare turn, 43.4 with the speaker, 53.2 with the previous turn too; docs/benchmarks/history.md). The
+    text is stored with the vector (MessageEmbedding.search_text), and full-text search reads its stored tsvector."""
     text = f"{message_speaker(message=message)}: {message.content}"
     if previous is None:
         return text

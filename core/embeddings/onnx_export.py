@@ -6,11 +6,11 @@ sentence-transformers' encode() returns (cosine ≥ 0.9999 to it, checked by tes
 
 It also writes the search-query graph next to it (`<name>.int8.onnx`, below): the same graph with its weights in
 int8, which embeds a short query in ~0.55 of the CPU with vectors at cosine ≥ 0.998 to the fp32 ones
-(docs/benchmarks.md, "The query encoder (issue 25)"). `make install` runs it once; the local embedding provider runs
-it on first use when a file is missing. Only this step needs torch, transformers, onnx and onnx-ir
+(docs/benchmarks/history.md, "The query encoder"). `make install` runs it once; the local embedding provider
+runs it on first use when a file is missing. Only this step needs torch, transformers, onnx and onnx-ir
 (requirements/model-export.txt): the service itself runs the files with ONNX Runtime, which embeds ~1.8x faster than
-torch on this machine's CPUs, single queries and batches alike (docs/benchmarks.md), and leaves ~1 GB of torch out
-of every web and worker process. Nothing is downloaded."""
+torch on this machine's CPUs, single queries and batches alike (docs/benchmarks/history.md), and leaves ~1 GB of torch
+out of every web and worker process. Nothing is downloaded."""
 
 from __future__ import annotations
 
@@ -99,9 +99,9 @@ def quantised_onnx_path(*, fp32_path: Path) -> Path:
     return fp32_path.with_name(f"{fp32_path.stem}.int8.onnx")
 
 
-# The query graph's quantisation, chosen by benchmarks/query_encoder.py and LoCoMo dev recall (docs/benchmarks.md):
-# 8-bit weights in blocks of 128 input channels, each block its own scale, run by ONNX Runtime's MatMulNBits with
-# int8 compute (accuracy level 4: activations quantised per block as well).
+# The query graph's quantisation, chosen by benchmarks/query_encoder.py and LoCoMo dev recall
+# (docs/benchmarks/history.md): 8-bit weights in blocks of 128 input channels, each block its own scale, run by ONNX
+# Runtime's MatMulNBits with int8 compute (accuracy level 4: activations quantised per block as well).
 QUERY_WEIGHT_BITS = 8
 QUERY_BLOCK_SIZE = 128
 QUERY_ACCURACY_LEVEL = 4

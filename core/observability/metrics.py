@@ -6,7 +6,8 @@ those of the process that answers it. Without the variable (runserver, tests) th
 Why prometheus-client itself rather than django-prometheus: django-prometheus exports its own fixed families (per
 view, per model, per cache backend, with labels this service does not choose) and nothing for Celery workers, which
 need the same multiprocess handling anyway; the families here are the ones an operator of a memory service alerts
-on, with labels bounded by the code (routes, stages, purposes, task names), never by the data (docs/operations.md).
+on, with labels bounded by the code (routes, stages, purposes, task names), never by the data
+(docs/operations/reference.md).
 
 Gauges of domain state (formation backlog and lag, review queue, embedding backlog, spend against budgets) are not
 kept by any process: they are read from the database when /metrics is scraped, by collectors the apps register with

@@ -1,11 +1,11 @@
 """Ranking pieces shared by fact search and message search: BM25 over PostgreSQL's lexemes, and weighted reciprocal
 rank fusion.
 
-Why BM25 rather than `websearch_to_tsquery` + `ts_rank_cd` (measured on the LoCoMo dev split, docs/benchmarks.md):
-AND-ing every word of a question matches almost nothing (recall@10 2-25%), and an OR query ranked by ts_rank lets a
-word that is everywhere (the user's name) outrank the rare word that matters, because ts_rank has no inverse document
-frequency. BM25 over the same lexemes, OR-matched, with document frequencies taken from the searched scope, was the
-strongest single signal on both corpora.
+Why BM25 rather than `websearch_to_tsquery` + `ts_rank_cd` (measured on the LoCoMo dev split,
+docs/benchmarks/history.md): AND-ing every word of a question matches almost nothing (recall@10 2-25%), and an OR query
+ranked by ts_rank lets a word that is everywhere (the user's name) outrank the rare word that matters, because ts_rank
+has no inverse document frequency. BM25 over the same lexemes, OR-matched, with document frequencies taken from the
+searched scope, was the strongest single signal on both corpora.
 
 Every document holding any query lexeme matches the OR query, so the document frequencies computed over the matched
 rows are exactly those of the whole scope. The scope's size and average length are kept by the database
@@ -36,8 +36,8 @@ BM25_B = 0.75
 FULL_STRENGTH_COVERAGE = 0.2
 
 # Weights of the signals fused after vector (1) and full text (MEMORY_TEXT_WEIGHT), chosen on the LoCoMo dev split
-# (benchmarks/locomo_explore.py --time-hop-study, docs/benchmarks.md): the time signal at 1.0 (0.5 and 2.0 gained
-# less); the neighbour signal at 0.25 around the best NEIGHBOUR_SEEDS turns (0.5 and 1.0, or 10 seeds, gained on
+# (benchmarks/locomo_explore.py --time-hop-study, docs/benchmarks/history.md): the time signal at 1.0 (0.5 and 2.0
+# gained less); the neighbour signal at 0.25 around the best NEIGHBOUR_SEEDS turns (0.5 and 1.0, or 10 seeds, gained on
 # single-hop questions but lost 2 to 7 points on multi-hop ones).
 TIME_WEIGHT = 1.0
 NEIGHBOUR_WEIGHT = 0.25
@@ -168,13 +168,13 @@ def bm25_ranking(
     frequency that the document matches (1.0: every query word, 0.05: only a word most documents have). Fusion scales
     the full-text signal by it, so a document that matched only the user's name cannot outrank the vector signal's
     best, while one that matched a fair part of the question keeps its full weight (LoCoMo dev split: scaling by
-    coverage itself cost 1 to 2 points of recall@10, this threshold nothing measurable; docs/benchmarks.md).
+    coverage itself cost 1 to 2 points of recall@10, this threshold nothing measurable; docs/benchmarks/history.md).
 
     `count_repeats`: a word's term frequency is its number of occurrences; otherwise a document holds it or not,
     which halves the statement's time at 1M facts. Facts (atomic statements of at most ~30 words) rarely repeat a
     word: on the LoCoMo dev split observations keep their recall without counting (recall@10 61.8 against 61.7);
     turns, indexed with the previous turn and the speakers, lose 1.1 points (77.4 against 78.5), so they count.
-    docs/benchmarks.md."""
+    docs/benchmarks/history.md."""
     statistics_sql, statistics_params = corpus_statistics_sql(corpora=corpora)
     sql = f"""
         WITH query AS (

@@ -1,6 +1,6 @@
 """What a reader calls a garbled fact, found with spaCy's parse of the fact alone: a fact is read later, without the
 conversation, so it must be a sentence that stands by itself. Each check names one way a fact fails that (the
-labelling rules of benchmarks/fact_audit.py's test set, docs/benchmarks.md):
+labelling rules of benchmarks/fact_audit.py's test set, docs/benchmarks/history.md):
 
 - person: first or second person left in ("... people I know", "saw that you had ..."): the fact speaks about
   someone, never as or to them;

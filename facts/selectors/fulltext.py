@@ -3,7 +3,7 @@
 A question's words are OR-matched and ranked by BM25 with the statistics of the caller's whole scope, so a word every
 fact shares (the user's name) counts for little and a rare one decides. AND-ing every word (`websearch_to_tsquery`)
 matched almost no LoCoMo observation for a natural question (recall@10 10.5 on the dev split, against 58.7 for BM25;
-docs/benchmarks.md).
+docs/benchmarks/history.md).
 
 Current facts are matched through one GIN index per scope kind (btree_gin: the agent or the user, then the
 tsvector), so a search reads its scope's matches and nothing of other agents' or users'. Searches of history or as of

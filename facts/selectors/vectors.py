@@ -6,9 +6,9 @@ The access path follows the size of each part of the scope:
 - the agent-wide vectors: an exact scan while the agent has fewer than MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS current
   ones, counted by the kept corpus statistics, not guessed; above that, the agent's own partial HNSW index
   (facts.services.vector_indexes builds it). Both branches are in the statement and a one-time filter on the count runs
-  exactly one of them. Measured at 1M facts (docs/benchmarks.md): an exact scan costs ~1.2 µs a row, so ~12 ms for an
-  agent with 10k agent-wide facts, where its HNSW index answers in ~3 ms at recall@10 ≥ 0.95; one HNSW index over all
-  agents' vectors, filtered by agent, missed a fifth of the results at 1M (iterative scans ran out of tuples)."""
+  exactly one of them. Measured at 1M facts (docs/benchmarks/history.md): an exact scan costs ~1.2 µs a row, so ~12 ms
+  for an agent with 10k agent-wide facts, where its HNSW index answers in ~3 ms at recall@10 ≥ 0.95; one HNSW index over
+  all agents' vectors, filtered by agent, missed a fifth of the results at 1M (iterative scans ran out of tuples)."""
 
 from __future__ import annotations
 

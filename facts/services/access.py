@@ -3,7 +3,7 @@
 A search appends one entry (its time and the returned fact ids) to a Redis list from a background thread; the
 `facts-access-fold` beat job folds the entries into the facts with one UPDATE per batch. One Celery task per search,
 as before, cost the machine ~6 ms of worker CPU and ~10 ms of PostgreSQL per search: with the web's share of the
-publishing, half of a search's CPU at 10k facts on two cores (docs/benchmarks.md, section 2). Counts are best
+publishing, half of a search's CPU at 10k facts on two cores (docs/benchmarks/history.md, section 2). Counts are best
 effort, as they were: an entry lost to a Redis outage or to a fold that dies between taking entries and writing them
 is an access not counted, never a search failed or slowed. Retention reads access times in days; a fold every 10 s
 is far inside that."""

@@ -8,7 +8,7 @@ One index per (space, agent), partial on exactly the rows a search of that agent
     WHERE space_id = 1::bigint AND agent_id = 42::bigint AND restricted_to_user_id IS NULL AND valid_to IS NULL
 
 so an HNSW search reads only that agent's current vectors and needs no filtering: the index over every agent's
-vectors, filtered by agent, lost a fifth of the results at 1M facts (docs/benchmarks.md). The index holds half
+vectors, filtered by agent, lost a fifth of the results at 1M facts (docs/benchmarks/history.md). The index holds half
 precision vectors (`halfvec`): at 1M facts, for an agent of 10k, 11 MB instead of 20 MB at the same recall@10 against
 an exact scan (0.992 against 0.990 at ef_search 100, 0.973 against 0.972 at 40) and the same latency; the vector rows
 keep full precision, and the similarities a search returns are computed from them. Agents below the threshold

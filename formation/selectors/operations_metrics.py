@@ -1,7 +1,7 @@
 """The gauges of formation and review that /metrics reads at scrape time (registered in FormationConfig.ready):
 backlog by status and waiting reason, formation lag, the provider's circuit breaker, today's LLM spend against the
 budgets and the review queue. Each is an aggregate query or two (or a Redis read), so a scrape every 15 s costs the
-database little; docs/operations.md says what each means."""
+database little; docs/operations/reference.md says what each means."""
 
 from __future__ import annotations
 

@@ -289,16 +289,17 @@ LLM_DAILY_TOKEN_BUDGET = env.int("LLM_DAILY_TOKEN_BUDGET", default=0)
 # --- Fact search ------------------------------------------------------------------------------------------------------
 # Weighted reciprocal rank fusion of fact and message search: score = sum of weight / (k + rank) over the vector
 # (weight 1) and BM25 full-text (weight MEMORY_TEXT_WEIGHT) signals. Tuned on the LoCoMo dev split
-# (docs/benchmarks.md): a small k trusts each signal's first places; full text is the stronger signal there.
+# (docs/benchmarks/history.md): a small k trusts each signal's first places; full text is the stronger signal there.
 MEMORY_RRF_K = env.int("MEMORY_RRF_K", default=2)
 MEMORY_TEXT_WEIGHT = env.float("MEMORY_TEXT_WEIGHT", default=2.0)
 # The graph signal of fact search (hybrid mode; facts/selectors/graph_search.py): the facts about the entities a query
 # names and those MEMORY_GRAPH_HOPS (1 or 2) relations away, fused with this weight; 0 switches it off (no statement
-# runs). Chosen on the LoCoMo dev split (docs/benchmarks.md, section 1).
+# runs). Chosen on the LoCoMo dev split (docs/benchmarks/history.md, section 1).
 MEMORY_GRAPH_WEIGHT = env.float("MEMORY_GRAPH_WEIGHT", default=0.25)
 MEMORY_GRAPH_HOPS = env.int("MEMORY_GRAPH_HOPS", default=2)
 # Agent-wide vector search scans an agent's current agent-wide facts exactly below this many, and uses the agent's own
-# HNSW index (built by the facts.vector_indexes_maintain job) from this many on (docs/benchmarks.md: where each wins).
+# HNSW index (built by the facts.vector_indexes_maintain job) from this many on (docs/benchmarks/history.md: where each
+# wins).
 MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS = env.int("MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS", default=2000)
 # Searches log the facts they return (facts/services/access.py) for the facts-access-fold beat job; the log is capped
 # (oldest entries dropped) while nothing folds it.
@@ -363,7 +364,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
 }
 
-# --- Metrics and traces (docs/operations.md "Metrics") ----------------------------------------------------------------
+# --- Metrics and traces (docs/operations/reference.md "Metrics") -----------------------------------------------------
 # Off: no /metrics, no request, search-stage, LLM, embedding or task metrics recorded (benchmarks/metrics_overhead.py
 # measures the difference).
 METRICS_ENABLED = env.bool("METRICS_ENABLED", default=True)

@@ -1,9 +1,9 @@
 """Re-embedding into another embedding space while search keeps serving the active one.
 
-Order of work (docs/operations.md): fill the new space in batches (resumable: only what it lacks), build the per-agent
-HNSW indexes its statistics call for, concurrently, catch up on rows written meanwhile, switch the active space in one
-transaction, wait for in-flight searches of the old space, then move what was still written to the old space and drop
-its rows and indexes. Reads never see a half-filled space: they use the active one until the switch."""
+Order of work (docs/operations/reference.md): fill the new space in batches (resumable: only what it lacks), build the
+per-agent HNSW indexes its statistics call for, concurrently, catch up on rows written meanwhile, switch the active
+space in one transaction, wait for in-flight searches of the old space, then move what was still written to the old
+space and drop its rows and indexes. Reads never see a half-filled space: they use the active one until the switch."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """deploy/monitoring: the alert rules pass `promtool check rules` and their unit tests (`promtool test rules`), the
 monitoring profile's Prometheus configuration is valid and scrapes what docker-compose.yml runs, every alert has its
-runbook entry in docs/operations.md, and the Grafana dashboard is well-formed. That every dashboard and alert query
-runs against real data is checked in test_prometheus_scrape.py, where a real Prometheus holds some."""
+entry in the runbook (docs/operations/runbook.md), and the Grafana dashboard is well-formed. That every dashboard and
+alert query runs against real data is checked in test_prometheus_scrape.py, where a real Prometheus holds some."""
 
 from __future__ import annotations
 
@@ -48,12 +48,12 @@ def test_the_alert_rules_pass_promtool_check_and_their_unit_tests():
     assert fired == {rule["alert"] for rule in alert_rules()}
 
 
-def test_each_alert_names_its_runbook_entry_in_operations_md():
-    operations = (REPO_DIR / "docs" / "operations.md").read_text()
-    headings = set(re.findall(r"^### (\w+)$", operations, re.M))
+def test_each_alert_names_its_runbook_entry():
+    runbook = (REPO_DIR / "docs" / "operations" / "runbook.md").read_text()
+    headings = set(re.findall(r"^### (\w+)$", runbook, re.M))
     for rule in alert_rules():
-        assert rule["alert"] in headings, f"docs/operations.md has no runbook entry '### {rule['alert']}'"
-        assert rule["annotations"]["runbook"] == f"docs/operations.md#{rule['alert'].lower()}"
+        assert rule["alert"] in headings, f"docs/operations/runbook.md has no entry '### {rule['alert']}'"
+        assert rule["annotations"]["runbook"] == f"docs/operations/runbook.md#{rule['alert'].lower()}"
         assert rule["labels"]["severity"] in ("critical", "warning", "info")
 
 
