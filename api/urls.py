@@ -8,4 +8,5 @@ urlpatterns = [
     path("", include("api.facts.urls")),
     path("", include("api.facts.document_urls")),
     path("", include("api.reflections.curation_urls")),
+    path("", include("api.tools.urls")),
 ]

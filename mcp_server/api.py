@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents.authentication import request_agent
-from api.facts.tool_views import ArgumentsField
+from api.tools.views import ArgumentsField
 from core.api.fields import StrictCharField
 from core.exceptions import ApplicationError
 from mcp_server.tools import (

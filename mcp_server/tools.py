@@ -2,7 +2,7 @@
 descriptions, annotations) and their execution for one caller.
 
 The memory tools of /api/v1/tools (search_memory, get_entity, save_memory, update_memory, delete_memory) are taken from
-formation.services.tools as they are: same definitions, same execution (tool_call_execute), so the poisoning and
+formation.tools as they are: same definitions, same execution (tool_call_execute), so the poisoning and
 sensitive-data rules are the ones the REST tools follow. Three read tools are added here, where conversations, facts
 and reflections may all be reached: search_conversations, get_memory_context and get_memory_bundle, through the same
 selectors as their REST endpoints and with the same input limits.
@@ -29,7 +29,8 @@ from core.api.fields import StrictCharField, StrictIntegerField
 from core.api.json_limits import json_unstorable_fields
 from core.exceptions import ApplicationError
 from facts.selectors.graph_search import messages_graph_ranking
-from formation.services.tools import ToolContext, tool_call_execute, tool_definitions
+from formation.tools.base import ToolContext
+from formation.tools.registry import tool_call_execute, tool_definitions
 from mcp_server.metrics import mcp_tool_call_count
 from reflections.selectors.bundle import BundleLimits, memory_bundle_build
 from reflections.selectors.context import memory_context_get
@@ -101,7 +102,7 @@ class Hints:
 
 
 READ = Hints(read_only=True, destructive=False, idempotent=True)
-# The memory tools of formation.services.tools. Saving the same statement twice finds it known; updating closes the old
+# The memory tools of formation.tools. Saving the same statement twice finds it known; updating closes the old
 # version (kept as history) and deleting closes the fact, so both change what memory says: destructive for a client.
 FACT_TOOL_HINTS = {
     "search_memory": READ,

@@ -149,7 +149,7 @@ def test_each_part_imports_only_what_the_architecture_allows(part):
         ("reflections.selectors.x", "from facts.selectors.profile import profile_read", False),
         ("console.conversations.x", "from formation.services.formation_triggers import formation_request", False),
         ("api.conversations.x", "from portability.services.erasure import user_erase", False),
-        ("mcp_server.api", "from api.facts.tool_views import ArgumentsField", False),
+        ("mcp_server.api", "from api.tools.views import ArgumentsField", False),
         ("memory_project.urls", "from console.redirects import admin_moved_model_urls", False),
         ("portability.services.x", "from formation.models import FormationJob", False),
     ],

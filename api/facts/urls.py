@@ -1,6 +1,6 @@
 from django.urls import path
 
-from api.facts import entity_views, tool_views, views
+from api.facts import entity_views, views
 
 app_name = "facts-api"
 
@@ -11,6 +11,4 @@ urlpatterns = [
     path("entities", entity_views.EntityListView.as_view(), name="entity-list"),
     path("entities/<int:entity_id>", entity_views.EntityDetailView.as_view(), name="entity-detail"),
     path("memory/search", views.MemorySearchView.as_view(), name="memory-search"),
-    path("tools", tool_views.ToolListView.as_view(), name="tool-list"),
-    path("tools/call", tool_views.ToolCallView.as_view(), name="tool-call"),
 ]

@@ -11,7 +11,7 @@ from agents.models import Agent, EndUser
 from facts.models import EntityType, FactScope
 from facts.services.facts import fact_create
 from facts.services.graph import entity_upsert, relation_add
-from formation.services.tools import ENTITY_TOOL_MAX_FACTS, ENTITY_TOOL_MAX_RELATIONS
+from formation.tools.get_entity import ENTITY_TOOL_MAX_FACTS, ENTITY_TOOL_MAX_RELATIONS
 from tests.api_support import api_client_for
 from tests.graph_support import sister_graph_create
 

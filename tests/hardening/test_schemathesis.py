@@ -35,7 +35,7 @@ from schemathesis.specs.openapi.checks import negative_data_rejection, response_
 from agents.models import Agent
 from agents.services.api_keys import api_key_create
 from conversations.services.ingestion import MessageInput, session_append_messages
-from formation.services.tools import TOOLS
+from formation.tools.registry import TOOLS
 from tests.fuzzing import FUZZING, SERVER_ERRORS, examples, tally_add
 
 pytestmark = pytest.mark.fuzz

@@ -1,3 +1,5 @@
+"""GET /api/v1/tools and POST /api/v1/tools/call: the memory tools for an agent's own LLM loop."""
+
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -10,7 +12,8 @@ from api.facts import examples
 from conversations.selectors.memory_scope import memory_scope_resolve
 from core.api.fields import StrictCharField
 from core.api.json_limits import JSONProblem, json_decode, json_unstorable_fields
-from formation.services.tools import ToolContext, tool_call_execute, tool_definitions
+from formation.tools.base import ToolContext
+from formation.tools.registry import tool_call_execute, tool_definitions
 
 
 @extend_schema_field(

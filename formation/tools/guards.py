@@ -1,0 +1,101 @@
+"""What a tool may store or change, and how it shows a memory: the agent's sensitive-data policy and the injection
+rules screen what the assistant saves (as formation screens what it extracts); the assistant sees the agent's memory
+and this user's, never changes what an operator curated, and changes agent-wide memory only where the agent lets
+users write it freely."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agents.models import AgentMemoryFromUsers
+from core.exceptions import ApplicationError
+from core.models import SensitiveDataFinding
+from core.safety.injection import injection_finding
+from core.safety.sensitive import Finding, SensitiveDataPolicy, SensitiveKind, sensitive_findings
+from core.safety.sensitive_screening import statement_screen
+from facts.models import Fact, FactScope
+from facts.selectors.facts import fact_get
+from formation.models import HeldMemory
+from formation.services.memory_trust import HeldCandidate
+from formation.tools.base import ToolContext, ToolError
+
+# HeldMemory.origin of what the tools hold for review or reject.
+TOOL_ORIGIN = "assistant_tool"
+
+
+class Withheld(ToolError):
+    """A save refused under the agent's sensitive-data policy; recorded after the call's transaction rolls back."""
+
+    def __init__(self, findings: list[Finding]) -> None:
+        kinds = ", ".join(dict.fromkeys(SensitiveKind(finding.kind).label for finding in findings))
+        super().__init__(
+            f"not saved: it holds a secret ({kinds}). Memory never keeps passwords, keys and tokens, card or "
+            "account numbers, government ids or one-time codes; do not save them, and tell the user so if asked."
+        )
+        self.findings = findings
+
+
+class Rejected(ToolError):
+    """Content that reads as an instruction to the model: recorded as a rejected HeldMemory after the call's
+    transaction rolls back."""
+
+    def __init__(self, candidate: HeldCandidate) -> None:
+        super().__init__(
+            "not saved: memory keeps information, never instructions to the assistant "
+            f"({candidate.detail.split(':')[0]})."
+        )
+        self.candidate = candidate
+
+
+def content_screened(context: ToolContext, content: str) -> str:
+    """The content as the agent's sensitive-data policy lets it be stored (redacted), or Withheld."""
+    findings = sensitive_findings(content)
+    if not findings:
+        return content
+    if context.agent.sensitive_data == SensitiveDataPolicy.WITHHOLD:
+        raise Withheld(findings)
+    return statement_screen(agent=context.agent, text=content, target=SensitiveDataFinding.Target.TOOL)
+
+
+def content_trusted(context: ToolContext, content: str) -> str:
+    """The content, unless it reads as an instruction to the model (Rejected)."""
+    finding = injection_finding(content)
+    if finding is not None:
+        raise Rejected(
+            HeldCandidate(
+                kind=HeldMemory.Kind.FACT,
+                content=content,
+                reason=HeldMemory.Reason.INJECTION,
+                detail=finding.detail,
+            )
+        )
+    return content
+
+
+def changeable_by_assistant(context: ToolContext, fact: Fact) -> None:
+    """The assistant acts on an end user's words: it never changes what an operator curated, and changes agent-wide
+    memory only where the agent lets users write it freely."""
+    if fact.is_curated:
+        raise ToolError(f"memory {fact.pk} was written by an operator; the assistant cannot change or delete it.")
+    if FactScope.AGENT in fact.scopes and context.agent.agent_memory_from_users != AgentMemoryFromUsers.OPEN:
+        raise ToolError(
+            f"memory {fact.pk} is shared by every user of this assistant; only an operator can change or delete it."
+        )
+
+
+def memory_in_conversation(context: ToolContext, fact_id: int) -> Fact:
+    """A fact this conversation can see (agent-wide, or the user's own). Others, and other agents' facts, read as
+    missing: the model may not change what it cannot see."""
+    try:
+        fact = fact_get(agent=context.agent, fact_id=fact_id)
+    except ApplicationError:
+        fact = None
+    visible_to = {None, context.user.pk if context.user else None}
+    if fact is None or fact.restricted_to_user_id not in visible_to:
+        raise ToolError(f"there is no memory with id {fact_id}; search_memory gives the ids.")
+    return fact
+
+
+def memory_shown(fact: Fact) -> dict[str, Any]:
+    """A memory as the tools show it to the model."""
+    return {"id": fact.pk, "content": fact.content, "scope": fact.scopes, "since": fact.valid_from.date().isoformat()}
