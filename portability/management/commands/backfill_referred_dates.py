@@ -18,8 +18,9 @@ class Command(BaseCommand):
         for kind, backfill in (("facts", fact_referred_dates_backfill), ("messages", message_referred_dates_backfill)):
             after, dated = 0, 0
             while True:
-                batch_dated, after = backfill(after_id=after, limit=batch_size)
-                if after is None:
+                batch_dated, next_after = backfill(after_id=after, limit=batch_size)
+                if next_after is None:
                     break
+                after = next_after
                 dated += batch_dated
             self.stdout.write(f"{kind}: {dated} given the day their text names")
