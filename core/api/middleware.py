@@ -33,13 +33,13 @@ class RequestIdMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         request_id = request_id_from(request.headers.get(REQUEST_ID_HEADER, ""))
-        request.request_id = request_id
+        request.request_id = request_id  # type: ignore[attr-defined]  # Django's requests take attributes of the app
         token, agent_token = current_request_id.set(request_id), current_agent.set(None)
         try:
             response = self.get_response(request)
         finally:
             # Kept on the request for the lines Django logs after the middleware (django.request's "Not Found").
-            request.agent_external_id = current_agent.get()
+            request.agent_external_id = current_agent.get()  # type: ignore[attr-defined]  # as request_id
             current_request_id.reset(token)
             current_agent.reset(agent_token)
         response[REQUEST_ID_HEADER] = request_id

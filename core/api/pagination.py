@@ -48,6 +48,6 @@ class StrictCursorPagination(CursorPagination):
             raise invalid from error
         if cursor is None or cursor.position is None:
             return cursor
-        if not _POSITION.match(cursor.position) or abs(int(cursor.position)) > _BIGINT_MAX:
+        if not _POSITION.match(str(cursor.position)) or abs(int(cursor.position)) > _BIGINT_MAX:
             raise invalid
         return cursor

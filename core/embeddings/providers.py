@@ -8,6 +8,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 from django.conf import settings
@@ -37,9 +38,9 @@ class EmbeddingProvider(ABC):
         # Every provider's calls are timed, counted and traced (core.observability), whichever class makes them.
         super().__init_subclass__(**kwargs)
         if "embed" in cls.__dict__:
-            cls.embed = embedding_call_observed(cls.__dict__["embed"])
+            cls.embed = embedding_call_observed(cls.__dict__["embed"])  # type: ignore[method-assign]  # wraps each subclass's own
         if "embed_query" in cls.__dict__:
-            cls.embed_query = embedding_query_observed(cls.__dict__["embed_query"])
+            cls.embed_query = embedding_query_observed(cls.__dict__["embed_query"])  # type: ignore[method-assign]  # as embed
 
     @property
     def space_name(self) -> str:
@@ -188,7 +189,7 @@ class LocalOnnxEmbeddings(EmbeddingProvider):
             encodings = batch.encode_batch([texts[index] for index in indices])
             for index, vector in zip(indices, self._run(session, encodings), strict=True):
                 vectors[index] = vector
-        return vectors
+        return cast(list[np.ndarray], vectors)  # every index is filled
 
 
 class OpenAICompatibleEmbeddings(EmbeddingProvider):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import copy_context
+from typing import Any
 
 from celery import current_app
 
@@ -16,7 +17,7 @@ _background_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="backg
 
 # While the broker is down an enqueue must fail fast: a short publish retry, and no result backend subscription
 # (nothing reads these results), whose reconnect loop alone held a request for ~20 s per enqueue.
-ENQUEUE_OPTIONS = {
+ENQUEUE_OPTIONS: dict[str, Any] = {
     "ignore_result": True,
     "retry_policy": {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5},
 }

@@ -37,12 +37,13 @@ def worker_heartbeat_age_seconds(*, queue: str) -> tuple[float | None, str | Non
     value = _redis_client().get(f"{HEARTBEAT_KEY}:{queue}")
     if not value:
         return None, None
-    stamp, _, hostname = value.decode().partition(" ")
+    text = value.decode() if isinstance(value, bytes) else value
+    stamp, _, hostname = text.partition(" ")
     return max(0.0, time.time() - float(stamp)), hostname
 
 
 class WorkerHeartbeatStep(bootsteps.StartStopStep):
-    requires = {"celery.worker.components:Timer"}
+    requires = ("celery.worker.components:Timer",)
 
     def __init__(self, worker, **kwargs) -> None:
         super().__init__(worker, **kwargs)

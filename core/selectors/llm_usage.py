@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import Any
 
 from django.db.models import Avg, Count, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce, TruncDate
@@ -106,7 +107,7 @@ def llm_usage_daily(*, days: int, now: datetime | None = None, agent_id: int | N
     calls = LLMCall.objects.filter(created_at__date__gte=first_day)
     if agent_id is not None:
         calls = calls.filter(agent_id=agent_id)
-    rows = {
+    rows: dict[date, Mapping[str, Any]] = {
         row["day"]: row
         for row in calls.annotate(day=TruncDate("created_at"))
         .values("day")
@@ -205,7 +206,7 @@ def llm_reply_validity(*, since: datetime, agent_id: int | None = None) -> list[
     calls = LLMCall.objects.filter(created_at__gte=since, outcome__in=[LLMCall.Outcome.OK, LLMCall.Outcome.MALFORMED])
     if agent_id is not None:
         calls = calls.filter(agent_id=agent_id)
-    job_steps = {
+    job_steps: dict[tuple[str, int | None], str] = {
         (job_kind, job_id): step
         for job_kind, steps_of in _JOB_STEPS.items()
         for job_id, step in steps_of(calls.filter(job_kind=job_kind).values("job_id")).items()
