@@ -46,7 +46,7 @@ def _formation_backlog() -> GaugeMetricFamily:
         "reason (agent_budget, global_budget, provider).",
         ["status", "reason"],
     )
-    counts = {(status, ""): 0 for status in (Status.QUEUED, Status.RUNNING, Status.FAILED)}
+    counts: dict[tuple[str, str], int] = {(status, ""): 0 for status in (Status.QUEUED, Status.RUNNING, Status.FAILED)}
     counts |= {(Status.WAITING, reason): 0 for reason in Session.WaitingReason.values if reason}
     rows = (
         Session.objects.exclude(formation_status=Status.IDLE)

@@ -281,10 +281,10 @@ def _relation(relation: Relation, *, ended: bool) -> dict[str, Any]:
     stated = {
         "subject": relation.subject.name,
         "predicate": relation.predicate,
-        "object": relation.object_entity.name if relation.object_entity_id else relation.object_value,
+        "object": relation.object_entity.name if relation.object_entity is not None else relation.object_value,
         "since": relation.valid_from.date().isoformat(),
     }
-    if ended:
+    if ended and relation.valid_to is not None:
         stated |= {"until": relation.valid_to.date().isoformat(), "why_ended": relation.closed_reason}
     return stated
 
@@ -343,7 +343,10 @@ def _content_screened(context: ToolContext, content: str) -> str:
         return content
     if context.agent.sensitive_data == SensitiveDataPolicy.WITHHOLD:
         raise _Withheld(findings)
-    return statement_screen(agent=context.agent, text=content, target=SensitiveDataFinding.Target.TOOL)
+    screened = statement_screen(agent=context.agent, text=content, target=SensitiveDataFinding.Target.TOOL)
+    if screened is None:  # not under the redact policy, which always leaves a text
+        raise _Withheld(findings)
+    return screened
 
 
 def _save_memory(context: ToolContext, arguments: dict) -> dict:

@@ -29,18 +29,18 @@ class Command(BaseCommand):
         if not (agent or due):
             raise CommandError("name an --agent (and optionally --user or --session), or pass --due")
         agent_row = user_row = session_row = None
-        if agent:
+        if agent:  # --user and --session come with it
             agent_row = Agent.objects.filter(external_id=agent).first()
             if agent_row is None:
                 raise CommandError(f"no agent {agent!r}")
-        if user:
-            user_row = agent_row.users.filter(external_id=user).first()
-            if user_row is None:
-                raise CommandError(f"agent {agent!r} has no user {user!r}")
-        if session:
-            session_row = agent_row.sessions.filter(external_id=session).first()
-            if session_row is None:
-                raise CommandError(f"agent {agent!r} has no session {session!r}")
+            if user:
+                user_row = agent_row.users.filter(external_id=user).first()
+                if user_row is None:
+                    raise CommandError(f"agent {agent!r} has no user {user!r}")
+            if session:
+                session_row = agent_row.sessions.filter(external_id=session).first()
+                if session_row is None:
+                    raise CommandError(f"agent {agent!r} has no session {session!r}")
         sessions = list(sessions_with_unformed_messages(agent=agent_row, user=user_row, session=session_row))
         if due:
             now = timezone.now()

@@ -33,6 +33,8 @@ class Command(BaseCommand):
             raise CommandError(f"no agent {agent!r}")
         if due:
             keys = scopes_due_for_consolidation(agent=agent_row)
+        elif agent_row is None:
+            raise CommandError("name an --agent")  # unreachable: checked above, for the type checker
         elif session:
             session_row = agent_row.sessions.filter(external_id=session).first()
             if session_row is None:
