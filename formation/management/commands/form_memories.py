@@ -1,4 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
 from agents.models import Agent
@@ -13,7 +15,7 @@ class Command(BaseCommand):
         "agent's sessions, or every session that is due (--due). Runs here, or on the workers with --queue."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--agent", help="the agent's external id")
         parser.add_argument("--user", help="the user's external id (needs --agent)")
         parser.add_argument("--session", help="the session's external id (needs --agent)")
@@ -23,7 +25,17 @@ class Command(BaseCommand):
         parser.add_argument("--queue", action="store_true", help="queue the work for the Celery workers")
         parser.add_argument("--dry-run", action="store_true", help="list the sessions, form nothing")
 
-    def handle(self, *args, agent, user, session, due, queue, dry_run, **options):
+    def handle(
+        self,
+        *args: Any,
+        agent: str | None,
+        user: str | None,
+        session: str | None,
+        due: bool,
+        queue: bool,
+        dry_run: bool,
+        **options: Any,
+    ) -> None:
         if (user or session) and not agent:
             raise CommandError("--user and --session need --agent")
         if not (agent or due):

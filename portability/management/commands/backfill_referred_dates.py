@@ -1,4 +1,6 @@
-from django.core.management.base import BaseCommand
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
 
 from conversations.services.message_embeddings import message_referred_dates_backfill
 from facts.services.facts import fact_referred_dates_backfill
@@ -11,10 +13,10 @@ class Command(BaseCommand):
         "can run while the service serves."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--batch-size", type=int, default=2000)
 
-    def handle(self, *args, batch_size, **options):
+    def handle(self, *args: Any, batch_size: int, **options: Any) -> None:
         for kind, backfill in (("facts", fact_referred_dates_backfill), ("messages", message_referred_dates_backfill)):
             after, dated = 0, 0
             while True:
