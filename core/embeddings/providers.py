@@ -8,11 +8,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 from django.conf import settings
-from tokenizers import Tokenizer
+from tokenizers import Encoding, Tokenizer
 
 from core.embeddings.onnx_export import (
     default_onnx_path,
@@ -27,6 +27,8 @@ from core.observability.instruments import embedding_call_observed, embedding_qu
 QUERY_ONNX_VARIANTS = ("int8", "fp32")
 
 logger = logging.getLogger(__name__)
+# An ONNX Runtime session (untyped) with its two tokenizers: one for single texts, one that pads batches.
+_Loaded = tuple[Any, Tokenizer, Tokenizer]
 
 
 class EmbeddingProvider(ABC):
@@ -34,7 +36,7 @@ class EmbeddingProvider(ABC):
     model: str
     dimensions: int
 
-    def __init_subclass__(cls, **kwargs) -> None:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         # Every provider's calls are timed, counted and traced (core.observability), whichever class makes them.
         super().__init_subclass__(**kwargs)
         if "embed" in cls.__dict__:
@@ -89,8 +91,8 @@ class LocalOnnxEmbeddings(EmbeddingProvider):
         self.onnx_path = onnx_path
         self.query_variant = query_variant
         self._threads: int | None = None
-        self._loaded: tuple | None = None
-        self._query_loaded: tuple | None = None
+        self._loaded: _Loaded | None = None
+        self._query_loaded: _Loaded | None = None
         self._lock = threading.Lock()
 
     def threads_set(self, threads: int | None) -> None:
@@ -103,7 +105,7 @@ class LocalOnnxEmbeddings(EmbeddingProvider):
                 self._loaded = None
                 self._query_loaded = None
 
-    def _session(self):
+    def _session(self) -> _Loaded:
         loaded = self._loaded
         if loaded is None:
             with self._lock:
@@ -112,7 +114,7 @@ class LocalOnnxEmbeddings(EmbeddingProvider):
                 loaded = self._loaded
         return loaded
 
-    def _query_session(self):
+    def _query_session(self) -> _Loaded:
         """The int8 graph's session (a web process loads only this one until something stores a vector)."""
         if self.query_variant == "fp32":
             return self._session()
@@ -145,7 +147,7 @@ class LocalOnnxEmbeddings(EmbeddingProvider):
             )
             return None
 
-    def _load(self, *, path: Path):
+    def _load(self, *, path: Path) -> _Loaded:
         import onnxruntime  # only in processes that embed locally: beat and OpenAI-embedding set-ups never load it
 
         model_dir = model_directory()
@@ -165,7 +167,7 @@ class LocalOnnxEmbeddings(EmbeddingProvider):
         return session, single, batch
 
     @staticmethod
-    def _run(session, encodings) -> np.ndarray:
+    def _run(session: Any, encodings: Sequence[Encoding]) -> np.ndarray:
         input_ids = np.asarray([encoding.ids for encoding in encodings], dtype=np.int64)
         attention_mask = np.asarray([encoding.attention_mask for encoding in encodings], dtype=np.int64)
         feeds = {"input_ids": input_ids, "attention_mask": attention_mask, "token_type_ids": np.zeros_like(input_ids)}

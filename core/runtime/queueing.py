@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import copy_context
 from typing import Any
@@ -23,7 +24,7 @@ ENQUEUE_OPTIONS: dict[str, Any] = {
 }
 
 
-def task_enqueue_safely(task_name: str, *args) -> bool:
+def task_enqueue_safely(task_name: str, *args: object) -> bool:
     """Queue the task registered as `task_name` (each app's task_names.py) with args; when the broker is down, log
     and return False. Callers keep enough state (a 'queued' session, a fact without a vector) for a periodic sweep to
     redo the work once the broker is back. By name, so that services queue tasks without importing the tasks
@@ -37,7 +38,7 @@ def task_enqueue_safely(task_name: str, *args) -> bool:
     return True
 
 
-def call_in_background(function, *args, what: str) -> None:
+def call_in_background(function: Callable[..., object], *args: object, what: str) -> None:
     """Call function(*args) on this process's background thread: for best-effort bookkeeping of reads (access
     counts), whose request must not wait on Redis or the broker, nor fail or slow down while they are away. A
     process that exits first loses the call, as an outage would."""

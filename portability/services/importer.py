@@ -364,7 +364,9 @@ class _AgentImport:
 
     # --- reflections and blobs ------------------------------------------------------------------------------------
 
-    def _scope_owner(self, *, scope: str, user_external_id: str | None, session_external_id: str | None):
+    def _scope_owner(
+        self, *, scope: str, user_external_id: str | None, session_external_id: str | None
+    ) -> tuple[EndUser | None, Session | None]:
         user = self._user(user_external_id) if user_external_id and scope != "agent" else None
         session = self._session(session_external_id) if session_external_id and scope == "session" else None
         return user, session
