@@ -225,7 +225,7 @@ def facts_reconcile_plan(
             if decision.action in ("UPDATE", "DELETE") and decision.target is not None and decision.target.is_curated:
                 _kept_beside_curated(decision=decision, curated=decision.target, user=user)
         updates = [decision for decision in pending if decision.action == "UPDATE"]
-        if updates:
+        if updates:  # an UPDATE has its content (_decide checks it)
             for decision, content_vector in zip(
                 updates, provider.embed([cast(str, decision.content) for decision in updates]), strict=True
             ):
