@@ -81,9 +81,11 @@ fuzz: $(STAMP)
 		$(BIN)/python -m devstack test -m fuzz -q -p no:logging $(ARGS); \
 	status=$$?; $(BIN)/python -m tests.fuzzing $(FUZZ_TALLY); exit $$status
 
+# Ruff, then mypy at the strictness pyproject.toml sets (docs/decisions/0038-type-checking.md).
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) .data $(TS_DIR)/node_modules

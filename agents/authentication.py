@@ -3,6 +3,8 @@ names the agent to act for with the X-Agent-ID header (external id)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
 from rest_framework.request import Request
@@ -10,6 +12,10 @@ from rest_framework.request import Request
 from agents.models import Agent, AgentAPIKey
 from agents.services.api_keys import api_key_authenticate
 from core.runtime.logging import current_agent
+
+# For the annotations only: imported while DRF reads its settings, rest_framework.views would be circular.
+if TYPE_CHECKING:
+    from rest_framework.views import APIView
 
 AGENT_HEADER = "X-Agent-ID"
 
@@ -19,7 +25,7 @@ class AgentAPIKeyAuthentication(authentication.BaseAuthentication):
     same key: a request whose two credentials disagree is refused, whichever of them is valid, so that a proxy or
     client adding its own header can never decide silently which agent a request acts for."""
 
-    def authenticate(self, request: Request):
+    def authenticate(self, request: Request) -> tuple[AgentAPIKeyUser, AgentAPIKey] | None:
         header_key = request.headers.get("X-API-Key")
         authorization = request.headers.get("Authorization")
         bearer_key = None
@@ -64,7 +70,7 @@ class AgentAPIKeyUser:
 class IsAgentOrStaff(permissions.BasePermission):
     message = "An agent API key, or a staff login, is required."
 
-    def has_permission(self, request: Request, view) -> bool:
+    def has_permission(self, request: Request, view: APIView) -> bool:
         return isinstance(request.auth, AgentAPIKey) or bool(request.user and request.user.is_staff)
 
 
@@ -87,5 +93,5 @@ class AgentAPIKeyScheme(OpenApiAuthenticationExtension):
     target_class = AgentAPIKeyAuthentication
     name = "AgentAPIKey"
 
-    def get_security_definition(self, auto_schema):
+    def get_security_definition(self, auto_schema: object) -> dict[str, str]:
         return {"type": "http", "scheme": "bearer", "description": "The agent's API key."}

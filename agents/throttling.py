@@ -3,12 +3,18 @@ A throttled request gets 429 `throttled` with Retry-After (seconds until the win
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
 from agents.models import AgentAPIKey
 from core.runtime.ratelimit import rate_parse, window_hit, window_retry_after
+
+# For the annotations only: imported while DRF reads its settings, rest_framework.views would be circular.
+if TYPE_CHECKING:
+    from rest_framework.views import APIView
 
 
 class AgentKeyRateThrottle(BaseThrottle):
@@ -26,7 +32,7 @@ class AgentKeyRateThrottle(BaseThrottle):
             return f"staff-user:{request.user.pk}"
         return None
 
-    def allow_request(self, request: Request, view) -> bool:
+    def allow_request(self, request: Request, view: APIView | None) -> bool:
         rate = rate_parse(settings.API_THROTTLE_RATE)
         identity = self.identity(request)
         if rate is None or identity is None:

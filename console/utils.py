@@ -4,11 +4,12 @@ on a 100k-row table) and links to other objects' admin pages."""
 from __future__ import annotations
 
 from django.contrib import admin
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.db.models import Model, QuerySet
 from django.http import QueryDict
 from django.urls import reverse
 from django.utils.html import format_html
-from django.utils.safestring import mark_safe
+from django.utils.safestring import SafeString, mark_safe
 
 from core.models import LLMCall
 from formation.models import FormationJob
@@ -83,10 +84,10 @@ class FastActionCheckboxMixin:
     markup Django renders, at a fraction of the cost, which matters on 100-row pages of the largest tables."""
 
     @admin.display(description=mark_safe('<input type="checkbox" id="action-toggle">'))
-    def action_checkbox(self, obj: Model) -> str:
+    def action_checkbox(self, obj: Model) -> SafeString:
         return format_html(
             '<input type="checkbox" name="{}" value="{}" class="action-select" aria-label="{}">',
-            admin.helpers.ACTION_CHECKBOX_NAME,
+            ACTION_CHECKBOX_NAME,
             obj.pk,
             format_html("Select this object for an action - {}", obj),
         )
@@ -94,6 +95,8 @@ class FastActionCheckboxMixin:
 
 class ReadOnlyAdminMixin:
     """Rows written by the system (jobs, runs, records): shown, never added or edited in the admin."""
+
+    model: type[Model]  # the ModelAdmin's
 
     def get_readonly_fields(self, request, obj=None):
         return [field.name for field in self.model._meta.fields] + list(self.extra_readonly_fields)

@@ -1,11 +1,11 @@
-from django.http import JsonResponse
+from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET
 
 from core.runtime.health import health_components
 
 
 @require_GET
-def health_view(request) -> JsonResponse:
+def health_view(request: HttpRequest) -> JsonResponse:
     """200 when every component is up, or up but degraded (status "degraded", naming the components in `degraded`:
     the service works, some of its background work waits); 503 naming what is down. Unauthenticated, for load
     balancers."""

@@ -7,11 +7,23 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
+
+if TYPE_CHECKING:
+    import psycopg
 
 # The embedded server's buffer cache for `make run` and the benchmarks, as docker-compose.yml gives production's:
 # PostgreSQL's default of 128 MB leaves a 1M-fact store's search pages to the operating system's cache.
 SERVING_SHARED_BUFFERS = os.environ.get("EMBEDDED_POSTGRES_SHARED_BUFFERS", "1GB")
+
+
+def _one_value(cursor: psycopg.Cursor) -> object:
+    """The single value a one-row query returns."""
+    row = cursor.fetchone()
+    if row is None:
+        raise RuntimeError("the query returned no row")
+    return row[0]
 
 
 class EmbeddedPostgres:
@@ -50,9 +62,11 @@ class EmbeddedPostgres:
             conn.execute("SELECT pg_reload_conf()")
             restart = False
             if self.shared_buffers:
-                current = conn.execute("SELECT setting::bigint * 8192 FROM pg_settings WHERE name = 'shared_buffers'")
-                wanted = conn.execute("SELECT pg_size_bytes(%s)", [self.shared_buffers]).fetchone()[0]
-                if current.fetchone()[0] != wanted:
+                current = _one_value(
+                    conn.execute("SELECT setting::bigint * 8192 FROM pg_settings WHERE name = 'shared_buffers'")
+                )
+                wanted = _one_value(conn.execute("SELECT pg_size_bytes(%s)", [self.shared_buffers]))
+                if current != wanted:
                     conn.execute(f"ALTER SYSTEM SET shared_buffers = '{self.shared_buffers}'")
                     restart = True
             exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [self.database]).fetchone()

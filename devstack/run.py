@@ -11,6 +11,8 @@ import shutil
 import signal
 import time
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 from devstack.local_llm import local_llm
 from devstack.postgres import SERVING_SHARED_BUFFERS
@@ -48,7 +50,7 @@ class Stop(Exception):
     """Ctrl-C or SIGTERM: unwinds the run so that everything it started is stopped."""
 
 
-def raise_stop(signum, frame) -> None:
+def raise_stop(signum: int, frame: FrameType | None) -> None:
     raise Stop()
 
 
@@ -68,7 +70,7 @@ def metrics_environments(*, data_dir: Path, names: list[str]) -> dict[str, dict[
 
 
 def metrics_targets_write(*, data_dir: Path, web: str, environments: dict[str, dict[str, str]]) -> list[str]:
-    targets = [{"targets": [web], "labels": {"job": "memory-web"}}] + [
+    targets: list[dict[str, Any]] = [{"targets": [web], "labels": {"job": "memory-web"}}] + [
         {"targets": [f"127.0.0.1:{env['WORKER_METRICS_PORT']}"], "labels": {"job": f"memory-{name}"}}
         for name, env in environments.items()
         if "WORKER_METRICS_PORT" in env

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from celery import current_app, shared_task
+from celery import Task, current_app, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
@@ -23,7 +23,7 @@ LOCKED_RETRY_SECONDS = (0.5, 2.0)
 
 
 @shared_task(name=task_names.FORM_SESSION_MEMORIES, bind=True, acks_late=True, max_retries=None)
-def session_form_memories_task(self, session_id: int, trigger: str) -> dict | None:
+def session_form_memories_task(self: Task, session_id: int, trigger: str) -> dict | None:
     may_retry = self.request.retries < settings.FORMATION_MAX_RETRIES
     try:
         outcome = session_form_memories(
@@ -61,12 +61,12 @@ def retention_enforce_all_task() -> dict:
     return retention_enforce_all()
 
 
-def _legacy_task(old_name: str, task_name: str):
+def _legacy_task(old_name: str, task_name: str) -> Task:
     """A task registered under a name this work had before it moved here: it queues the same arguments under the
     current name, which then runs with its own retries, routes and time limits."""
 
     @shared_task(name=old_name, ignore_result=True)
-    def legacy_task(*args, **kwargs) -> str:
+    def legacy_task(*args: object, **kwargs: object) -> str:
         return current_app.send_task(task_name, args=args, kwargs=kwargs).id
 
     return legacy_task

@@ -48,7 +48,10 @@ class MCPToolCallOutputSerializer(serializers.Serializer):
     ok = serializers.BooleanField()
     result = serializers.JSONField(required=False)
     error = serializers.CharField(required=False, help_text="When not ok: what to fix, naming the argument.")
-    fields = serializers.DictField(required=False, child=serializers.ListField(child=serializers.CharField()))
+    # A declared field named "fields": DRF's metaclass takes it out of the class, so it shadows no Serializer.fields.
+    fields = serializers.DictField(  # type: ignore[assignment]
+        required=False, child=serializers.ListField(child=serializers.CharField())
+    )
 
 
 class MCPToolListView(APIView):

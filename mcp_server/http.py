@@ -14,10 +14,12 @@ import contextlib
 import dataclasses
 from collections.abc import AsyncIterator
 from types import SimpleNamespace
+from typing import cast
 
 from django.conf import settings
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from rest_framework import exceptions
+from rest_framework.request import Request
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
@@ -35,10 +37,20 @@ MCP_PATH = "/mcp"
 
 
 class _Refused(Exception):
-    def __init__(self, *, status: int, code: str, message: str, headers: dict[str, str] | None = None, **fields):
+    def __init__(
+        self,
+        *,
+        status: int,
+        code: str,
+        message: str,
+        headers: dict[str, str] | None = None,
+        fields: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.response = JSONResponse(
-            error_body(code=code, message=message, fields={name: [problem] for name, problem in fields.items()}),
+            error_body(
+                code=code, message=message, fields={name: [problem] for name, problem in (fields or {}).items()}
+            ),
             status_code=status,
             headers=headers,
         )
@@ -59,13 +71,14 @@ def _pinned(headers: Headers, name: str) -> str | None:
     try:
         return pinned_id(header=name, value=headers.get(name))
     except MemoryToolError as error:
-        raise _Refused(status=400, code="invalid", message=error.message, **{name: "not a valid id"}) from error
+        raise _Refused(status=400, code="invalid", message=error.message, fields={name: "not a valid id"}) from error
 
 
 def caller_authenticate(*, headers: Headers) -> Caller:
     """The caller of one HTTP request, as the REST API would authenticate and throttle it; _Refused otherwise."""
     try:
-        authenticated = AgentAPIKeyAuthentication().authenticate(SimpleNamespace(headers=headers))
+        # What the authentication and the throttle read of a request (they take no Django request here).
+        authenticated = AgentAPIKeyAuthentication().authenticate(cast(Request, SimpleNamespace(headers=headers)))
     except exceptions.AuthenticationFailed as failed:
         raise _Refused(
             status=401,
@@ -82,7 +95,7 @@ def caller_authenticate(*, headers: Headers) -> Caller:
         )
     _, api_key = authenticated
     throttle = AgentKeyRateThrottle()
-    if not throttle.allow_request(SimpleNamespace(auth=api_key, user=None), None):
+    if not throttle.allow_request(cast(Request, SimpleNamespace(auth=api_key, user=None)), None):
         wait = throttle.wait() or 1
         raise _Refused(
             status=429,
@@ -122,8 +135,9 @@ class MCPEndpoint:
                 async def send_identified(message: Message) -> None:
                     if message["type"] == "http.response.start":
                         counted["status"] = message["status"]
-                        message = message | {
-                            "headers": [*message.get("headers", []), (b"x-request-id", request_id.encode())]
+                        message = {
+                            **message,
+                            "headers": [*message.get("headers", []), (b"x-request-id", request_id.encode())],
                         }
                     await send(message)
 

@@ -13,8 +13,10 @@ import concurrent.futures
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import cast
 
 from a2wsgi import ASGIMiddleware
+from a2wsgi.wsgi_typing import Environ
 
 from mcp_server.http import MCP_PATH, MCPEndpoint
 
@@ -56,7 +58,7 @@ class ServiceApplication:
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         if environ.get("PATH_INFO", "").rstrip("/") == MCP_PATH:
-            return self._endpoint_started().served(environ, start_response)
+            return self._endpoint_started().served(cast(Environ, environ), start_response)
         return self.django_application(environ, start_response)
 
     def _endpoint_started(self) -> _RunningEndpoint:
@@ -73,7 +75,8 @@ class ServiceApplication:
                 )
                 started.result(timeout=STARTUP_TIMEOUT_SECONDS)
                 self._endpoint = _RunningEndpoint(
-                    served=ASGIMiddleware(endpoint, loop=loop),
+                    # Starlette's ASGI types (the endpoint's) and a2wsgi's describe the same protocol differently.
+                    served=ASGIMiddleware(endpoint, loop=loop),  # type: ignore[arg-type]
                     loop=loop,
                     thread=thread,
                     stopping=stopping,

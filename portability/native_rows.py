@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import date, datetime
+from typing import Any
 
 from django.db import models
 
@@ -67,7 +68,8 @@ def row_of(kind: str, obj: models.Model, m2m: dict | None = None) -> dict:
     return row
 
 
-def parsed_value(field: models.Field, value: object) -> object:
+def parsed_value(field: models.Field, value: Any) -> object:
+    """The field's value from its JSON value in a row."""
     if value is None:
         return None
     if isinstance(field, models.DateTimeField):

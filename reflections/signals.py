@@ -6,6 +6,8 @@ block under the old generation, which the bump retires."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
@@ -20,7 +22,7 @@ from reflections.services.context_cache import context_cache_invalidate
 @receiver(post_delete, sender=Reflection, dispatch_uid="reflection_deleted_invalidates_context")
 @receiver(post_save, sender=ConsolidatedMemory, dispatch_uid="blob_saved_invalidates_context")
 @receiver(post_delete, sender=ConsolidatedMemory, dispatch_uid="blob_deleted_invalidates_context")
-def memory_scope_changed(sender, instance: Reflection | ConsolidatedMemory, **kwargs) -> None:
+def memory_scope_changed(sender: type, instance: Reflection | ConsolidatedMemory, **kwargs: Any) -> None:
     agent_id, user_id, session_id = instance.agent_id, instance.user_id, instance.session_id
     transaction.on_commit(
         lambda: context_cache_invalidate(agent_id=agent_id, user_id=user_id, session_id=session_id),
@@ -29,13 +31,13 @@ def memory_scope_changed(sender, instance: Reflection | ConsolidatedMemory, **kw
 
 
 @receiver(user_profile_changed, dispatch_uid="user_profile_changed_invalidates_context")
-def user_profile_changed_invalidate(sender, agent_id: int, user_id: int, **kwargs) -> None:
+def user_profile_changed_invalidate(sender: object, agent_id: int, user_id: int, **kwargs: Any) -> None:
     """Sent after commit already: the block shows the user's profile."""
     context_cache_invalidate(agent_id=agent_id, user_id=user_id)
 
 
 @receiver(post_save, sender=Agent, dispatch_uid="agent_saved_invalidates_context")
-def agent_settings_changed(sender, instance: Agent, **kwargs) -> None:
+def agent_settings_changed(sender: type, instance: Agent, **kwargs: Any) -> None:
     """Switches such as profile_in_context change what every block of the agent shows."""
     agent_id = instance.pk
     transaction.on_commit(lambda: context_cache_invalidate(agent_id=agent_id), using=kwargs.get("using"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from celery import shared_task
+from celery import Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.utils import timezone
@@ -43,7 +43,7 @@ def memory_context_refresh_active() -> int:
 
 @shared_task(name=task_names.CONSOLIDATE_SCOPE, bind=True, acks_late=True, max_retries=None)
 def scope_consolidate_task(
-    self, agent_id: int, scope: str, user_id: int | None, session_id: int | None, force: bool = False
+    self: Task, agent_id: int, scope: str, user_id: int | None, session_id: int | None, force: bool = False
 ) -> int | None:
     """Consolidate one scope, under the agent's LLM holds (a spent budget, a failing provider): a held consolidation
     is deferred, its reflections stay buffered (and in the context block), and formation's resume job queues it."""
@@ -72,7 +72,7 @@ def scope_consolidate_task(
 
 @shared_task(name="conversations.consolidate_scope", bind=True, acks_late=True, max_retries=None)
 def scope_consolidate_legacy_task(
-    self, agent_id: int, scope: str, user_id: int | None, session_id: int | None, force: bool = False
+    self: Task, agent_id: int, scope: str, user_id: int | None, session_id: int | None, force: bool = False
 ) -> int | None:
     """The task's name in an older release: consolidations it queued still run after an upgrade. Nothing queues it
     any more."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.http import StreamingHttpResponse
@@ -54,11 +54,11 @@ class ChatCompletionInputSerializer(serializers.Serializer):
     memory_recency_weight = StrictFloatField(min_value=0.0, max_value=1.0, default=0.0)
 
     def validate_messages(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        errors = {}
+        errors: dict[str, Any] = {}
         for index, message in enumerate(value):
             checked = ChatMessageSerializer(data=message)
             if not checked.is_valid():
-                errors[index] = checked.errors
+                errors[str(index)] = checked.errors
         if errors:
             raise serializers.ValidationError(errors)
         return value
@@ -101,7 +101,8 @@ class ChatCompletionsView(APIView):
         chat_request = ChatRequest(
             model=data.get("model") or settings.LLM_SLOW_MODEL,
             messages=data["messages"],
-            passthrough={key: value for key, value in request.data.items() if key not in OWN_FIELDS},
+            # The serializer took request.data: a JSON object.
+            passthrough={key: value for key, value in cast(dict, request.data).items() if key not in OWN_FIELDS},
             memory=ChatMemoryOptions(
                 user_external_id=data.get("memory_user"),
                 session_external_id=data.get("memory_session"),

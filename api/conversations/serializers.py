@@ -1,6 +1,6 @@
 import re
 from functools import cached_property
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from rest_framework import serializers
@@ -69,7 +69,10 @@ class MessagesAppendInputSerializer(serializers.Serializer):
     user = StrictCharField(
         max_length=EXTERNAL_ID_MAX_LENGTH, required=False, help_text="Required when the session does not exist yet."
     )
-    messages = MessageInputSerializer(many=True, allow_empty=False, max_length=MAX_MESSAGES_PER_REQUEST)
+    # many=True makes a ListSerializer, which takes max_length; the stubs type the child's __init__.
+    messages = MessageInputSerializer(  # type: ignore[call-arg]
+        many=True, allow_empty=False, max_length=MAX_MESSAGES_PER_REQUEST
+    )
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -144,7 +147,7 @@ class MessageOutputSerializer(serializers.ModelSerializer):
 
     @cached_property
     def _columns(self) -> list[tuple[str, serializers.Field]]:
-        return [(field.field_name, field) for field in self._readable_fields]
+        return [(cast(str, field.field_name), field) for field in self._readable_fields]  # bound: named
 
     def to_representation(self, instance: Message) -> dict:
         # Every field is a column of the row: read directly, without DRF's per-field attribute lookup (100 times

@@ -1,3 +1,4 @@
+from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import status
 from rest_framework.generics import ListAPIView
@@ -102,7 +103,7 @@ class SessionMessagesView(ListAPIView):
     serializer_class = MessageOutputSerializer
     pagination_class = MessagePagination
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Message]:
         return Message.objects.filter(session=_session_of(self.request, self.kwargs["session_id"]))
 
     @extend_schema(

@@ -1,5 +1,6 @@
 """Reference documents an agent always has available: facts that only restate them are not stored as memory."""
 
+from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.generics import ListAPIView
@@ -45,7 +46,7 @@ class DocumentListView(ListAPIView):
     serializer_class = DocumentOutputSerializer
     pagination_class = StrictCursorPagination
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[ReferenceDocument]:
         return ReferenceDocument.objects.filter(agent=request_agent(self.request)).order_by("-created_at", "-id")
 
     @extend_schema(

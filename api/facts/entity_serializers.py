@@ -1,8 +1,11 @@
+from __future__ import annotations
+
 from rest_framework import serializers
 
 from api.facts.serializers import FactOutputSerializer
+from conversations.models import Message
 from core.api.fields import StrictCharField
-from facts.models import Entity, Relation
+from facts.models import Entity, Fact, Relation
 
 
 class EntityListFilterSerializer(serializers.Serializer):
@@ -16,7 +19,7 @@ class EntityListFilterSerializer(serializers.Serializer):
 
 class EntityOutputSerializer(serializers.ModelSerializer):
     user = serializers.CharField(source="user.external_id", allow_null=True, default=None)
-    merged_into = serializers.PrimaryKeyRelatedField(
+    merged_into: serializers.PrimaryKeyRelatedField[Entity] = serializers.PrimaryKeyRelatedField(
         read_only=True,
         allow_null=True,
         help_text="Set when this entity was merged into another (it then has no aliases or relations of its own).",
@@ -39,8 +42,12 @@ class RelationOutputSerializer(serializers.ModelSerializer):
     subject = EntityReferenceSerializer()
     object_entity = EntityReferenceSerializer(allow_null=True)
     is_current = serializers.BooleanField()
-    source_facts = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
-    source_messages = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+    source_facts: serializers.PrimaryKeyRelatedField[Fact] = serializers.PrimaryKeyRelatedField(
+        many=True, read_only=True
+    )
+    source_messages: serializers.PrimaryKeyRelatedField[Message] = serializers.PrimaryKeyRelatedField(
+        many=True, read_only=True
+    )
 
     class Meta:
         model = Relation

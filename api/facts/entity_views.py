@@ -1,3 +1,6 @@
+from typing import Any
+
+from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
@@ -22,7 +25,7 @@ class EntityListView(ListAPIView):
     serializer_class = EntityOutputSerializer
     pagination_class = StrictCursorPagination
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Entity]:
         filters = EntityListFilterSerializer(data=self.request.query_params)
         filters.is_valid(raise_exception=True)
         agent = request_agent(self.request)
@@ -38,7 +41,7 @@ class EntityListView(ListAPIView):
         description="Cursor-paginated, newest first: follow `next` until it is null. Merged entities are left out. "
         "A user id the agent has never used has none: an empty page, never 404.",
     )
-    def get(self, request: Request, *args, **kwargs) -> Response:
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
 

@@ -38,8 +38,9 @@ class FactOutputSerializer(serializers.ModelSerializer):
 
     @cached_property
     def _readers(self) -> list[tuple[str, Callable[[object], object], Callable[[object], object]]]:
-        readers = []
+        readers: list[tuple[str, Callable[[object], object], Callable[[object], object]]] = []
         for field in self._readable_fields:
+            assert field.field_name is not None and field.source is not None  # bound fields have both
             if isinstance(field, serializers.PrimaryKeyRelatedField):
                 readers.append((field.field_name, attrgetter(f"{field.source}_id"), lambda pk: pk))
             elif field.source == "*":  # a method field: it reads the instance itself

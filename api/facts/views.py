@@ -1,4 +1,7 @@
+from typing import Any
+
 from django.db import transaction
+from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.generics import ListAPIView
@@ -44,7 +47,7 @@ class FactListView(ListAPIView):
     serializer_class = FactOutputSerializer
     pagination_class = StrictCursorPagination
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Fact]:
         filters = FactListFilterSerializer(data=self.request.query_params)
         filters.is_valid(raise_exception=True)
         agent = request_agent(self.request)
@@ -66,7 +69,7 @@ class FactListView(ListAPIView):
         description="Cursor-paginated, newest first: follow `next` until it is null. `page_size` up to 500; "
         "a larger one is refused, never silently reduced.",
     )
-    def get(self, request: Request, *args, **kwargs) -> Response:
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
     @extend_schema(

@@ -84,7 +84,8 @@ class ConsolidatedMemoryDetailOutputSerializer(ConsolidatedMemoryOutputSerialize
 
     def get_past_versions(self, memory: ConsolidatedMemory) -> list[dict]:
         versions = memory.past_versions.order_by("-version")
-        return ConsolidatedMemoryVersionOutputSerializer(versions, many=True).data
+        # many=True makes a ListSerializer, whose data is a list; the stubs type the child's.
+        return ConsolidatedMemoryVersionOutputSerializer(versions, many=True).data  # type: ignore[return-value]
 
 
 class ConsolidatedMemoryEditInputSerializer(serializers.Serializer):

@@ -1,4 +1,7 @@
+from typing import Any
+
 from django.db import transaction
+from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.generics import ListAPIView
@@ -48,7 +51,7 @@ class ReflectionListView(ListAPIView):
     serializer_class = ReflectionOutputSerializer
     pagination_class = StrictCursorPagination
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Reflection]:
         filters = ReflectionListFilterSerializer(data=self.request.query_params)
         filters.is_valid(raise_exception=True)
         agent = request_agent(self.request)
@@ -64,7 +67,7 @@ class ReflectionListView(ListAPIView):
         )
 
     @extend_schema(parameters=[ReflectionListFilterSerializer], summary="List reflections")
-    def get(self, request: Request, *args, **kwargs) -> Response:
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
     @extend_schema(
@@ -114,7 +117,7 @@ class ConsolidatedMemoryListView(ListAPIView):
     serializer_class = ConsolidatedMemoryOutputSerializer
     pagination_class = StrictCursorPagination
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[ConsolidatedMemory]:
         filters = ScopeFilterSerializer(data=self.request.query_params)
         filters.is_valid(raise_exception=True)
         agent = request_agent(self.request)
@@ -126,7 +129,7 @@ class ConsolidatedMemoryListView(ListAPIView):
         )
 
     @extend_schema(parameters=[ScopeFilterSerializer], summary="List consolidated blobs")
-    def get(self, request: Request, *args, **kwargs) -> Response:
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
 

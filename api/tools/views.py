@@ -1,5 +1,7 @@
 """GET /api/v1/tools and POST /api/v1/tools/call: the memory tools for an agent's own LLM loop."""
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -29,7 +31,7 @@ class ArgumentsField(serializers.JSONField):
     limits (nesting, numbers, what PostgreSQL can store), naming the path inside `arguments`; a string that is not
     JSON at all is left for the tool call to report to the model, which can fix it."""
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> Any:
         if not isinstance(data, dict | str):
             raise serializers.ValidationError("must be an object or a JSON string.")
         if not isinstance(data, str) or not data.strip():

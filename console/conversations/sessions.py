@@ -192,7 +192,7 @@ class MessageAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
     list_filter = ["role", MessageSessionFilter]
     search_fields = ["content"]
     show_full_result_count = False
-    fields = [
+    fields = (
         "session_link",
         "role",
         "content",
@@ -201,7 +201,7 @@ class MessageAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
         "stored_at",
         "idempotency_key",
         "metadata",
-    ]
+    )
     readonly_fields = fields
 
     def get_queryset(self, request):

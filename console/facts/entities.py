@@ -72,7 +72,7 @@ class EntityAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
 
     @admin.display(description="current relations", ordering="current_relations")
     def current_relations(self, entity: Entity) -> int:
-        return entity.current_relations
+        return entity.current_relations  # type: ignore[attr-defined]  # annotated by get_queryset
 
     def has_add_permission(self, request) -> bool:
         return False  # entities are formed with the facts that name them

@@ -21,7 +21,7 @@ CENTRE_RADIUS, NODE_RADIUS = 32, 20
 MAX_NEIGHBOURS = 24
 LABEL_CHARS = 26
 LABEL_SPACING = 13
-TYPE_COLOURS = {
+TYPE_COLOURS: dict[str, str] = {
     EntityType.PERSON: "#4e79a7",
     EntityType.PLACE: "#59a14f",
     EntityType.ORGANISATION: "#f28e2b",
@@ -65,9 +65,9 @@ def _neighbour_key(relation: Relation, entity: Entity) -> tuple[str, object]:
 
 def _neighbour_node(relation: Relation, entity: Entity, entity_url: Callable[[Entity], str]) -> _Node:
     key = _neighbour_key(relation, entity)
-    if key[0] == "value":
-        return _Node(key=key, label=relation.object_value, colour=VALUE_COLOUR, url=None, is_value=True)
     other = relation.subject if relation.subject_id != entity.pk else relation.object_entity
+    if key[0] == "value" or other is None:
+        return _Node(key=key, label=relation.object_value, colour=VALUE_COLOUR, url=None, is_value=True)
     return _Node(
         key=key, label=other.name, colour=TYPE_COLOURS.get(other.entity_type, "#79706e"), url=entity_url(other)
     )
@@ -86,7 +86,7 @@ def _edge(start: _Node, end: _Node, relation: Relation, offset: float) -> SafeSt
     # Several relations between one pair: their labels stack across the edge instead of on top of each other.
     label_x, label_y = (start.x + end.x) / 2 - uy * offset, (start.y + end.y) / 2 + ux * offset
     ended = relation.valid_to is not None
-    title = f"{relation} ({'ended ' + relation.valid_to.date().isoformat() if ended else 'current'})"
+    title = f"{relation} ({'ended ' + relation.valid_to.date().isoformat() if relation.valid_to else 'current'})"
     return format_html(
         '<g class="edge {}" data-relation-id="{}" data-predicate="{}"><title>{}</title>'
         '<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="{}"{} marker-end="url(#{})"/>'
@@ -237,10 +237,10 @@ def entity_graph_svg(
             edges.append(_edge(start, end, relation, offset))
 
     for relation in ties:
-        start = neighbours.get(("entity", relation.subject_id))
-        end = neighbours.get(("entity", relation.object_entity_id))
-        if start is not None and end is not None:
-            edges.append(_tie(start, end, relation))
+        subject_node = neighbours.get(("entity", relation.subject_id))
+        object_node = neighbours.get(("entity", relation.object_entity_id))
+        if subject_node is not None and object_node is not None:
+            edges.append(_tie(subject_node, object_node, relation))
 
     markers = format_html_join(
         "",

@@ -4,11 +4,12 @@ re-embedded), a delete closes it, and only the explicit erase action destroys ro
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.admin.models import LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.contrib.postgres.search import SearchQuery
 from django.db.models import Q, QuerySet
-from django.http import HttpResponse, HttpResponseRedirect, StreamingHttpResponse
+from django.http import HttpResponseRedirect, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -369,14 +370,14 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
                 "form": form,
                 "facts": current[:200],
                 "fact_count": current.count(),
-                "selected_ids": request.POST.getlist(admin.helpers.ACTION_CHECKBOX_NAME),
+                "selected_ids": request.POST.getlist(ACTION_CHECKBOX_NAME),
                 "select_across": request.POST.get("select_across", "0"),
                 "action": "change_scope_of_selected",
             },
         )
 
     @admin.action(description="Export selected facts (JSON lines)")
-    def export_selected(self, request, queryset) -> HttpResponse:
+    def export_selected(self, request, queryset) -> StreamingHttpResponse:
         response = StreamingHttpResponse(facts_export_lines(facts=queryset), content_type="application/x-ndjson")
         filename = f"facts-{timezone.now():%Y%m%d-%H%M%S}.jsonl"
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
@@ -400,7 +401,7 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
                 "opts": self.opts,
                 "versions": versions.select_related("user").order_by("lineage", "version")[:500],
                 "version_count": versions.count(),
-                "selected_ids": request.POST.getlist(admin.helpers.ACTION_CHECKBOX_NAME),
+                "selected_ids": request.POST.getlist(ACTION_CHECKBOX_NAME),
                 "select_across": request.POST.get("select_across", "0"),
                 "action": "erase_selected",
             },

@@ -50,7 +50,8 @@ class FactForm(forms.ModelForm):
         return _tags_parse(self.cleaned_data.get("tags") or "")
 
     def clean(self) -> dict:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         scopes, user = cleaned.get("scopes") or [], cleaned.get("user")
         agent = cleaned.get("agent") or (self.instance.agent if self.instance.pk else None)
         try:
@@ -111,4 +112,6 @@ class EntityMergeForm(forms.Form):
 
     def __init__(self, *args, entities, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["kept"].choices = [(entity.pk, f"#{entity.pk} {entity.name}") for entity in entities]
+        kept = self.fields["kept"]
+        assert isinstance(kept, forms.TypedChoiceField)
+        kept.choices = [(entity.pk, f"#{entity.pk} {entity.name}") for entity in entities]

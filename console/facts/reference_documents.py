@@ -11,7 +11,7 @@ from facts.services.reference_documents import reference_document_create
 
 class ReferenceChunkInline(admin.TabularInline):
     model = ReferenceChunk
-    fields = ["index", "content"]
+    fields = ("index", "content")
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -65,7 +65,7 @@ class ReferenceChunkAdmin(admin.ModelAdmin):
     list_filter = ["document__agent"]
     search_fields = ["content", "document__title"]
     show_full_result_count = False
-    fields = ["document", "index", "content"]
+    fields = ("document", "index", "content")
     readonly_fields = fields
 
     @admin.display(description="content")

@@ -66,7 +66,7 @@ class RelationAdmin(FastActionCheckboxMixin, ReadOnlyAdminMixin, admin.ModelAdmi
 
     @admin.display(description="object")
     def target(self, relation: Relation) -> str:
-        return relation.object_entity.name if relation.object_entity_id else f"“{relation.object_value}”"
+        return relation.object_entity.name if relation.object_entity is not None else f"“{relation.object_value}”"
 
     @admin.display(description="status")
     def status(self, relation: Relation) -> str:

@@ -217,7 +217,7 @@ class ConsolidatedMemoryVersionAdmin(admin.ModelAdmin):
     search_fields = ["content"]
     date_hierarchy = "replaced_at"
     show_full_result_count = False
-    readonly_fields = ["memory_link", "version", "content", "word_limit", "change_reason", "created_at", "replaced_at"]
+    readonly_fields = ("memory_link", "version", "content", "word_limit", "change_reason", "created_at", "replaced_at")
     fields = readonly_fields
 
     def has_add_permission(self, request) -> bool:

@@ -27,7 +27,8 @@ class ReflectionAddForm(forms.ModelForm):
         help_texts = {"scope": "agent: no user or session; user: a user; session: the session and its user."}
 
     def clean(self) -> dict:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         agent, user, session = cleaned.get("agent"), cleaned.get("user"), cleaned.get("session")
         if user is not None and agent is not None and user.agent_id != agent.pk:
             self.add_error("user", "This user belongs to another agent.")
@@ -61,10 +62,10 @@ class ReflectionAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
     ]
     actions = ["consolidate_scopes_now"]
 
-    def get_form(self, request, obj=None, **kwargs):
+    def get_form(self, request, obj=None, change=False, **kwargs):
         if obj is None:
             kwargs["form"] = ReflectionAddForm
-        return super().get_form(request, obj, **kwargs)
+        return super().get_form(request, obj, change=change, **kwargs)
 
     def get_fields(self, request, obj=None):
         if obj is None:

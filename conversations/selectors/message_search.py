@@ -23,7 +23,7 @@ import re
 from collections.abc import Collection
 from concurrent.futures import Future
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from typing import Protocol
 
 import numpy as np
@@ -122,9 +122,9 @@ class _Scope:
             rows = rows.filter(session_id=self.session_id)
         if self.exclude_message_ids:
             rows = rows.exclude(message_id__in=list(self.exclude_message_ids))
-        if self.time_query.restrict:
+        period = self.time_query.period
+        if self.time_query.restrict and period is not None:
             start, end = self.time_query.period_bounds()
-            period = self.time_query.period
             rows = rows.filter(
                 Q(message__created_at__gte=start, message__created_at__lt=end)
                 | Q(refers_to__gte=period.start, refers_to__lte=period.end)
@@ -146,13 +146,14 @@ class _Scope:
         if self.exclude_message_ids:
             conditions.append("NOT (embedding.message_id = ANY(%s::bigint[]))")
             params.append(list(self.exclude_message_ids))
-        if self.time_query.restrict:
+        period = self.time_query.period
+        if self.time_query.restrict and period is not None:
             start, end = self.time_query.period_bounds()
             conditions.append(
                 f"(embedding.refers_to BETWEEN %s AND %s OR EXISTS (SELECT 1 FROM {Message._meta.db_table} AS said "
                 "WHERE said.id = embedding.message_id AND said.created_at >= %s AND said.created_at < %s))"
             )
-            params += [self.time_query.period.start, self.time_query.period.end, start, end]
+            params += [period.start, period.end, start, end]
         return " AND ".join(conditions), params
 
 
@@ -230,7 +231,7 @@ def _neighbour_ranking(*, scope: _Scope, seeds: list[int]) -> list[int]:
 
 @dataclass(frozen=True)
 class _CandidateDetails:
-    said_at: object  # datetime
+    said_at: datetime
     refers_to: date | None
     speaker: str
 

@@ -12,7 +12,7 @@ from conversations.models import Message
 from core.llm.tokens import count_tokens
 
 # Lower weight = shorter excerpt kept. What the user says is what memory is about.
-ROLE_WEIGHTS = {
+ROLE_WEIGHTS: dict[str, float] = {
     Message.Role.USER: 1.0,
     Message.Role.TOOL: 0.5,
     Message.Role.OTHER: 0.5,

@@ -9,7 +9,7 @@ import redis
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.db import InterfaceError, OperationalError
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -99,14 +99,14 @@ def not_found_response() -> JsonResponse:
     return JsonResponse(error_body(code="not_found", message="Not found."), status=status.HTTP_404_NOT_FOUND)
 
 
-def not_found_handler(request, exception=None):
+def not_found_handler(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     """JSON in the one error shape for API paths; Django's page for the admin and operator pages."""
     if is_api_path(request.path):
         return not_found_response()
     return defaults.page_not_found(request, exception)
 
 
-def server_error_handler(request):
+def server_error_handler(request: HttpRequest) -> HttpResponse:
     if is_api_path(request.path):
         return JsonResponse(
             error_body(code="server_error", message="Internal server error."),

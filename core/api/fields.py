@@ -5,13 +5,19 @@ of any size. A JSON body says what type a value is: these fields take that type 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from rest_framework import serializers
 
+# The mixin's base for the type checker: it only ever comes before a CharField.
+if TYPE_CHECKING:
+    _CharField = serializers.CharField
+else:
+    _CharField = object
 
-class _StringOnly:
+
+class _StringOnly(_CharField):
     """Takes only a JSON string, and checks its length as sent, before surrounding whitespace is trimmed: the
     schema's maxLength is what the API accepts."""
 

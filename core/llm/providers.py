@@ -11,11 +11,12 @@ from __future__ import annotations
 import logging
 import time
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, cast, get_args
 
 import openai
 from django.conf import settings
 from django.utils.module_loading import import_string
+from openai.types.chat import ChatCompletionMessageParam
 
 from core.exceptions import ProviderError, ProviderRateLimited
 from core.llm.base import LLMProvider, LLMReply, LLMRequest
@@ -38,7 +39,7 @@ def retry_after_seconds(headers: Any) -> float | None:
 
 
 StructuredOutput = Literal["json_schema", "json_object_schema", "json_object"]
-STRUCTURED_OUTPUT_MODES: tuple[str, ...] = StructuredOutput.__args__
+STRUCTURED_OUTPUT_MODES: tuple[str, ...] = get_args(StructuredOutput)
 
 
 def response_format_for(*, request: LLMRequest, mode: StructuredOutput) -> dict[str, Any] | None:
@@ -106,7 +107,11 @@ class OpenAICompatibleLLM(LLMProvider):
             extra["timeout"] = request.timeout
         try:
             completion = self._client.chat.completions.create(
-                model=model, messages=request.messages, temperature=0, **extra
+                model=model,
+                # Plain {"role", "content"} dicts: what the SDK's message TypedDicts describe.
+                messages=cast(list[ChatCompletionMessageParam], request.messages),
+                temperature=0,
+                **extra,
             )
         except (openai.BadRequestError, openai.UnprocessableEntityError):
             raise  # complete() decides

@@ -20,6 +20,7 @@ import sys
 import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import cast
 
 from tokenizers import Encoding, Tokenizer
 
@@ -38,7 +39,7 @@ def _tokenizer() -> Tokenizer:
 
 @lru_cache(maxsize=1)
 def _unknown_token_id() -> int:
-    return _tokenizer().token_to_id(_tokenizer().model.unk_token)
+    return cast(int, _tokenizer().token_to_id(_tokenizer().model.unk_token))  # the vocabulary holds its unknown token
 
 
 def _max_word_chars() -> int:
@@ -122,10 +123,8 @@ def count_tokens_batch(texts: Sequence[str]) -> list[int]:
         return []
     counts = [_plain_ascii_count(text) if text else 0 for text in texts]
     others = [text for text, count in zip(texts, counts, strict=True) if count is None]
-    if others:
-        encoded = iter(_tokenizer().encode_batch(others, add_special_tokens=False))
-        counts = [
-            _encoding_count(text, next(encoded)) if count is None else count
-            for text, count in zip(texts, counts, strict=True)
-        ]
-    return counts
+    encoded = iter(_tokenizer().encode_batch(others, add_special_tokens=False) if others else ())
+    return [
+        _encoding_count(text, next(encoded)) if count is None else count
+        for text, count in zip(texts, counts, strict=True)
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -37,7 +38,7 @@ class MetricsMiddleware:
     """Counts each request by route, method and status, times it, and records the stages it timed (core.runtime.timing).
     Sits inside core.runtime.timing.ServerTimingMiddleware, whose stage list it reads."""
 
-    def __init__(self, get_response) -> None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from core.observability import tracing
 from core.observability.metrics import (
@@ -40,7 +40,7 @@ def embedding_call_observed(embed: F) -> F:
     """Wraps an EmbeddingProvider's `embed`: the call's time and text count, and its span."""
 
     @functools.wraps(embed)
-    def observed(self, texts: Sequence[str]) -> Any:
+    def observed(self: Any, texts: Sequence[str]) -> Any:
         if not texts:
             return embed(self, texts)
         started = time.perf_counter()
@@ -52,7 +52,7 @@ def embedding_call_observed(embed: F) -> F:
             embedded_texts.labels(self.provider).inc(len(texts))
         return vectors
 
-    return observed  # type: ignore[return-value]
+    return cast(F, observed)  # the wrapper has embed's signature
 
 
 def embedding_query_observed(embed_query: F) -> F:
@@ -60,7 +60,7 @@ def embedding_query_observed(embed_query: F) -> F:
     observed_batch = embedding_call_observed(lambda self, texts: [embed_query(self, texts[0])])
 
     @functools.wraps(embed_query)
-    def observed(self, text: str) -> Any:
+    def observed(self: Any, text: str) -> Any:
         return observed_batch(self, [text])[0]
 
-    return observed  # type: ignore[return-value]
+    return cast(F, observed)  # the wrapper has embed_query's signature

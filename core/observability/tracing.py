@@ -47,7 +47,7 @@ def instrumentations_enable() -> None:
     global _instrumented
     if _instrumented:
         return
-    options = {
+    options: dict[str, dict[str, Any]] = {
         "DjangoInstrumentor": {"excluded_urls": "health/,metrics"},
         "PsycopgInstrumentor": {"enable_commenter": False, "capture_parameters": False},
     }

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from socketserver import ThreadingMixIn
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
@@ -54,7 +55,7 @@ def _task_finished(task_id: str | None = None, task: Any = None, state: str | No
         celery_task_duration.labels(name).observe(time.perf_counter() - started)
 
 
-def metrics_wsgi_app(environ: dict, start_response) -> list[bytes]:
+def metrics_wsgi_app(environ: dict, start_response: Callable[..., object]) -> list[bytes]:
     refusal = metrics_access_refusal(
         remote_address=environ.get("REMOTE_ADDR", ""), authorization=environ.get("HTTP_AUTHORIZATION", "")
     )

@@ -25,4 +25,4 @@ def automatic_times_restore(*, objs: Sequence[models.Model], times: Sequence[dic
     for obj, row_times in zip(objs, times, strict=True):
         for name, value in row_times.items():
             setattr(obj, name, value)
-    type(objs[0]).objects.bulk_update(objs, fields)
+    type(objs[0])._default_manager.bulk_update(objs, fields)

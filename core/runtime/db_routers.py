@@ -13,10 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Any
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import Model
 
 REPLICA_DB_ALIAS = "replica"
 _searching: ContextVar[bool] = ContextVar("search_reads", default=False)
@@ -47,15 +49,15 @@ class SearchReplicaRouter:
     """Reads inside `search_reads()` go to the replica (see search_database_alias); the replica is never written or
     migrated."""
 
-    def db_for_read(self, model, **hints) -> str | None:
+    def db_for_read(self, model: type[Model], **hints: Any) -> str | None:
         alias = search_database_alias()
         return alias if alias == REPLICA_DB_ALIAS else None
 
-    def db_for_write(self, model, **hints) -> str | None:
+    def db_for_write(self, model: type[Model], **hints: Any) -> str | None:
         return None
 
-    def allow_relation(self, obj1, obj2, **hints) -> bool | None:
+    def allow_relation(self, obj1: Model, obj2: Model, **hints: Any) -> bool | None:
         return True  # the replica holds the same rows as the primary
 
-    def allow_migrate(self, db, app_label, model_name=None, **hints) -> bool | None:
+    def allow_migrate(self, db: str, app_label: str, model_name: str | None = None, **hints: Any) -> bool | None:
         return db != REPLICA_DB_ALIAS

@@ -13,7 +13,7 @@ unprepared, through Django's own cursor."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 import psycopg
 from django.db.backends.base.base import BaseDatabaseWrapper
@@ -23,7 +23,9 @@ from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
 class _PreparingCursor(psycopg.Cursor):
     """Binds on the server and prepares every statement it runs (psycopg keeps up to 100 per connection)."""
 
-    def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None, binary: bool | None = None):
+    def execute(
+        self, query: Any, params: Any = None, *, prepare: bool | None = None, binary: bool | None = None
+    ) -> Self:
         return super().execute(query, params, prepare=True if prepare is None else prepare, binary=binary)
 
 
@@ -46,6 +48,6 @@ class _LoggedPreparedCursorWrapper(CursorDebugWrapper):
     """Logs each statement with its parameters as Django's cursor does: psycopg keeps no text of a prepared run, which
     Django's log reads."""
 
-    def execute(self, sql, params=None):
+    def execute(self, sql: Any, params: Any = None) -> Any:
         with self.debug_sql(self.db.ops.compose_sql(sql, params)):
             return CursorWrapper.execute(self, sql, params)

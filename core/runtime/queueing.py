@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import copy_context
+from typing import Any
 
 from celery import current_app
 
@@ -19,13 +21,13 @@ _background_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="backg
 
 # While the broker is down an enqueue must fail fast: a short publish retry, and no result backend subscription
 # (nothing reads these results), whose reconnect loop alone held a request for ~20 s per enqueue.
-ENQUEUE_OPTIONS = {
+ENQUEUE_OPTIONS: dict[str, Any] = {
     "ignore_result": True,
     "retry_policy": {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5},
 }
 
 
-def task_enqueue_safely(task_name: str, *args) -> bool:
+def task_enqueue_safely(task_name: str, *args: object) -> bool:
     """Queue the task registered as `task_name` (each app's task_names.py) with args; when the broker is down, log
     and return False. Callers keep enough state (a 'queued' session, a fact without a vector) for a periodic sweep to
     redo the work once the broker is back. By name, so that services queue tasks without importing the tasks
@@ -48,7 +50,7 @@ def retry_backoff_seconds(retries: int, error: BaseException | None = None) -> f
     return delay
 
 
-def call_in_background(function, *args, what: str) -> None:
+def call_in_background(function: Callable[..., object], *args: object, what: str) -> None:
     """Call function(*args) on this process's background thread: for best-effort bookkeeping of reads (access
     counts), whose request must not wait on Redis or the broker, nor fail or slow down while they are away. A
     process that exits first loses the call, as an outage would."""

@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, overload
 
 from django.conf import settings
 from django.core.cache import cache
@@ -33,7 +33,6 @@ logger = logging.getLogger(__name__)
 Value = TypeVar("Value")
 
 _GENERATION_KEY = "request-path-generation"
-_UNPINNED = object()
 # The generation read for the current request ({} until its first lookup); None outside a request.
 _request_generation: ContextVar[dict[str, str | None] | None] = ContextVar("request_path_generation", default=None)
 
@@ -56,10 +55,9 @@ def request_path_generation() -> str | None:
     pinned = _request_generation.get()
     if pinned is None:
         return _generation_read()
-    generation = pinned.get("generation", _UNPINNED)
-    if generation is _UNPINNED:
-        generation = pinned["generation"] = _generation_read()
-    return generation
+    if "generation" not in pinned:
+        pinned["generation"] = _generation_read()
+    return pinned["generation"]
 
 
 @contextmanager
@@ -98,6 +96,12 @@ class ProcessCache(Generic[Value]):
         self._entries: OrderedDict[Hashable, tuple[Value, str, float]] = OrderedDict()
         self._lock = threading.Lock()
 
+    @overload
+    def get_or_load(self, *, key: Hashable, load: Callable[[], Value]) -> Value: ...
+
+    @overload
+    def get_or_load(self, *, key: Hashable, load: Callable[[], Value | None]) -> Value | None: ...
+
     def get_or_load(self, *, key: Hashable, load: Callable[[], Value | None]) -> Value | None:
         ttl = settings.REQUEST_PATH_CACHE_SECONDS
         generation = request_path_generation() if ttl > 0 else None
@@ -113,14 +117,14 @@ class ProcessCache(Generic[Value]):
                     return value
                 del self._entries[key]
         # Stored under the generation read before the row: a write committed in between has replaced it since.
-        value = load()
-        if value is not None:
+        loaded = load()
+        if loaded is not None:
             with self._lock:
-                self._entries[key] = (value, generation, now + ttl)
+                self._entries[key] = (loaded, generation, now + ttl)
                 self._entries.move_to_end(key)
                 while len(self._entries) > self._max_entries:
                     self._entries.popitem(last=False)
-        return value
+        return loaded
 
     def replace(self, *, key: Hashable, value: Value) -> None:
         """Keep a newer copy of an entry this process itself changed, under the entry's generation."""

@@ -44,7 +44,7 @@ def in_request_context(function: Callable[[], T]) -> Callable[[], T]:
 
 
 class ServerTimingMiddleware:
-    def __init__(self, get_response) -> None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:

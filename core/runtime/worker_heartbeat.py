@@ -6,10 +6,14 @@ from __future__ import annotations
 import logging
 import socket
 import time
+from typing import TYPE_CHECKING, Any
 
 import redis
 from celery import bootsteps
 from django.conf import settings
+
+if TYPE_CHECKING:  # for the annotations only
+    from celery.worker import WorkController
 
 logger = logging.getLogger(__name__)
 
@@ -37,27 +41,29 @@ def worker_heartbeat_age_seconds(*, queue: str) -> tuple[float | None, str | Non
     value = _redis_client().get(f"{HEARTBEAT_KEY}:{queue}")
     if not value:
         return None, None
-    stamp, _, hostname = value.decode().partition(" ")
+    text = value.decode() if isinstance(value, bytes) else value
+    stamp, _, hostname = text.partition(" ")
     return max(0.0, time.time() - float(stamp)), hostname
 
 
 class WorkerHeartbeatStep(bootsteps.StartStopStep):
-    requires = {"celery.worker.components:Timer"}
+    requires = ("celery.worker.components:Timer",)
 
-    def __init__(self, worker, **kwargs) -> None:
+    def __init__(self, worker: WorkController, **kwargs: Any) -> None:
         super().__init__(worker, **kwargs)
         self.timer_entry = None
 
-    def start(self, worker) -> None:
+    def start(self, worker: WorkController) -> None:
         hostname = getattr(worker, "hostname", None) or socket.gethostname()
         # The queues chosen with -Q, or every queue the app declares when the worker was given none.
         queues = sorted(worker.app.amqp.queues.consume_from or worker.app.amqp.queues)
         self._beat(hostname, queues)
-        self.timer_entry = worker.timer.call_repeatedly(
+        # The Timer step (required above) has set worker.timer; the stubs' Timer lacks call_repeatedly.
+        self.timer_entry = worker.timer.call_repeatedly(  # type: ignore[union-attr]
             settings.WORKER_HEARTBEAT_INTERVAL_SECONDS, self._beat, (hostname, queues), priority=10
         )
 
-    def stop(self, worker) -> None:
+    def stop(self, worker: WorkController) -> None:
         if self.timer_entry is not None:
             self.timer_entry.cancel()
             self.timer_entry = None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import Any
 
 from celery.concurrency.prefork import TaskPool as PreforkPool
 from celery.concurrency.thread import TaskPool as ThreadPool
@@ -23,7 +24,7 @@ _applied = False
 _worker_processes: int | None = None
 
 
-def worker_processes_record(instance=None, **_) -> None:
+def worker_processes_record(instance: object = None, **_: Any) -> None:
     """celery `celeryd_after_setup`, in the main process once the concurrency is resolved and before the pool forks:
     how many processes (or pool threads) will run tasks at once."""
     global _worker_processes
@@ -47,7 +48,7 @@ def worker_embedding_threads(*, configured: int, processes: int | None, cores: i
     return max(1, cores // processes)
 
 
-def worker_embedding_threads_limit(**_) -> None:
+def worker_embedding_threads_limit(**_: Any) -> None:
     global _applied
     if _applied:
         return

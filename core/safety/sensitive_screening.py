@@ -5,7 +5,7 @@ kept out is recorded as a SensitiveDataFinding, without the secret. Detection is
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from core.models import SensitiveDataFinding
 from core.safety.sensitive import (
@@ -25,6 +25,7 @@ class ScreenedAgent(Protocol):
 
 
 Action = SensitiveDataFinding.Action
+Withheld = TypeVar("Withheld", str, str | None)
 
 
 def sensitive_findings_record(
@@ -38,7 +39,7 @@ def sensitive_findings_record(
 ) -> None:
     SensitiveDataFinding.objects.bulk_create(
         SensitiveDataFinding(
-            agent=agent, kind=finding.kind, action=action, target=target, job_kind=job_kind, job_id=job_id
+            agent_id=agent.pk, kind=finding.kind, action=action, target=target, job_kind=job_kind, job_id=job_id
         )
         for finding in findings
     )
@@ -51,8 +52,8 @@ def _screened(
     target: str,
     job_kind: str,
     job_id: int | None,
-    withheld: Callable[[str, list[Finding]], str | None],
-) -> str | None:
+    withheld: Callable[[str, list[Finding]], Withheld],
+) -> str | Withheld:
     findings = sensitive_findings(text)
     if not findings:
         return text

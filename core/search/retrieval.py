@@ -284,8 +284,8 @@ def time_query_read(
         return TimeQuery(asks_when=asks_for_time(query), period=period, restrict=restrict)
     if not fused:
         return TimeQuery()
-    period = named_period(query=query, now=now) if TIME_WORD.search(query) else None
-    return TimeQuery(asks_when=asks_for_time(query), period=period)
+    named = named_period(query=query, now=now) if TIME_WORD.search(query) else None
+    return TimeQuery(asks_when=asks_for_time(query), period=named)
 
 
 SEARCH_TOP_K_MAX = 100

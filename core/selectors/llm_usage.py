@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import Any
 
 from django.db.models import Avg, Count, Q, Sum
 from django.db.models.functions import Coalesce, TruncDate
@@ -105,7 +107,7 @@ def llm_usage_daily(*, days: int, now: datetime | None = None, agent_id: int | N
     calls = LLMCall.objects.filter(created_at__date__gte=first_day)
     if agent_id is not None:
         calls = calls.filter(agent_id=agent_id)
-    rows = {
+    rows: dict[date, Mapping[str, Any]] = {
         row["day"]: row
         for row in calls.annotate(day=TruncDate("created_at"))
         .values("day")

@@ -18,8 +18,12 @@ Used by the junk audit and by the offline extractor, which drops a clause that f
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from core.llm.spacy_model import english_pipeline
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Token
 
 
 def _words(text: str) -> frozenset[str]:
@@ -66,7 +70,7 @@ _COPULA_COMPLEMENTS = _words("attr acomp prep xcomp ccomp advcl oprd npadvmod do
 _FILLER_ADVERBS = _words("though too either now still really just so")
 
 
-def _quoted(doc) -> set[int]:
+def _quoted(doc: Doc) -> set[int]:
     """Token indexes inside quotation marks (a title, a saying): their "I" and "you" are not the fact's."""
     inside, quoted = False, set()
     for token in doc:
@@ -78,18 +82,18 @@ def _quoted(doc) -> set[int]:
     return quoted
 
 
-def _subject(doc):
+def _subject(doc: Doc) -> tuple[Token | None, Token | None]:
     root = next((token for token in doc if token.dep_ == "ROOT"), None)
     if root is None:
         return None, None
     return root, next((child for child in root.children if child.dep_ in ("nsubj", "nsubjpass")), None)
 
 
-def _is_person(token) -> bool:
+def _is_person(token: Token) -> bool:
     return token.pos_ == "PROPN" or token.ent_type_ == "PERSON" or token.lemma_.lower() in _PEOPLE
 
 
-def _person_defects(doc, quoted: set[int]) -> list[str]:
+def _person_defects(doc: Doc, quoted: set[int]) -> list[str]:
     found = [
         f"person: {token.text!r}"
         for token in doc
@@ -104,11 +108,11 @@ def _person_defects(doc, quoted: set[int]) -> list[str]:
     return found
 
 
-def _governing_verb(token):
+def _governing_verb(token: Token) -> Token | None:
     return next((ancestor for ancestor in token.ancestors if ancestor.pos_ in ("VERB", "AUX")), None)
 
 
-def _reference_defects(doc, quoted: set[int]) -> list[str]:
+def _reference_defects(doc: Doc, quoted: set[int]) -> list[str]:
     _, subject = _subject(doc)
     names = {token.text for token in doc if token.pos_ == "PROPN" or token.ent_type_ == "PERSON"}
     found = []
@@ -158,7 +162,7 @@ def _reference_defects(doc, quoted: set[int]) -> list[str]:
     return found
 
 
-def _relative_phrase_defects(doc) -> list[str]:
+def _relative_phrase_defects(doc: Doc) -> list[str]:
     text = doc.text.lower()
     found = [f"reference: {phrase!r}" for phrase in _RELATIVE_PHRASES if phrase in text]
     words = [token for token in doc if not token.is_punct]
@@ -167,7 +171,7 @@ def _relative_phrase_defects(doc) -> list[str]:
     return found
 
 
-def _possessive_defects(doc) -> list[str]:
+def _possessive_defects(doc: Doc) -> list[str]:
     return [
         f"possessive: {token.text!r} {token.head.text!r}"
         for token in doc
@@ -175,7 +179,7 @@ def _possessive_defects(doc) -> list[str]:
     ]
 
 
-def _fragment_defects(doc) -> list[str]:
+def _fragment_defects(doc: Doc) -> list[str]:
     if not any(token.tag_ in _FINITE for token in doc):
         return ["fragment: no finite verb"]
     root, _ = _subject(doc)
@@ -199,12 +203,12 @@ def _fragment_defects(doc) -> list[str]:
     return []
 
 
-def _names_a_time(preposition) -> bool:
+def _names_a_time(preposition: Token) -> bool:
     """ "in September", "on Saturday": a preposition whose object is a date, which is no object of the verb."""
     return any(child.dep_ == "pobj" and child.ent_type_ in ("DATE", "TIME") for child in preposition.children)
 
 
-def _garbled_defects(doc) -> list[str]:
+def _garbled_defects(doc: Doc) -> list[str]:
     found = []
     for token in doc[:-1]:
         after = doc[token.i + 1]
@@ -247,7 +251,7 @@ def _garbled_defects(doc) -> list[str]:
     return found
 
 
-def _empty_defects(doc) -> list[str]:
+def _empty_defects(doc: Doc) -> list[str]:
     """Statements that hold nothing about the person: a greeting passed on, a passing state of the moment."""
     found = []
     for token in doc:
@@ -260,7 +264,7 @@ def _empty_defects(doc) -> list[str]:
     return found
 
 
-def _mismatch_defects(doc) -> list[str]:
+def _mismatch_defects(doc: Doc) -> list[str]:
     root, subject = _subject(doc)
     if root is None or subject is None or root.lemma_ != "be":
         return []
@@ -278,7 +282,7 @@ def _mismatch_defects(doc) -> list[str]:
     return found
 
 
-def doc_defects(doc) -> list[str]:
+def doc_defects(doc: Doc) -> list[str]:
     """Every way the parsed fact fails to stand by itself, as "<check>: <what>"; empty for a sound fact."""
     quoted = _quoted(doc)
     return (

@@ -157,7 +157,9 @@ def _objects(verb: Token) -> list[tuple[str, Token]]:
 
 def _fact_graph(graph: _Graph, fact: int, doc: Doc) -> None:
     root = next((token for token in doc if token.dep_ == "ROOT"), None)
-    subjects = [child for child in root.children if child.dep_ in _SUBJECTS] if root is not None else []
+    if root is None:
+        return
+    subjects = [child for child in root.children if child.dep_ in _SUBJECTS]
     if not subjects:
         return
     subject = _subject(graph, fact, subjects[0], root)

@@ -113,7 +113,7 @@ class Relation(models.Model):
         ]
 
     def __str__(self) -> str:
-        target = self.object_entity.name if self.object_entity_id else self.object_value
+        target = self.object_entity.name if self.object_entity is not None else self.object_value
         return f"{self.subject.name} {self.predicate} {target}"
 
     @property

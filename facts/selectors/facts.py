@@ -47,8 +47,7 @@ def fact_current_same_content(
 ) -> Fact | None:
     """The current fact of the scope that already says `content` (same normalised hash), if any: the one-current-fact
     rule that writing another would break. A fact's own lineage (when editing it) does not count."""
-    return (
-        Fact.objects.filter(agent=agent, user=user, content_hash=fact_content_hash(content), valid_to__isnull=True)
-        .exclude(lineage=other_than_lineage)
-        .first()
-    )
+    same = Fact.objects.filter(agent=agent, user=user, content_hash=fact_content_hash(content), valid_to__isnull=True)
+    if other_than_lineage is not None:
+        same = same.exclude(lineage=other_than_lineage)
+    return same.first()

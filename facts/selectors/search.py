@@ -12,6 +12,7 @@ import math
 import time
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import cast
 
 import numpy as np
 from django.conf import settings
@@ -176,11 +177,11 @@ def _fuse(*, signals: _Signals, use_vector: bool, use_text: bool, time_query: Ti
     for rank, (fact_id, text_score, share) in enumerate(signals.text_rows, start=1):
         if fact_id not in text_details:
             continue  # erased or re-embedded between the two statements: it is no longer searchable
-        similarity, valid_from = text_details[fact_id]
-        candidate = candidates.setdefault(fact_id, _Candidate(fact_id=fact_id, valid_from=valid_from))
+        text_similarity, text_valid_from = text_details[fact_id]
+        candidate = candidates.setdefault(fact_id, _Candidate(fact_id=fact_id, valid_from=text_valid_from))
         candidate.text_rank, candidate.text_score, strength[fact_id] = rank, text_score, share
         if candidate.similarity is None:
-            candidate.similarity = similarity
+            candidate.similarity = text_similarity
     use_graph = bool(signals.graph_rows)
     for rank, row in enumerate(signals.graph_rows, start=1):
         candidate = candidates.setdefault(row.fact_id, _Candidate(fact_id=row.fact_id, valid_from=row.valid_from))
@@ -372,7 +373,8 @@ def _unranked_add(*, candidates: dict[int, _Candidate], scope: FactSearchScope, 
     """Facts neither signal ranked: all of a small store, or the most recent ones as a fallback. Score 0."""
     rest = _scope_embeddings(scope).exclude(fact_id__in=list(candidates)).order_by("-valid_from", "-fact_id")
     for fact_id, valid_from in rest.values_list("fact_id", "valid_from")[:limit]:
-        candidates[fact_id] = _Candidate(fact_id=fact_id, valid_from=valid_from)
+        # The database copies valid_from from the fact when the vector is written: never null here.
+        candidates[fact_id] = _Candidate(fact_id=fact_id, valid_from=cast(datetime, valid_from))
 
 
 def _candidates_order(

@@ -66,7 +66,8 @@ class FactSearchScope:
 
     def fact_filters_sql(self, *, alias: str) -> tuple[str, list]:
         """The caller's scopes and tags filters (any of the given values) and period, on facts_fact."""
-        conditions, params = [], []
+        conditions: list[str] = []
+        params: list[object] = []
         if self.scopes:
             conditions.append(f"{alias}.scopes && %s::varchar(10)[]")
             params.append(list(self.scopes))

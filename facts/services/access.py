@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from functools import cache
+from typing import cast
 
 import redis
 from django.conf import settings
@@ -65,7 +66,8 @@ def facts_accesses_fold(*, batch_size: int = 5_000) -> int:
     while entries := _access_log().lpop(ACCESS_LOG_KEY, batch_size):
         counts: dict[int, int] = {}
         latest: dict[int, datetime] = {}
-        for entry in entries:
+        # With a count LPOP returns a list, of bytes (the client does not decode).
+        for entry in cast(list[bytes], entries):
             at_text, _, ids_text = entry.decode().partition("|")
             at = datetime.fromisoformat(at_text)
             for fact_id in map(int, ids_text.split(",")):

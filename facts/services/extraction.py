@@ -285,15 +285,16 @@ def facts_extract(*, window: list[NumberedMessage], agent_id: int, job_id: int |
         if sensitive_findings(content):
             relations = ()  # the screen may keep the statement redacted; a relation would keep the value itself
             agent = agent or Agent.objects.get(pk=agent_id)
-            content = statement_screen(
+            screened = statement_screen(
                 agent=agent,
                 text=content,
                 target=SensitiveDataFinding.Target.FACT,
                 job_kind="formation",
                 job_id=job_id,
             )
-            if content is None:
+            if screened is None:
                 continue
+            content = screened
         sources = [by_number[number] for number in item["source"] if number in by_number]
         extracted.append(
             ExtractedFact(

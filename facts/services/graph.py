@@ -218,11 +218,11 @@ def relation_add(
         },
     )
     if created:  # nothing to compare with: the links are inserted without add()'s read of the existing ones
-        for link, sources, column in (
-            (Relation.source_facts.through, source_facts, "fact_id"),
-            (Relation.source_messages.through, source_messages, "message_id"),
-        ):
-            link.objects.bulk_create([link(relation_id=relation.pk, **{column: source.pk}) for source in sources])
+        fact_link, message_link = Relation.source_facts.through, Relation.source_messages.through
+        fact_link.objects.bulk_create([fact_link(relation_id=relation.pk, fact_id=fact.pk) for fact in source_facts])
+        message_link.objects.bulk_create(
+            [message_link(relation_id=relation.pk, message_id=message.pk) for message in source_messages]
+        )
     else:
         relation.source_facts.add(*source_facts)
         relation.source_messages.add(*source_messages)
@@ -296,7 +296,7 @@ class _UserMentions:
     def is_the_user(self, fact: Fact, mention: EntityMention) -> bool:
         if mention.is_user:
             return True
-        return fact.user_id is not None and entity_name_normalize(mention.name) in self.names_of(fact.user)
+        return fact.user is not None and entity_name_normalize(mention.name) in self.names_of(fact.user)
 
 
 def _scope_names(
@@ -325,17 +325,18 @@ def relations_write(*, stated: Sequence[StatedRelations]) -> list[Relation]:
     if not stated:
         return []
     user_mentions = _UserMentions()
-    user_entities: dict[int, Entity] = {}
+    user_entities: dict[int | None, Entity] = {}
     for item in stated:
         if item.fact.user_id is None or item.fact.user_id in user_entities:
             continue
-        if any(
+        user = item.fact.user
+        if user is not None and any(
             mention is not None and user_mentions.is_the_user(item.fact, mention)
             for statement in item.statements
             for mention in (statement.subject, statement.object)
         ):
             user_entities[item.fact.user_id] = user_entity_get_or_create(
-                agent=item.fact.agent, user=item.fact.user, names=user_mentions.names_of(item.fact.user)
+                agent=item.fact.agent, user=user, names=user_mentions.names_of(user)
             )
     scopes = {
         (agent_id, user_id): names
@@ -344,12 +345,12 @@ def relations_write(*, stated: Sequence[StatedRelations]) -> list[Relation]:
     }
     entities: dict[tuple[int, int | None], _ScopeEntities] = {}
     for item in stated:
-        key = (item.fact.agent_id, item.fact.user_id)
-        if key in scopes and key not in entities:
-            entities[key] = _ScopeEntities(
+        scope = (item.fact.agent_id, item.fact.user_id)
+        if scope in scopes and scope not in entities:
+            entities[scope] = _ScopeEntities(
                 agent=item.fact.agent,
                 user=item.fact.user,
-                names=scopes[key],
+                names=scopes[scope],
                 user_entity=user_entities.get(item.fact.user_id),
             )
 
@@ -405,15 +406,20 @@ def relations_write(*, stated: Sequence[StatedRelations]) -> list[Relation]:
     written = [current[key] for _, key, _ in rows]
     fact_links = {(current[key].pk, item.fact.pk) for item, key, _ in rows}
     message_links = {(current[key].pk, message.pk) for item, key, _ in rows for message in item.source_messages}
-    for link, pairs, column in (
-        (Relation.source_facts.through, fact_links, "fact_id"),
-        (Relation.source_messages.through, message_links, "message_id"),
-    ):
-        if pairs:
-            link.objects.bulk_create(
-                [link(relation_id=relation_id, **{column: source_id}) for relation_id, source_id in sorted(pairs)],
-                ignore_conflicts=True,
-            )
+    fact_link, message_link = Relation.source_facts.through, Relation.source_messages.through
+    if fact_links:
+        fact_link.objects.bulk_create(
+            [fact_link(relation_id=relation_id, fact_id=fact_id) for relation_id, fact_id in sorted(fact_links)],
+            ignore_conflicts=True,
+        )
+    if message_links:
+        message_link.objects.bulk_create(
+            [
+                message_link(relation_id=relation_id, message_id=message_id)
+                for relation_id, message_id in sorted(message_links)
+            ],
+            ignore_conflicts=True,
+        )
     return written
 
 

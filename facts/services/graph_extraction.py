@@ -44,8 +44,8 @@ def facts_graph_extract(*, fact_ids: Sequence[int]) -> int:
         for number, fact in enumerate(facts, start=1)
     }
     written = 0
-    for _, scope_facts in groupby(facts, key=lambda fact: (fact.agent_id, fact.user_id)):
-        scope_facts = [fact for fact in scope_facts if statements[fact.pk]]
+    for _, in_scope in groupby(facts, key=lambda fact: (fact.agent_id, fact.user_id)):
+        scope_facts = [fact for fact in in_scope if statements[fact.pk]]
         if not scope_facts:
             continue
         with transaction.atomic():

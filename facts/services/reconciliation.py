@@ -16,6 +16,7 @@ import hashlib
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 from django.conf import settings
@@ -172,13 +173,13 @@ def facts_reconcile_plan(
         agent=agent, contents=[fact.content for fact in new_facts], vectors=vectors, space=space
     )
     exact_of: dict[tuple[int | None, str], Fact] = {}
-    for fact in Fact.objects.filter(
+    for stored in Fact.objects.filter(
         Q(user=user) | Q(user__isnull=True),
         agent=agent,
         content_hash__in=[content_hash for _, content_hash in unique],
         valid_to__isnull=True,
     ).order_by("pk"):
-        exact_of.setdefault((fact.user_id, fact.content_hash), fact)
+        exact_of.setdefault((stored.user_id, stored.content_hash), stored)
 
     decisions: list[FactDecision] = []
     for (owner_pk, content_hash), fact, vector, restates in zip(unique, new_facts, vectors, restating, strict=True):
@@ -221,12 +222,12 @@ def facts_reconcile_plan(
     if pending:
         _decide_with_llm(pending=pending, agent=agent, job_id=job_id)
         for decision in pending:
-            if decision.action in ("UPDATE", "DELETE") and decision.target.is_curated:
+            if decision.action in ("UPDATE", "DELETE") and decision.target is not None and decision.target.is_curated:
                 _kept_beside_curated(decision=decision, curated=decision.target, user=user)
         updates = [decision for decision in pending if decision.action == "UPDATE"]
-        if updates:
+        if updates:  # an UPDATE has its content (_decide checks it)
             for decision, content_vector in zip(
-                updates, provider.embed([decision.content for decision in updates]), strict=True
+                updates, provider.embed([cast(str, decision.content) for decision in updates]), strict=True
             ):
                 decision.content_vector = content_vector
     return decisions
@@ -239,7 +240,7 @@ def _decide_with_llm(*, pending: list[FactDecision], agent: Agent, job_id: int |
             if fact not in existing:
                 existing.append(fact)
     number_of = {fact.pk: number for number, fact in enumerate(existing, start=1)}
-    new_inputs = [
+    new_inputs: list[dict[str, Any]] = [
         {
             "number": number,
             "content": decision.new.content,
@@ -310,8 +311,10 @@ class _RecentFacts:
         if (owner_id, fact_content_hash(content)) in self.hashes:
             return True
         written = self.vectors.get(owner_id)
+        if not written:
+            return False
         # Stored vectors are unit length (providers normalise): the dot product is the cosine similarity.
-        return bool(written) and float(np.max(np.stack(written) @ vector)) >= settings.FACT_DUPLICATE_SIMILARITY
+        return float(np.max(np.stack(written) @ vector)) >= settings.FACT_DUPLICATE_SIMILARITY
 
 
 def _facts_written_since_planning(*, decisions: list[FactDecision], agent: Agent) -> _RecentFacts:
@@ -348,7 +351,8 @@ def _decisions_move_to_active_space(*, decisions: list[FactDecision]) -> None:
     if not stale:
         return
     texts = [decision.new.content for decision in stale]
-    texts += [decision.content for decision in stale if decision.content_vector is not None]
+    # An UPDATE's content comes with its vector.
+    texts += [cast(str, decision.content) for decision in stale if decision.content_vector is not None]
     vectors = iter(embedding_provider_for_space(space=active).embed(texts))
     for decision in stale:
         decision.vector, decision.space = next(vectors), active
@@ -363,7 +367,7 @@ def _targets_current(*, decisions: list[FactDecision]) -> dict[int, Fact | None]
     return {
         index: _current_version(decision.target)
         for index, decision in enumerate(decisions)
-        if decision.action in ("UPDATE", "DELETE")
+        if decision.action in ("UPDATE", "DELETE") and decision.target is not None
     }
 
 
@@ -401,16 +405,16 @@ class _Applying:
             self.stated.append((fact, decision, sources))
 
 
-def _keyed_add_apply(*, applying: _Applying, decision: FactDecision, sources: list[Message]) -> None:
+def _keyed_add_apply(*, applying: _Applying, decision: FactDecision, owner: EndUser, sources: list[Message]) -> None:
     """A new value of a profile attribute: it replaces the current value (fact_profile_set)."""
-    owner_id = decision.owner.pk
+    owner_id = owner.pk
     if applying.recent.duplicates(owner_id=owner_id, content=decision.new.content, vector=decision.vector):
         applying.result.unchanged += 1
         return
     applying.recent.add(owner_id=owner_id, content_hash=fact_content_hash(decision.new.content), vector=decision.vector)
     fact, outcome = fact_profile_set(
         agent=applying.agent,
-        user=decision.owner,
+        user=owner,
         key=decision.new.key,
         content=decision.new.content,
         source_session=applying.session,
@@ -546,12 +550,12 @@ def facts_reconcile_apply(
         if action in ("UPDATE", "DELETE") and target is None:
             action = "ADD" if action == "UPDATE" else "NONE"  # the target is gone: its successor decides
         if action == "ADD" and decision.new.key and decision.owner is not None:
-            _keyed_add_apply(applying=applying, decision=decision, sources=sources)
+            _keyed_add_apply(applying=applying, decision=decision, owner=decision.owner, sources=sources)
         elif action == "ADD":
             plain_adds.append((decision, sources))
-        elif action == "UPDATE":
+        elif action == "UPDATE" and target is not None:
             _update_apply(applying=applying, decision=decision, target=target, sources=sources)
-        elif action == "DELETE":
+        elif action == "DELETE" and target is not None:
             applying.result.deleted.append(
                 fact_close(fact=target, reason=f"deleted: {decision.reason}"[:300], closed_by_messages=sources)
             )

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import connection
+from django.db.backends.utils import CursorWrapper
 
 from core.exceptions import ApplicationError
 from core.models import EmbeddingSpace
@@ -67,7 +68,7 @@ def fact_vector_indexes(*, space_id: int) -> dict[int, bool]:
     return indexes
 
 
-def _index_build(cursor, *, space: EmbeddingSpace, agent_id: int) -> str:
+def _index_build(cursor: CursorWrapper, *, space: EmbeddingSpace, agent_id: int) -> str:
     name = fact_vector_index_name(space_id=space.pk, agent_id=agent_id)
     cursor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
     cursor.execute(

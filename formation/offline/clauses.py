@@ -17,7 +17,7 @@ from core.llm.spacy_model import english_pipeline
 from facts.grammar.defects import doc_defects
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc
+    from spacy.tokens import Doc, Token
 
 
 def _words(text: str) -> frozenset[str]:
@@ -58,7 +58,7 @@ _FIRST_PERSON_PLURAL = {"us": "them", "our": "their", "ours": "theirs", "ourselv
 _OTHER_CONTRACTIONS = {"'re": "are", "’re": "are", "'ve": "have", "’ve": "have", "'d": "would", "’d": "would"}
 
 
-def _third_person_verb(token) -> str:
+def _third_person_verb(token: Token) -> str:
     """The verb of a clause whose subject was "I", agreeing with a name: "love" -> "loves", "am" -> "is"."""
     lower = token.lower_
     if lower in _CONTRACTIONS:
@@ -74,14 +74,14 @@ def _third_person_verb(token) -> str:
     return lower + "s"
 
 
-def _subject_of(verb):
+def _subject_of(verb: Token) -> Token | None:
     subject = next((child for child in verb.children if child.dep_ in ("nsubj", "nsubjpass")), None)
     if subject is None and verb.dep_ == "conj" and verb.head.pos_ in ("VERB", "AUX"):
         return _subject_of(verb.head)
     return subject
 
 
-def _after_a_comma(token) -> bool:
+def _after_a_comma(token: Token) -> bool:
     """A clause set off by punctuation from the verb it hangs on ("..., I have an early meeting"): its own
     statement, not part of the other's."""
     doc, left, right = token.doc, token.left_edge.i, token.right_edge.i
@@ -89,11 +89,11 @@ def _after_a_comma(token) -> bool:
     return set_off and token.dep_ in _SET_OFF and _has_subject(token)
 
 
-def _has_subject(verb) -> bool:
+def _has_subject(verb: Token) -> bool:
     return any(child.dep_ in ("nsubj", "nsubjpass") for child in verb.children)
 
 
-def _clause_tokens(verb, subject) -> list:
+def _clause_tokens(verb: Token, subject: Token) -> list[Token]:
     """The tokens of the clause headed by `verb`, its subject first, without other clauses joined to it, asides to
     the listener, or what comes before the subject and a comma ("Honestly, ...", "By the way, ...")."""
     excluded: set[int] = set()
@@ -122,7 +122,7 @@ def _clause_tokens(verb, subject) -> list:
     return tokens
 
 
-def _rendered(tokens, *, verbs_of_speaker: set[int], speaker: str) -> str:
+def _rendered(tokens: list[Token], *, verbs_of_speaker: set[int], speaker: str) -> str:
     """The clause as a statement about the speaker: "I" and the first "me"/"my" become their name, later ones
     they/their; verbs whose subject was "I" agree with the name."""
     named = False
@@ -164,7 +164,7 @@ def _rendered(tokens, *, verbs_of_speaker: set[int], speaker: str) -> str:
     return sentence[:1].upper() + sentence[1:].rstrip(" ,;:-–—") + "."
 
 
-def _speaker_verbs(tokens) -> set[int]:
+def _speaker_verbs(tokens: list[Token]) -> set[int]:
     """Indexes of the verbs and auxiliaries that agree with an "I" subject: the first finite one of each verb whose
     subject is "I"."""
     agreeing = set()
@@ -178,7 +178,7 @@ def _speaker_verbs(tokens) -> set[int]:
     return agreeing
 
 
-def _informative(tokens, verb) -> bool:
+def _informative(tokens: list[Token], verb: Token) -> bool:
     content = [
         token
         for token in tokens
@@ -191,7 +191,7 @@ def _informative(tokens, verb) -> bool:
     return len(content) >= 2
 
 
-def _about_speaker(tokens, subject) -> bool:
+def _about_speaker(tokens: list[Token], subject: Token) -> bool:
     if subject.lower_ in ("i", "we"):
         return True
     if subject.pos_ == "PRON" and not any(child.lower_ == "my" for child in subject.children):
@@ -199,7 +199,7 @@ def _about_speaker(tokens, subject) -> bool:
     return any(token.lower_ in ("my", "me", "myself") for token in tokens)
 
 
-def _without_asides(verb, tokens) -> list:
+def _without_asides(verb: Token, tokens: list[Token]) -> list[Token]:
     """The clause without what follows its verb beyond its object (prepositions, adverbs, clauses): a shorter
     statement to try when the whole one leans on the conversation."""
     optional = {
@@ -217,7 +217,7 @@ def _without_asides(verb, tokens) -> list:
     return shorter
 
 
-def _names_a_thing(subject) -> bool:
+def _names_a_thing(subject: Token) -> bool:
     """A subject a report can keep: a noun, not the listener called by name ("Ben! I have news"), an interjection
     the parser took for one ("Aww, that must be fun"), a thing shown in the chat ("that bowl is awesome") or "a
     lot"."""
@@ -227,7 +227,7 @@ def _names_a_thing(subject) -> bool:
     return subject.pos_ in ("NOUN", "PROPN") and not vocative and not pointed and subject.lower_ not in _NOT_A_THING
 
 
-def _says_more_than_praise(tokens, subject) -> bool:
+def _says_more_than_praise(tokens: list[Token], subject: Token) -> bool:
     """ "The creativity and skill is awesome" is a reaction to what the other showed; "pets are awesome for joy and
     comfort" says something."""
     named = {token.i for token in subject.subtree}
@@ -241,7 +241,7 @@ def _says_more_than_praise(tokens, subject) -> bool:
     )
 
 
-def _elided_subject(verb) -> bool:
+def _elided_subject(verb: Token) -> bool:
     """ "Started hitting the gym last week", "Been reading that book": the speaker's own "I" left out."""
     words = [token for token in verb.sent if not token.is_punct and token.dep_ != "intj"]
     if not words or verb.dep_ != "ROOT":
@@ -252,7 +252,7 @@ def _elided_subject(verb) -> bool:
     )
 
 
-def clause_statements(doc, *, speaker: str) -> list[list[str]]:
+def clause_statements(doc: Doc, *, speaker: str) -> list[list[str]]:
     """Statements about the speaker, one per informative clause of the parsed text (questions left out), each as
     its alternatives, the fullest first: the clause as said, then without its asides. A clause whose subject is
     neither the speaker nor theirs but a thing named ("pottery is so relaxing") is reported as said by them."""
@@ -309,9 +309,9 @@ def sound_statements(statements: list[list[str]], *, parses: dict[str, Doc] | No
             if doc_defects(doc):
                 failed.append(index)
             else:
-                chosen[index] = statements[index][level]
+                statement = chosen[index] = statements[index][level]
                 if parses is not None:
-                    parses[chosen[index]] = doc
+                    parses[statement] = doc
         pending = failed
     return [statement for statement in chosen if statement is not None]
 
@@ -320,7 +320,7 @@ def is_sound(statement: str) -> bool:
     return not doc_defects(english_pipeline()(statement))
 
 
-def parsed_texts(texts: list[str]):
+def parsed_texts(texts: list[str]) -> list[Doc]:
     """The texts parsed in one batch, their questions left out (no statement comes from them), without named
     entities (the clauses do not need them; the checks of the statements do)."""
     statements = [

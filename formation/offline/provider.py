@@ -147,7 +147,7 @@ def _sentences(text: str) -> list[str]:
 
 def _clauses(sentence: str) -> list[str]:
     """A sentence cut where a new statement starts; a clause whose "I" was left out gets it back."""
-    clauses = []
+    clauses: list[str] = []
     for part in _CLAUSE_BREAK.split(sentence):
         part = part.strip(" ,;")
         if part:
@@ -386,9 +386,9 @@ class OfflineLLM(LLMProvider):
                     for content, key in _first_person_facts(clause):
                         add(_said_by(content, speaker=speaker), key if not speaker else "", message["number"])
                     antecedent = _named_pet(clause) or antecedent
-                    content, antecedent = _about_someone(clause, antecedent)
-                    if content:
-                        add(_said_by(content, speaker=speaker), "", message["number"])
+                    about, antecedent = _about_someone(clause, antecedent)
+                    if about:
+                        add(_said_by(about, speaker=speaker), "", message["number"])
             for content in sound_statements(clause_statements(doc, speaker=speaker or "The user"), parses=parses):
                 checked.add(content)
                 add(content, "", message["number"])

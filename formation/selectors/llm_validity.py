@@ -42,7 +42,7 @@ def llm_reply_validity(*, since: datetime, agent_id: int | None = None) -> list[
     if agent_id is not None:
         calls = calls.filter(agent_id=agent_id)
     # A session's consolidation is its summary: a step of its own.
-    job_steps = {
+    job_steps: dict[tuple[str, int | None], str] = {
         ("consolidation", job_id): step
         for job_id, step in session_summary_jobs(calls.filter(job_kind="consolidation").values("job_id")).items()
     }

@@ -6,7 +6,7 @@ database little; docs/operations/reference.md says what each means."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import redis
 from django.conf import settings
@@ -46,7 +46,7 @@ def _formation_backlog() -> GaugeMetricFamily:
         "reason (agent_budget, global_budget, provider).",
         ["status", "reason"],
     )
-    counts = {(status, ""): 0 for status in (Status.QUEUED, Status.RUNNING, Status.FAILED)}
+    counts: dict[tuple[str, str], int] = {(status, ""): 0 for status in (Status.QUEUED, Status.RUNNING, Status.FAILED)}
     counts |= {(Status.WAITING, reason): 0 for reason in Session.WaitingReason.values if reason}
     rows = (
         Session.objects.exclude(formation_status=Status.IDLE)
@@ -63,7 +63,7 @@ def _formation_backlog() -> GaugeMetricFamily:
     return family
 
 
-def formation_lag_seconds(*, now=None) -> float:
+def formation_lag_seconds(*, now: datetime | None = None) -> float:
     """How long the session that has waited longest for due formation has waited: a queued session since it was
     queued, a cold one (idle past its agent's cold-after minutes, with at least its minimum of unformed messages)
     since it went cold and no sweep queued it. 0 when nothing is due. Sessions waiting for a budget or the provider

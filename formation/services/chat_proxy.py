@@ -14,10 +14,11 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 import openai
 from django.conf import settings
+from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
 
 from agents.models import Agent, EndUser
 from conversations.models import Session
@@ -234,13 +235,21 @@ def _prepare(*, agent: Agent, request: ChatRequest) -> tuple[openai.OpenAI, Inje
     return client, memory, user_text
 
 
+def _upstream_messages(*, request: ChatRequest, memory: InjectedMemory) -> list[ChatCompletionMessageParam]:
+    # The caller's messages as it sent them (the API checked their shape): what the SDK's TypedDicts describe.
+    return cast(
+        list[ChatCompletionMessageParam],
+        chat_messages_with_memory(messages=request.messages, memory_text=memory.text),
+    )
+
+
 def chat_completion_proxy(*, agent: Agent, request: ChatRequest) -> dict[str, Any]:
     """A non-streaming completion: the upstream reply as the upstream sent it, plus `memory`."""
     client, memory, user_text = _prepare(agent=agent, request=request)
     try:
         completion = client.chat.completions.create(
             model=request.model,
-            messages=chat_messages_with_memory(messages=request.messages, memory_text=memory.text),
+            messages=_upstream_messages(request=request, memory=memory),
             stream=False,
             extra_body=request.passthrough,
         )
@@ -270,7 +279,7 @@ def chat_completion_proxy_stream(*, agent: Agent, request: ChatRequest) -> Itera
     try:
         stream = client.chat.completions.create(
             model=request.model,
-            messages=chat_messages_with_memory(messages=request.messages, memory_text=memory.text),
+            messages=_upstream_messages(request=request, memory=memory),
             stream=True,
             extra_body=request.passthrough,
         )
@@ -280,10 +289,15 @@ def chat_completion_proxy_stream(*, agent: Agent, request: ChatRequest) -> Itera
 
 
 def _stream_relay(
-    *, agent: Agent, request: ChatRequest, stream: openai.Stream, memory: InjectedMemory, user_text: str
+    *,
+    agent: Agent,
+    request: ChatRequest,
+    stream: openai.Stream[ChatCompletionChunk],
+    memory: InjectedMemory,
+    user_text: str,
 ) -> Iterator[bytes]:
     reply: list[str] = []
-    last = {"id": "", "created": 0, "model": request.model}
+    last: dict[str, Any] = {"id": "", "created": 0, "model": request.model}
     try:
         for chunk in stream:
             last = {"id": chunk.id, "created": chunk.created, "model": chunk.model or request.model}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
@@ -105,7 +105,7 @@ def formation_job_fail(
         job.input = input_snapshot
         job.save(update_fields=["status", "finished_at", "error", "input"])
         llm_calls_write(records=calls)
-        _job_count(job=job, outcome="retrying" if retrying else "failed")
+        _job_count(job=job, outcome="retrying" if retrying else "failed", finished_at=now)
         Session.objects.filter(pk=job.session_id).update(
             formation_status=Status.QUEUED if retrying else Status.FAILED, formation_queued_at=now
         )
@@ -119,7 +119,7 @@ def _formation_pause(*, job: FormationJob, hold: LLMHold, input_snapshot: dict, 
         job.error, job.input = f"paused: {hold.detail}"[:5000], input_snapshot
         job.save(update_fields=["status", "finished_at", "error", "input"])
         llm_calls_write(records=calls)
-        _job_count(job=job, outcome="paused")
+        _job_count(job=job, outcome="paused", finished_at=job.finished_at)
         session_formation_wait(session_id=job.session_id, hold=hold)
 
 
@@ -223,7 +223,7 @@ def _session_finish(*, session: Session, through: int | None) -> None:
 
 def _job_finish(*, job: FormationJob, through: int | None, message_count: int) -> None:
     job.status, job.finished_at = JobStatus.SUCCEEDED, timezone.now()
-    _job_count(job=job, outcome="succeeded")
+    _job_count(job=job, outcome="succeeded", finished_at=job.finished_at)
     job.through_message_id, job.message_count = through, message_count
     job.save(
         update_fields=[
@@ -240,10 +240,8 @@ def _job_finish(*, job: FormationJob, through: int | None, message_count: int) -
     )
 
 
-def _job_count(*, job: FormationJob, outcome: str) -> None:
-    formation_job_count(
-        trigger=job.trigger, outcome=outcome, seconds=(job.finished_at - job.started_at).total_seconds()
-    )
+def _job_count(*, job: FormationJob, outcome: str, finished_at: datetime) -> None:
+    formation_job_count(trigger=job.trigger, outcome=outcome, seconds=(finished_at - job.started_at).total_seconds())
 
 
 def _queue_follow_ups(*, session: Session, more_pending: bool) -> None:

@@ -56,7 +56,7 @@ def formation_resume_soon() -> None:
     transaction.on_commit(lambda: task_enqueue_safely(formation_tasks.RESUME_FORMATION))
 
 
-def formation_resume_on_provider_recovery(**_) -> None:
+def formation_resume_on_provider_recovery(**_: object) -> None:
     """Receiver of core.llm.client.llm_provider_recovered: the circuit breaker closed, so the sessions that waited for
     the provider go now, not at the next beat."""
     formation_resume_soon()

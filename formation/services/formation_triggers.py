@@ -5,7 +5,7 @@ the session 'queued', and the sweep enqueues it again."""
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -66,7 +66,7 @@ def formation_request(*, session: Session, trigger: str) -> bool:
     return True
 
 
-def sessions_formation_sweep(*, now=None, limit: int = 500) -> dict[str, int]:
+def sessions_formation_sweep(*, now: datetime | None = None, limit: int = 500) -> dict[str, int]:
     """The beat job: queue cold sessions with enough unformed messages, failed ones after a pause, and sessions
     whose queued or running formation was lost (broker down, worker killed)."""
     now = now or timezone.now()

@@ -48,10 +48,10 @@ def _relation(relation: Relation, *, ended: bool) -> dict[str, Any]:
     stated = {
         "subject": relation.subject.name,
         "predicate": relation.predicate,
-        "object": relation.object_entity.name if relation.object_entity_id else relation.object_value,
+        "object": relation.object_entity.name if relation.object_entity is not None else relation.object_value,
         "since": relation.valid_from.date().isoformat(),
     }
-    if ended:
+    if ended and relation.valid_to is not None:
         stated |= {"until": relation.valid_to.date().isoformat(), "why_ended": relation.closed_reason}
     return stated
 

@@ -54,7 +54,10 @@ def content_screened(context: ToolContext, content: str) -> str:
         return content
     if context.agent.sensitive_data == SensitiveDataPolicy.WITHHOLD:
         raise Withheld(findings)
-    return statement_screen(agent=context.agent, text=content, target=SensitiveDataFinding.Target.TOOL)
+    screened = statement_screen(agent=context.agent, text=content, target=SensitiveDataFinding.Target.TOOL)
+    if screened is None:  # not under the redact policy, which always leaves a text
+        raise Withheld(findings)
+    return screened
 
 
 def content_trusted(context: ToolContext, content: str) -> str:

@@ -22,5 +22,7 @@ READERS: dict[str, Reader] = {
 }
 
 
-def memory_import_read(*, format: str, path: Path, agent_external_id: str, user_external_id: str | None):
+def memory_import_read(
+    *, format: str, path: Path, agent_external_id: str, user_external_id: str | None
+) -> list[MemoryImport]:
     return READERS[format](path=path, agent_external_id=agent_external_id, user_external_id=user_external_id)

@@ -43,7 +43,8 @@ def _conversation_import(sample: dict, *, agent_prefix: str, source: str) -> Mem
     conversation = sample["conversation"]
     owner = str(conversation["speaker_a"])
     data = MemoryImport(format="locomo", source=source, agent_external_id=f"{agent_prefix}-{sample_id}")
-    keys = sorted((key for key in conversation if SESSION_KEY.match(key)), key=lambda k: int(SESSION_KEY.match(k)[1]))
+    numbers = {key: int(match[1]) for key in conversation if (match := SESSION_KEY.match(key))}
+    keys = sorted(numbers, key=numbers.__getitem__)
     message_session: dict[str, str] = {}
     dates: dict[str, datetime] = {}
     for key in keys:

@@ -52,7 +52,9 @@ def read_prev_gen(*, path: Path, agent_external_id: str, user_external_id: str |
             data.skipped["memory_sessions without session_id or user_id"] += 1
             continue
         session = sessions.setdefault(session_id, ImportedSession(external_id=session_id, user_external_id=user))
-        items = document.get("items") if isinstance(document.get("items"), list) else [document]
+        items = document.get("items")
+        if not isinstance(items, list):
+            items = [document]
         for position, item in enumerate(items):
             kind, content = str(item.get("type") or ""), str(item.get("content") or "")
             original_id = str(plain_id(item.get("id") or item.get("_id") or f"{session_id}:{position}"))
@@ -85,8 +87,8 @@ def read_prev_gen(*, path: Path, agent_external_id: str, user_external_id: str |
     data.sessions = list(sessions.values())
     for document in collections.get("memory_user", []):
         user = user_external_id or str(document.get("user_id") or "")
-        versions = [str(v) for v in document.get("versions") or ()] + [str(document.get("blob") or "")]
-        versions = tuple(v for v in versions if v.strip())
+        stated = [str(v) for v in document.get("versions") or ()] + [str(document.get("blob") or "")]
+        versions = tuple(v for v in stated if v.strip())
         if not user or not versions:
             data.skipped["memory_user without user_id or blob"] += 1
             continue

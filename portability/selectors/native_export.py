@@ -50,7 +50,7 @@ def memories_export(*, agent: Agent, user: EndUser | None = None) -> Iterator[di
     facts = Fact.objects.filter(agent=agent, **by_user).order_by("pk")
     for batch_start in range(0, facts.count(), 2000):
         batch = list(facts[batch_start : batch_start + 2000])
-        links = {name: defaultdict(list) for name in FACT_MESSAGE_LINKS}
+        links: dict[str, defaultdict[int, list[int]]] = {name: defaultdict(list) for name in FACT_MESSAGE_LINKS}
         for name in FACT_MESSAGE_LINKS:
             through = getattr(Fact, name).through
             for fact_id, message_id in (

@@ -207,7 +207,7 @@ class _AgentImport:
             (message_import_key(format=self.data.format, original_id=message.original_id), message)
             for message in imported.messages
         ]
-        stored = dict(
+        stored: dict[str | None, int | None] = dict(
             Message.objects.filter(session=session, idempotency_key__in=[key for key, _ in keyed]).values_list(
                 "idempotency_key", "pk"
             )
@@ -242,11 +242,11 @@ class _AgentImport:
         if not self.leave_unformed:
             session_cursor_past_imported(session=session, imported=created)
         self.report.add("messages", "added", len(created))
-        for message in created:
-            stored[message.idempotency_key] = message.pk
+        for row in created:
+            stored[row.idempotency_key] = row.pk
         for key, message in keyed:
-            if stored.get(key):
-                self.message_ids[(imported.external_id, message.original_id)] = stored[key]
+            if pk := stored.get(key):
+                self.message_ids[(imported.external_id, message.original_id)] = pk
         return [pk for pk in stored.values() if pk]
 
     # --- facts ----------------------------------------------------------------------------------------------------
@@ -257,7 +257,7 @@ class _AgentImport:
             self._facts_batch_store(batch)
             self.on_progress("facts", min((number + 1) * self.batch_size, total), total)
 
-    def _facts_batch_new(self, batch: list[ImportedFact]) -> list[tuple[ImportedFact, str, EndUser | None]]:
+    def _facts_batch_new(self, batch: list[ImportedFact]) -> list[tuple[ImportedFact, str, EndUser | None, list[str]]]:
         """The facts of the batch that are neither imported before nor already held by their scope."""
         already_imported = set(
             Fact.objects.filter(
@@ -286,7 +286,7 @@ class _AgentImport:
                 continue
             owner = user if "user" in scopes else None
             candidates.append((fact, content, owner, scopes))
-        held = set(
+        held: set[tuple[int | None, str]] = set(
             Fact.objects.filter(
                 agent=self.agent,
                 valid_to__isnull=True,
@@ -305,9 +305,9 @@ class _AgentImport:
 
     def _facts_batch_store(self, batch: list[ImportedFact]) -> None:
         new = self._facts_batch_new(batch)
-        keyed = [item for item in new if item[0].key and item[2] is not None]
-        new = [item for item in new if item not in keyed]
-        for fact, content, owner, _ in sorted(keyed, key=lambda item: item[0].valid_from or timezone.now()):
+        keyed = [(fact, content, owner) for fact, content, owner, _ in new if fact.key and owner is not None]
+        new = [item for item in new if not (item[0].key and item[2] is not None)]
+        for fact, content, owner in sorted(keyed, key=lambda item: item[0].valid_from or timezone.now()):
             self._profile_fact_store(fact=fact, content=content, owner=owner)
         if not new:
             return
@@ -366,7 +366,9 @@ class _AgentImport:
 
     # --- reflections and blobs ------------------------------------------------------------------------------------
 
-    def _scope_owner(self, *, scope: str, user_external_id: str | None, session_external_id: str | None):
+    def _scope_owner(
+        self, *, scope: str, user_external_id: str | None, session_external_id: str | None
+    ) -> tuple[EndUser | None, Session | None]:
         user = self._user(user_external_id) if user_external_id and scope != "agent" else None
         session = self._session(session_external_id) if session_external_id and scope == "session" else None
         return user, session

@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import nullcontext
 from pathlib import Path
+from typing import TypeVar, cast
 
 from django.db import models, transaction
 
@@ -57,6 +58,8 @@ from reflections.services.restore import (
 
 BATCH_SIZE = 500
 
+_M = TypeVar("_M", bound=models.Model)
+
 
 class _NativeImport:
     def __init__(
@@ -87,14 +90,18 @@ class _NativeImport:
 
     # --- rows to model instances ------------------------------------------------------------------------------------
 
-    def _instance(self, model: type[models.Model], row: dict, *, deferred: tuple[str, ...] = ()) -> models.Model:
+    def _instance(self, model: type[_M], row: dict, *, deferred: tuple[str, ...] = ()) -> _M:
         values = {}
         for field in stored_fields(model):
             if field.attname not in row["fields"] or field.attname in deferred:
                 continue
             value = parsed_value(field, row["fields"][field.attname])
             if isinstance(field, models.ForeignKey) and value is not None:
-                value = self.agent.pk if field.related_model is Agent else self.ids[field.related_model].get(value)
+                value = (
+                    self.agent.pk
+                    if field.related_model is Agent
+                    else self.ids[field.related_model].get(cast(int, value))
+                )
             values[field.attname] = value
         if any(field.name == "agent" for field in model._meta.concrete_fields):
             values["agent_id"] = self.agent.pk
@@ -425,12 +432,14 @@ def native_import(
             on_progress=progress,
         )
         order = list(KINDS)
-        current, batch, done = None, [], 0
+        current = ""  # the kind of the rows in the batch ("" before the first row)
+        batch: list[dict] = []
+        done = 0
         for row in rows:
             kind = row.get("kind")
             if kind not in KINDS:
                 raise ImportFormatError(f"{path.name}: unknown row kind {kind!r}")
-            if current is not None and order.index(kind) < order.index(current):
+            if current and order.index(kind) < order.index(current):
                 raise ImportFormatError(
                     f"{path.name}: {kind} rows after {current} rows; rows must come in export order"
                 )

@@ -137,7 +137,7 @@ def _retired_spaces_drain(
     dropped = 0
     for retired in EmbeddingSpace.objects.filter(status=EmbeddingSpace.Status.RETIRED):
         fact_vector_indexes_drop(space=retired)
-        while any(kind.record_model.objects.filter(space=retired).exists() for kind in RECORD_KINDS):
+        while any(kind.record_model._default_manager.filter(space=retired).exists() for kind in RECORD_KINDS):
             for kind in RECORD_KINDS:
                 moved[kind.name] += _fill(
                     kind=kind, source=retired, target=active, batch_size=batch_size, on_progress=on_progress
@@ -150,10 +150,10 @@ def _rows_delete(*, model: type[EmbeddingRecord], space: EmbeddingSpace, batch_s
     """Delete in batches so no transaction holds many row locks."""
     deleted = 0
     while True:
-        ids = list(model.objects.filter(space=space).values_list("pk", flat=True)[:batch_size])
+        ids = list(model._default_manager.filter(space=space).values_list("pk", flat=True)[:batch_size])
         if not ids:
             return deleted
-        deleted += model.objects.filter(pk__in=ids).delete()[0]
+        deleted += model._default_manager.filter(pk__in=ids).delete()[0]
 
 
 def embedding_space_reembed(

@@ -104,5 +104,8 @@ def scope_reflections(*, memory: ConsolidatedMemory) -> QuerySet[Reflection]:
     """The reflections of the blob's scope: the buffer (unabsorbed, oldest first: the order consolidation reads
     them in), then the absorbed ones, newest first."""
     return Reflection.objects.filter(
-        agent_id=memory.agent_id, scope=memory.scope, user_id=memory.user_id, session_id=memory.session_id
+        agent_id=memory.agent_id,
+        scope=memory.scope,
+        user_id=memory.user_id,
+        session_id=memory.session_id,  # type: ignore[misc]  # None is IS NULL; the stubs take no None here
     ).order_by("absorbed", "-absorbed_at", "created_at", "id")

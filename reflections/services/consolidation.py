@@ -252,7 +252,7 @@ def _scope_read(key: ScopeKey) -> _ScopeToConsolidate:
     memory = ConsolidatedMemory.objects.filter(agent=agent, scope=key.scope, **scope_filter).first()
     is_session = key.scope == MemoryScope.SESSION
     due = len(buffered) >= agent_thresholds(agent=agent).consolidation_threshold(key.scope) or (
-        is_session and session_summary_due(session=session)
+        session is not None and is_session and session_summary_due(session=session)
     )
     return _ScopeToConsolidate(
         key=key,
@@ -261,7 +261,7 @@ def _scope_read(key: ScopeKey) -> _ScopeToConsolidate:
         session=session,
         memory=memory,
         buffered=buffered,
-        window=session_summary_window(session=session, memory=memory) if is_session else [],
+        window=session_summary_window(session=session, memory=memory) if session is not None and is_session else [],
         due=due,
     )
 

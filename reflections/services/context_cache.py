@@ -4,6 +4,7 @@ change to an agent's blob invalidates every (agent, user, session) block at once
 from __future__ import annotations
 
 import logging
+from typing import cast
 
 from django.core.cache import cache
 
@@ -19,7 +20,8 @@ def _generation_key(kind: str, pk: int) -> str:
 def _generation(kind: str, pk: int | None) -> int:
     if pk is None:
         return 0
-    return cache.get_or_set(_generation_key(kind, pk), 1, timeout=_GENERATION_TIMEOUT)
+    # Never None: the default is 1 (the stubs type get_or_set's result as Optional whatever the default).
+    return cast(int, cache.get_or_set(_generation_key(kind, pk), 1, timeout=_GENERATION_TIMEOUT))
 
 
 def context_cache_key(*, agent_id: int, user_id: int | None, session_id: int | None) -> str:

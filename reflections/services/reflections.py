@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 from django.conf import settings
@@ -233,6 +234,6 @@ def reflections_store(*, drafts: ReflectionDrafts, session: Session) -> list[Ref
     stored = Reflection.objects.bulk_create(rows)
     for agent_id, user_id, session_id in {(row.agent_id, row.user_id, row.session_id) for row in stored}:
         transaction.on_commit(
-            lambda a=agent_id, u=user_id, s=session_id: context_cache_invalidate(agent_id=a, user_id=u, session_id=s)
+            partial(context_cache_invalidate, agent_id=agent_id, user_id=user_id, session_id=session_id)
         )
     return stored

@@ -1,4 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from agents.models import Agent, AgentAPIKey
 from agents.services.api_keys import api_key_create, api_key_revoke
@@ -7,7 +9,7 @@ from agents.services.api_keys import api_key_create, api_key_revoke
 class Command(BaseCommand):
     help = "Create, list or revoke an agent's API keys. A created key is printed once and never again."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
         create = actions.add_parser("create", help="create a key (and the agent with --create-agent)")
         create.add_argument("--agent", required=True, help="the agent's external id")
@@ -18,7 +20,7 @@ class Command(BaseCommand):
         revoke = actions.add_parser("revoke", help="revoke a key by its prefix")
         revoke.add_argument("prefix")
 
-    def handle(self, *args, action: str, **options) -> None:
+    def handle(self, *args: Any, action: str, **options: Any) -> None:
         if action == "create":
             agent = self._agent(options["agent"], create=options["create_agent"])
             api_key, raw_key = api_key_create(agent=agent, name=options["name"])

@@ -1,6 +1,7 @@
 import os
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.services import admin_user_ensure
 
@@ -8,10 +9,10 @@ from core.services import admin_user_ensure
 class Command(BaseCommand):
     help = "Create the operator superuser if it does not exist (password from the ADMIN_PASSWORD variable)."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--username", required=True)
 
-    def handle(self, *args, username: str, **options) -> None:
+    def handle(self, *args: Any, username: str, **options: Any) -> None:
         password = os.environ.get("ADMIN_PASSWORD")
         if not password:
             raise CommandError("set ADMIN_PASSWORD")

@@ -1,5 +1,7 @@
+from typing import Any
+
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from agents.models import Agent
 from facts.services.deduplication import facts_close_near_duplicates, facts_near_duplicates
@@ -11,7 +13,7 @@ class Command(BaseCommand):
         "superseded by it (they stay in history)."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--threshold",
             type=float,
@@ -21,7 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("--agent", help="one agent's external id (default: every agent)")
         parser.add_argument("--dry-run", action="store_true", help="list what would be closed, change nothing")
 
-    def handle(self, *args, threshold: float, agent: str | None, dry_run: bool, **options):
+    def handle(self, *args: Any, threshold: float, agent: str | None, dry_run: bool, **options: Any) -> None:
         if not 0 < threshold <= 1:
             raise CommandError("--threshold must be in (0, 1]")
         agents = Agent.objects.order_by("pk")

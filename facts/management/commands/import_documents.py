@@ -1,6 +1,7 @@
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from agents.models import Agent
 from core.exceptions import ApplicationError
@@ -15,12 +16,12 @@ class Command(BaseCommand):
         "name, or a leading '# Title' line, is the title). Idempotent: a text already registered is skipped."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", type=Path)
         parser.add_argument("--agent", required=True, help="the agent's external id")
         parser.add_argument("--dry-run", action="store_true", help="list what would be registered")
 
-    def handle(self, *args, path: Path, agent: str, dry_run: bool, **options) -> None:
+    def handle(self, *args: Any, path: Path, agent: str, dry_run: bool, **options: Any) -> None:
         owner = Agent.objects.filter(external_id=agent).first()
         if owner is None:
             raise CommandError(f"no agent {agent!r}")

@@ -1,4 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
 from agents.models import Agent
@@ -13,7 +15,7 @@ class Command(BaseCommand):
         "agent's sessions, or every session that is due (--due). Runs here, or on the workers with --queue."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--agent", help="the agent's external id")
         parser.add_argument("--user", help="the user's external id (needs --agent)")
         parser.add_argument("--session", help="the session's external id (needs --agent)")
@@ -23,24 +25,34 @@ class Command(BaseCommand):
         parser.add_argument("--queue", action="store_true", help="queue the work for the Celery workers")
         parser.add_argument("--dry-run", action="store_true", help="list the sessions, form nothing")
 
-    def handle(self, *args, agent, user, session, due, queue, dry_run, **options):
+    def handle(
+        self,
+        *args: Any,
+        agent: str | None,
+        user: str | None,
+        session: str | None,
+        due: bool,
+        queue: bool,
+        dry_run: bool,
+        **options: Any,
+    ) -> None:
         if (user or session) and not agent:
             raise CommandError("--user and --session need --agent")
         if not (agent or due):
             raise CommandError("name an --agent (and optionally --user or --session), or pass --due")
         agent_row = user_row = session_row = None
-        if agent:
+        if agent:  # --user and --session come with it
             agent_row = Agent.objects.filter(external_id=agent).first()
             if agent_row is None:
                 raise CommandError(f"no agent {agent!r}")
-        if user:
-            user_row = agent_row.users.filter(external_id=user).first()
-            if user_row is None:
-                raise CommandError(f"agent {agent!r} has no user {user!r}")
-        if session:
-            session_row = agent_row.sessions.filter(external_id=session).first()
-            if session_row is None:
-                raise CommandError(f"agent {agent!r} has no session {session!r}")
+            if user:
+                user_row = agent_row.users.filter(external_id=user).first()
+                if user_row is None:
+                    raise CommandError(f"agent {agent!r} has no user {user!r}")
+            if session:
+                session_row = agent_row.sessions.filter(external_id=session).first()
+                if session_row is None:
+                    raise CommandError(f"agent {agent!r} has no session {session!r}")
         sessions = list(sessions_with_unformed_messages(agent=agent_row, user=user_row, session=session_row))
         if due:
             now = timezone.now()

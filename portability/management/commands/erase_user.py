@@ -1,6 +1,7 @@
 import getpass
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from agents.models import EndUser
@@ -13,14 +14,16 @@ class Command(BaseCommand):
         "Leaves an audit record (core.ErasureRecord) without content."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--agent", required=True, help="the agent's external id")
         parser.add_argument("--user", required=True, help="the user's external id")
         parser.add_argument("--requested-by", help="who asked for the erasure (default: the shell user)")
         parser.add_argument("--dry-run", action="store_true", help="count what would be deleted, delete nothing")
         parser.add_argument("--yes", action="store_true", help="do not ask for confirmation")
 
-    def handle(self, *args, agent: str, user: str, requested_by: str | None, dry_run: bool, yes: bool, **options):
+    def handle(
+        self, *args: Any, agent: str, user: str, requested_by: str | None, dry_run: bool, yes: bool, **options: Any
+    ) -> None:
         end_user = EndUser.objects.filter(agent__external_id=agent, external_id=user).first()
         if end_user is None:
             raise CommandError(f"agent {agent!r} has no user {user!r}")

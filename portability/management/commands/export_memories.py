@@ -2,8 +2,9 @@ import json
 from collections import Counter
 from contextlib import nullcontext
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from agents.models import Agent, EndUser
 from portability.selectors.native_export import memories_export
@@ -15,12 +16,12 @@ class Command(BaseCommand):
         "version, blobs with past versions, reflections. `import_memories --format native` reads it back."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--agent", required=True, help="the agent's external id")
         parser.add_argument("--user", help="only this user's memory (agent-wide memory is left out)")
         parser.add_argument("--output", type=Path, help="file to write (default: standard output)")
 
-    def handle(self, *args, agent: str, user: str | None, output: Path | None, **options):
+    def handle(self, *args: Any, agent: str, user: str | None, output: Path | None, **options: Any) -> None:
         agent_row = Agent.objects.filter(external_id=agent).first()
         if agent_row is None:
             raise CommandError(f"no agent {agent!r}")

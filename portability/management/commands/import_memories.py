@@ -1,7 +1,8 @@
 import time
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.exceptions import ApplicationError
 from portability.formats import READERS, memory_import_read
@@ -17,7 +18,7 @@ class Command(BaseCommand):
         "Idempotent: running it again adds nothing; re-running after a crash continues."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", type=Path, help="the export: a file or a folder, depending on the format")
         parser.add_argument("--format", required=True, choices=FORMATS)
         parser.add_argument(
@@ -37,7 +38,18 @@ class Command(BaseCommand):
         )
         parser.add_argument("--batch-size", type=int, default=256, help="records embedded and committed together")
 
-    def handle(self, *args, path: Path, format: str, agent: str, user, dry_run, leave_unformed, batch_size, **options):
+    def handle(
+        self,
+        *args: Any,
+        path: Path,
+        format: str,
+        agent: str,
+        user: str | None,
+        dry_run: bool,
+        leave_unformed: bool,
+        batch_size: int,
+        **options: Any,
+    ) -> None:
         embed_messages_here = options["embed_messages_here"]
         started = time.monotonic()
         self._last_progress = 0.0

@@ -1,5 +1,7 @@
+from typing import Any
+
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
 from portability.services.reembed import ReembedProgress, embedding_space_reembed, reembed_pending_counts
 
@@ -10,7 +12,7 @@ class Command(BaseCommand):
         "messages into the new space, build its index, switch reads atomically, drop the old space. Resumable."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--provider", default=settings.EMBEDDING_PROVIDER, choices=["local", "openai"])
         parser.add_argument("--model", default=settings.EMBEDDING_MODEL)
         parser.add_argument("--dimensions", type=int, default=settings.EMBEDDING_DIMENSIONS)
@@ -23,7 +25,17 @@ class Command(BaseCommand):
         )
         parser.add_argument("--dry-run", action="store_true", help="count what would be embedded, change nothing")
 
-    def handle(self, *args, provider, model, dimensions, batch_size, retire_grace_seconds, dry_run, **options):
+    def handle(
+        self,
+        *args: Any,
+        provider: str,
+        model: str,
+        dimensions: int,
+        batch_size: int,
+        retire_grace_seconds: float,
+        dry_run: bool,
+        **options: Any,
+    ) -> None:
         if dry_run:
             counts = reembed_pending_counts(provider=provider, model=model, dimensions=dimensions)
             for kind, count in counts.items():

@@ -1,4 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from agents.models import Agent
 from reflections.models import MemoryScope
@@ -13,7 +15,7 @@ class Command(BaseCommand):
         "threshold), or of every scope that is due (--due). Runs here, or on the workers with --queue."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--agent", help="the agent's external id; alone: the agent's own blob")
         parser.add_argument("--user", help="the user's blob (needs --agent)")
         parser.add_argument("--session", help="the session's blob (needs --agent)")
@@ -21,7 +23,17 @@ class Command(BaseCommand):
         parser.add_argument("--queue", action="store_true", help="queue the work for the Celery workers")
         parser.add_argument("--dry-run", action="store_true", help="list the scopes, consolidate nothing")
 
-    def handle(self, *args, agent, user, session, due, queue, dry_run, **options):
+    def handle(
+        self,
+        *args: Any,
+        agent: str | None,
+        user: str | None,
+        session: str | None,
+        due: bool,
+        queue: bool,
+        dry_run: bool,
+        **options: Any,
+    ) -> None:
         if (user or session) and not agent:
             raise CommandError("--user and --session need --agent")
         if due and (user or session):
@@ -33,6 +45,8 @@ class Command(BaseCommand):
             raise CommandError(f"no agent {agent!r}")
         if due:
             keys = scopes_due_for_consolidation(agent=agent_row)
+        elif agent_row is None:
+            raise CommandError("name an --agent")  # unreachable: checked above, for the type checker
         elif session:
             session_row = agent_row.sessions.filter(external_id=session).first()
             if session_row is None:
