@@ -378,17 +378,26 @@ def test_sensitive_data_kept_out_is_counted_on_the_agent_and_listed(page, memory
 
 def test_entity_page_draws_the_graph_and_rename_and_merge_go_through_the_ui(page, memory):
     from facts.models import Entity, EntityType, Relation
-    from facts.services.graph import entity_upsert, relation_add
-    from tests.graph_support import sister_graph_create
+    from facts.services.graph import EntityMention
+    from tests.graph_support import LYON, MARIA, relation_stated_by_new_fact, sister_graph_create
 
+    cello = EntityMention("cello", EntityType.THING)
     agent, gene = memory["agent"], memory["gene"]
     graph = sister_graph_create(agent=agent, user=gene)
-    cello = entity_upsert(agent=agent, user=gene, name="cello", entity_type=EntityType.THING)
-    relation_add(subject=graph.maria, predicate="plays", object_entity=cello)
-    relation_add(subject=graph.maria, predicate="lives_in", object_entity=graph.lyon)
-    twin = entity_upsert(agent=agent, user=gene, name="M. Silva", entity_type=EntityType.PERSON)
-    marathon = entity_upsert(agent=agent, user=gene, name="Lyon marathon 2026", entity_type=EntityType.EVENT)
-    relation_add(subject=twin, predicate="ran", object_entity=marathon)
+    relation_stated_by_new_fact(
+        agent=agent, user=gene, content="Maria plays the cello", subject=MARIA, predicate="plays", object=cello
+    )
+    relation_stated_by_new_fact(
+        agent=agent, user=gene, content="Maria lives in Lyon", subject=MARIA, predicate="lives_in", object=LYON
+    )
+    twin = relation_stated_by_new_fact(
+        agent=agent,
+        user=gene,
+        content="M. Silva ran the Lyon marathon 2026",
+        subject=EntityMention("M. Silva", EntityType.PERSON),
+        predicate="ran",
+        object=EntityMention("Lyon marathon 2026", EntityType.EVENT),
+    ).subject
 
     page.goto("/admin/facts/entity/?q=mia")
     page.wait_for_selector("#result_list")

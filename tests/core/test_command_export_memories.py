@@ -14,10 +14,11 @@ from conversations.models import Message, MessageEmbedding, Session
 from conversations.services.message_embeddings import messages_embed_missing
 from facts.models import Entity, Fact, FactEmbedding, Relation
 from facts.services.facts import fact_close, fact_create, fact_supersede
-from facts.services.graph import entity_merge, entity_upsert, relation_add, user_entity_get_or_create
+from facts.services.graph import EntityMention, entity_merge
 from reflections.models import Reflection
 from reflections.services.consolidation import consolidated_memory_replace
 from reflections.services.reflections import reflection_create
+from tests.graph_support import USER, relation_stated
 
 # Row fields that hold ids of other exported rows, and the kind of row they point to.
 REFERENCES = {
@@ -41,8 +42,8 @@ LINKS = {"source_facts": "fact"}
 def source_agent(db) -> Agent:
     """Every kind of row: two users, sessions with messages (one with an idempotency key), a fact with three
     versions, a closed fact, an agent fact linked to its source messages, entities (one merged into another) and
-    relations (one ended with the fact version that stated it), reflections (one absorbed) and blobs with past
-    versions."""
+    relations (one ended with the fact version that stated it, one with the merge), reflections (one absorbed) and
+    blobs with past versions: seven fact versions, four messages, three entities, four relations."""
     agent = Agent.objects.create(external_id="source", name="Source", formation_msg_interval=12)
     gene = EndUser.objects.create(agent=agent, external_id="gene", metadata={"plan": "pro"})
     maria = EndUser.objects.create(agent=agent, external_id="maria")
@@ -62,13 +63,8 @@ def source_agent(db) -> Agent:
     birthday = fact_create(
         agent=agent, user=gene, scopes=["user"], content="Gene's birthday is March 15th", source_messages=messages[:1]
     )
-    gene_self = user_entity_get_or_create(agent=agent, user=gene)
-    relation_add(
-        subject=gene_self,
-        predicate="born_on",
-        object_value="March 15th",
-        source_facts=[birthday],
-        source_messages=messages[:1],
+    relation_stated(
+        fact=birthday, subject=USER, predicate="born_on", value="March 15th", source_messages=messages[:1]
     )  # ended when the birthday is corrected
     corrected = fact_supersede(
         fact=birthday, content="Gene's birthday is March 16th", reason="corrected", source_messages=messages[2:]
@@ -76,10 +72,15 @@ def source_agent(db) -> Agent:
     latest = fact_supersede(
         fact=corrected, content="Gene's birthday is on March 16th", reason="reworded", tags=["dates"]
     )
-    relation_add(subject=gene_self, predicate="born_on", object_value="March 16th", source_facts=[latest])
-    lisbon = entity_upsert(agent=agent, user=gene, name="Lisbon", entity_type="place")
-    relation_add(subject=gene_self, predicate="lives_in", object_entity=lisbon)
-    entity_merge(kept=lisbon, merged=entity_upsert(agent=agent, user=gene, name="Lisboa"))
+    relation_stated(fact=latest, subject=USER, predicate="born_on", value="March 16th")
+    home = fact_create(agent=agent, user=gene, scopes=["user"], content="Gene lives in Lisbon (Lisboa)")
+    lisbon, lisboa = (
+        relation_stated(
+            fact=home, subject=USER, predicate="lives_in", object=EntityMention(name, "place")
+        ).object_entity
+        for name in ("Lisbon", "Lisboa")
+    )
+    entity_merge(kept=lisbon, merged=lisboa)  # its relation ends, a twin of Lisbon's
     closed = fact_create(agent=agent, user=maria, scopes=["user"], content="Maria drinks coffee")
     fact_close(fact=closed, reason="contradicted")
     fact_create(agent=agent, user=maria, scopes=["user"], content="Maria likes green tea", metadata={"k": [1, 2]})
@@ -163,18 +164,18 @@ def test_export_then_native_import_is_lossless_and_idempotent(source_agent, tmp_
     exported = _export("source", tmp_path / "source.jsonl")
     kinds = [row["kind"] for row in exported]
     assert kinds[0] == "export"
-    assert kinds.count("fact") == 6 and kinds.count("blob_version") == 1 and kinds.count("message") == 4
-    assert kinds.count("entity") == 3 and kinds.count("relation") == 3
+    assert kinds.count("fact") == 7 and kinds.count("blob_version") == 1 and kinds.count("message") == 4
+    assert kinds.count("entity") == 3 and kinds.count("relation") == 4
 
     output = _import_native(tmp_path / "source.jsonl", "copy")
 
-    assert "facts: 6 added" in output and "messages: 4 added" in output
+    assert "facts: 7 added" in output and "messages: 4 added" in output
     copy = Agent.objects.get(external_id="copy")
     assert (copy.name, copy.formation_msg_interval) == ("Source", 12)
     reexported = _export("copy", tmp_path / "copy.jsonl")
     assert _normalised(reexported) == _normalised(exported)
     # Search works on the copy: every fact version and message has a vector in the active space.
-    assert FactEmbedding.objects.filter(agent=copy).count() == 6
+    assert FactEmbedding.objects.filter(agent=copy).count() == 7
     assert MessageEmbedding.objects.filter(agent=copy).count() == 4
     current = Fact.objects.get(agent=copy, valid_to__isnull=True, content__contains="on March 16th")
     # The source agent still uses the exported lineages, so the copy's facts got lineages of their own.

@@ -15,7 +15,7 @@ from facts.models import Entity, EntityType, Fact, Relation
 from facts.selectors import facts_search
 from facts.selectors.graph_search import HUB_RELATIONS, query_names
 from facts.services.facts import fact_create
-from facts.services.graph import EntityMention, RelationStatement, entity_upsert, fact_relations_write, relation_add
+from facts.services.graph import EntityMention, RelationStatement, fact_relations_write
 from portability.records import ImportedFact, MemoryImport
 from portability.services.importer import memories_import
 from tests.facts.test_search import FILLER
@@ -54,6 +54,11 @@ def chain(agent, end_user) -> dict[str, Fact]:
     for content in FILLER:
         fact_create(agent=agent, user=end_user, scopes=["user"], content=content)
     return facts
+
+
+def _likes(count: int) -> list[RelationStatement]:
+    """Tom likes `count` things: enough makes him a hub."""
+    return [RelationStatement(_person("Tom"), "likes", value=f"thing {number}") for number in range(count)]
 
 
 def _ranks(hits) -> dict[int, int | None]:
@@ -111,9 +116,7 @@ def test_switched_off_the_graph_changes_nothing(agent, end_user, chain, settings
 @pytest.mark.django_db
 def test_a_hub_neither_starts_nor_carries_the_walk(agent, end_user, chain):
     """Tom, named in more relations than HUB_RELATIONS, says as little as a word in every document."""
-    tom = Entity.objects.get(agent=agent, user=end_user, aliases__contains=["tom"])
-    for number in range(HUB_RELATIONS):
-        relation_add(subject=tom, predicate="likes", object_value=f"thing {number}", source_facts=[chain["job"]])
+    fact_relations_write(fact=chain["job"], statements=_likes(HUB_RELATIONS), source_messages=[])
 
     assert all(hit.graph_rank is None for hit in facts_search(agent=agent, user=end_user, query="What does Tom do?"))
     ranks = _ranks(facts_search(agent=agent, user=end_user, query="Where could Maria visit her friend's office?"))
@@ -123,7 +126,6 @@ def test_a_hub_neither_starts_nor_carries_the_walk(agent, end_user, chain):
 @pytest.mark.django_db
 def test_a_hub_named_with_other_words_brings_its_relations_those_words_pick(agent, end_user, chain):
     """Naming a hub says little; naming it with what it did ("camped") picks the hub's relations that say it."""
-    tom = Entity.objects.get(agent=agent, user=end_user, aliases__contains=["tom"])
     beach = _stated(
         agent,
         end_user,
@@ -138,8 +140,7 @@ def test_a_hub_named_with_other_words_brings_its_relations_those_words_pick(agen
             _person("Tom"), "camped_in", EntityMention(name="Black Forest", entity_type=EntityType.PLACE)
         ),
     )
-    for number in range(HUB_RELATIONS):
-        relation_add(subject=tom, predicate="likes", object_value=f"thing {number}", source_facts=[chain["job"]])
+    fact_relations_write(fact=chain["job"], statements=_likes(HUB_RELATIONS), source_messages=[])
 
     ranks = _ranks(facts_search(agent=agent, user=end_user, query="Where has Tom camped?", top_k=20))
 
@@ -164,9 +165,12 @@ def test_another_users_or_agents_entities_never_expand(agent, end_user, chain):
     other_user = EndUser.objects.create(agent=agent, external_id="user-2")
     other_agent = Agent.objects.create(external_id="agent-2", name="other")
     for owner_agent, owner in ((agent, other_user), (other_agent, None)):
-        maria = entity_upsert(agent=owner_agent, user=owner, name="Maria Lopez", aliases=["lopez"])
-        kitchen = entity_upsert(agent=owner_agent, user=owner, name="Kitchen")
-        relation_add(subject=maria, predicate="runs", object_entity=kitchen, source_facts=[shared])
+        runs = RelationStatement(EntityMention("Maria Lopez", aliases=("lopez",)), "runs", EntityMention("Kitchen"))
+        fact = fact_create(
+            agent=owner_agent, user=owner, scopes=["user" if owner else "agent"], content="Maria Lopez runs the kitchen"
+        )
+        [relation] = fact_relations_write(fact=fact, statements=[runs], source_messages=[])
+        relation.source_facts.add(shared)  # a tie across scopes that no writer makes: the walk must not follow it
 
     hits = facts_search(agent=agent, user=end_user, query="What does Lopez run?", top_k=20)
 
