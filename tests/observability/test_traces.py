@@ -43,6 +43,14 @@ pytestmark = pytest.mark.django_db(transaction=True)
 _exporter = InMemorySpanExporter()
 
 
+def _instrumentations_disable() -> None:
+    """The reverse of tracing.instrumentations_enable, for this module: the test process goes on without tracing
+    (a service process never switches it off)."""
+    for instrumentor in tracing._instrumentors():
+        instrumentor.uninstrument()
+    tracing._instrumented = False
+
+
 @pytest.fixture
 def spans() -> Iterator[InMemorySpanExporter]:
     if not isinstance(trace.get_tracer_provider(), TracerProvider):
@@ -55,7 +63,7 @@ def spans() -> Iterator[InMemorySpanExporter]:
     try:
         yield _exporter
     finally:
-        tracing.instrumentations_disable()
+        _instrumentations_disable()
         connections.close_all()
         _exporter.clear()
 
@@ -174,11 +182,11 @@ def _process_spans_exported(*, endpoint_set: bool) -> tuple[str, list[bytes]]:
         "import django; django.setup()\n"
         "from django.db import connection\n"
         "from opentelemetry import trace\n"
-        "from core.observability.tracing import tracing_enabled\n"
+        "from core.observability import tracing\n"
         "with connection.cursor() as cursor: cursor.execute('SELECT 1')\n"
         "provider = trace.get_tracer_provider()\n"
         "getattr(provider, 'force_flush', lambda: None)()\n"
-        "print('tracing', tracing_enabled())\n"
+        "print('tracing', tracing._instrumented)\n"
     )
     env = {key: value for key, value in os.environ.items() if not key.startswith("OTEL_")}
     env["DATABASE_URL"] = database_url_of_test_database()
