@@ -20,6 +20,7 @@ from agents.models import Agent, EndUser
 from conversations.models import Session
 from tests import fuzzing
 from tests.api_support import api_client_for
+from tests.factories import AgentFactory, EndUserFactory, SessionFactory
 
 REPO_DIR = Path(__file__).resolve().parent.parent
 
@@ -92,7 +93,7 @@ def _vector_indexes_dropped_after(_django_db_marker, request) -> Iterator[None]:
 
 @pytest.fixture
 def agent(db) -> Agent:
-    return Agent.objects.create(external_id=f"agent-{uuid.uuid4().hex[:8]}", name="Test agent")
+    return AgentFactory(name="Test agent")
 
 
 @pytest.fixture
@@ -103,12 +104,12 @@ def api(agent: Agent):
 
 @pytest.fixture
 def end_user(agent: Agent) -> EndUser:
-    return EndUser.objects.create(agent=agent, external_id="user-1")
+    return EndUserFactory(agent=agent, external_id="user-1")
 
 
 @pytest.fixture
 def session(agent: Agent, end_user: EndUser) -> Session:
-    return Session.objects.create(agent=agent, user=end_user, external_id="session-1")
+    return SessionFactory(user=end_user, external_id="session-1")
 
 
 @pytest.fixture(scope="session")

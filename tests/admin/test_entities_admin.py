@@ -11,9 +11,9 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 from django.urls import reverse
 
-from agents.models import EndUser
 from facts.models import Entity, EntityType, Relation
 from facts.services.graph import EntityMention
+from tests.factories import EndUserFactory
 from tests.graph_support import LYON, MARIA, relation_stated_by_new_fact, sister_graph_create
 
 pytestmark = pytest.mark.django_db
@@ -34,7 +34,7 @@ def _listed(admin_client, **query) -> list[str]:
 
 def test_the_list_is_searched_by_any_name_and_filtered_by_type_and_user(admin_client, agent, end_user):
     sister_graph_create(agent=agent, user=end_user)
-    other = EndUser.objects.create(agent=agent, external_id="user-2")
+    other = EndUserFactory(agent=agent, external_id="user-2")
     relation_stated_by_new_fact(
         agent=agent,
         user=other,

@@ -16,7 +16,7 @@ from django.db import connection
 from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 
-from agents.models import Agent, EndUser
+from agents.models import Agent
 from agents.services.api_keys import api_key_create, api_key_revoke
 from facts.services.facts import fact_create
 from portability.services.erasure import user_erase
@@ -30,6 +30,7 @@ from tests.core.test_command_reembed import (  # noqa: F401  (embedding_stub is 
     bag_of_words_vector,
     embedding_stub,
 )
+from tests.factories import EndUserFactory
 
 # What a search reads that does not depend on its query: the key (with its agent), the end user, the active space.
 QUERY_INDEPENDENT_READS = (
@@ -148,7 +149,7 @@ def test_an_erased_user_is_gone_and_a_new_user_of_the_same_id_is_found(key_and_a
     user_erase(user=end_user, requested_by="test")
     assert _search(api, body).json()["results"] == []
 
-    again = EndUser.objects.create(agent=agent, external_id=end_user.external_id)
+    again = EndUserFactory(agent=agent, external_id=end_user.external_id)
     fact_create(agent=agent, user=again, scopes=["user"], content="Gene plays the oboe now")
     results = _search(api, body).json()["results"]
     assert [(hit["fact"]["content"], hit["fact"]["user"]) for hit in results] == [
@@ -159,7 +160,7 @@ def test_an_erased_user_is_gone_and_a_new_user_of_the_same_id_is_found(key_and_a
 @pytest.mark.django_db
 def test_search_results_are_the_same_cached_and_uncached(key_and_api, agent, end_user, settings):
     _, api = key_and_api
-    other = EndUser.objects.create(agent=agent, external_id="user-2")
+    other = EndUserFactory(agent=agent, external_id="user-2")
     for content in ("Gene plays the cello", "Gene's sister lives in Porto", "Gene is vegetarian"):
         fact_create(agent=agent, user=end_user, scopes=["user"], content=content)
     fact_create(agent=agent, user=other, scopes=["user"], content="Ana plays the violin")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from agents.models import Agent, EndUser
+from agents.models import Agent
 from conversations.models import Message, MessageEmbedding, Session
 from conversations.services.message_embeddings import messages_embed_missing
 from facts.models import Entity, Fact, FactEmbedding, Relation
@@ -18,6 +18,7 @@ from facts.services.graph import EntityMention, entity_merge
 from reflections.models import Reflection
 from reflections.services.consolidation import consolidated_memory_replace
 from reflections.services.reflections import reflection_create
+from tests.factories import AgentFactory, EndUserFactory, MessageFactory, SessionFactory
 from tests.graph_support import USER, relation_stated
 
 # Row fields that hold ids of other exported rows, and the kind of row they point to.
@@ -44,10 +45,10 @@ def source_agent(db) -> Agent:
     versions, a closed fact, an agent fact linked to its source messages, entities (one merged into another) and
     relations (one ended with the fact version that stated it, one with the merge), reflections (one absorbed) and
     blobs with past versions: seven fact versions, four messages, three entities, four relations."""
-    agent = Agent.objects.create(external_id="source", name="Source", formation_msg_interval=12)
-    gene = EndUser.objects.create(agent=agent, external_id="gene", metadata={"plan": "pro"})
-    maria = EndUser.objects.create(agent=agent, external_id="maria")
-    session = Session.objects.create(agent=agent, user=gene, external_id="s-1", metadata={"channel": "web"})
+    agent = AgentFactory(external_id="source", name="Source", formation_msg_interval=12)
+    gene = EndUserFactory(agent=agent, external_id="gene", metadata={"plan": "pro"})
+    maria = EndUserFactory(agent=agent, external_id="maria")
+    session = SessionFactory(user=gene, external_id="s-1", metadata={"channel": "web"})
     messages = Message.objects.bulk_create(
         [
             Message(session=session, role="user", content="My birthday is March 15th", token_count=6),
@@ -57,8 +58,8 @@ def source_agent(db) -> Agent:
     )
     messages_embed_missing(message_ids=[m.pk for m in messages])
     Session.objects.filter(pk=session.pk).update(formed_through_message_id=messages[1].pk, message_count=3)
-    maria_session = Session.objects.create(agent=agent, user=maria, external_id="s-2")
-    Message.objects.create(session=maria_session, role="user", content="I like green tea", token_count=4)
+    maria_session = SessionFactory(user=maria, external_id="s-2")
+    MessageFactory(session=maria_session, content="I like green tea", token_count=4)
 
     birthday = fact_create(
         agent=agent, user=gene, scopes=["user"], content="Gene's birthday is March 15th", source_messages=messages[:1]
@@ -235,10 +236,10 @@ def test_messages_imported_into_an_existing_session_count_in_its_counters(tmp_pa
     turns = [
         MessageInput(role="user", content=f"Turn {n} about the garden.", idempotency_key=f"t-{n}") for n in range(5)
     ]
-    source = Agent.objects.create(external_id="source")
+    source = AgentFactory(external_id="source")
     session_append_messages(agent=source, user_external_id="gene", session_external_id="s-1", messages=turns)
     _export("source", tmp_path / "source.jsonl")
-    target = Agent.objects.create(external_id="target")
+    target = AgentFactory(external_id="target")
     session_append_messages(agent=target, user_external_id="gene", session_external_id="s-1", messages=turns[:2])
 
     _import_native(tmp_path / "source.jsonl", "target")

@@ -29,6 +29,7 @@ from facts.models import Fact, FactEmbedding
 from facts.selectors import fact_embeddings_nearest
 from facts.services.facts import fact_create
 from facts.services.vector_indexes import fact_vector_index_name, fact_vector_indexes_maintain
+from tests.factories import SessionFactory
 from tests.statistics_support import corpus_statistics_kept, corpus_statistics_recount
 
 STUB_MODEL = "bag-of-words"
@@ -118,7 +119,7 @@ def _stored_memory(agent, user) -> Session:
     for i in range(40):
         topic = TOPICS[i % len(TOPICS)]
         fact_create(agent=agent, user=user, scopes=["user"], content=f"Note {i} about {topic} and {topic} supplies")
-    session = Session.objects.create(agent=agent, user=user, external_id="s-reembed")
+    session = SessionFactory(user=user, external_id="s-reembed")
     messages = Message.objects.bulk_create(
         [Message(session=session, role="user", content=f"Message {i} about {TOPICS[i % 9]}") for i in range(12)]
     )

@@ -7,12 +7,13 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from agents.models import Agent, EndUser
+from agents.models import Agent
 from facts.models import EntityType, FactScope
 from facts.services.facts import fact_create
 from facts.services.graph import EntityMention, RelationStatement, StatedRelations, relations_write
 from formation.services.tools import ENTITY_TOOL_MAX_FACTS, ENTITY_TOOL_MAX_RELATIONS
 from tests.api_support import api_client_for
+from tests.factories import AgentFactory, EndUserFactory
 from tests.graph_support import relation_stated, relation_stated_by_new_fact, sister_graph_create
 
 pytestmark = pytest.mark.django_db
@@ -88,12 +89,12 @@ def test_me_is_the_user_and_a_partial_name_finds_the_closest_entity(api, agent, 
 
 def test_a_users_entities_are_theirs_alone_and_agent_wide_ones_are_everyones(api, agent, end_user):
     sister_graph_create(agent=agent, user=end_user)
-    other_user = EndUser.objects.create(agent=agent, external_id="user-2")
+    other_user = EndUserFactory(agent=agent)
     opening = fact_create(agent=agent, user=None, scopes=[FactScope.AGENT], content="The Zanzibar office opens at 9")
     office = EntityMention("Zanzibar office", EntityType.PLACE)
     relation_stated(fact=opening, subject=office, predicate="opens_at", value="9 am")
-    other_agent = Agent.objects.create(external_id="agent-other", name="Other")
-    EndUser.objects.create(agent=other_agent, external_id=end_user.external_id)
+    other_agent = AgentFactory()
+    EndUserFactory(agent=other_agent, external_id=end_user.external_id)
 
     for caller, conversation in [
         (api, {"user": other_user.external_id}),

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models import Agent, EndUser
 from facts.models import EntityType, FactScope
 from facts.services.facts import fact_create, fact_supersede
 from facts.services.graph import EntityMention, entity_merge
 from tests.api_support import api_client_for
+from tests.factories import AgentFactory, EndUserFactory
 from tests.graph_support import USER, relation_stated, relation_stated_by_new_fact
 
 pytestmark = pytest.mark.django_db
@@ -124,8 +124,8 @@ def test_a_merged_entity_points_at_the_one_kept(api, agent, end_user, sister):
 
 
 def test_another_agents_entity_is_not_found(sister):
-    other = Agent.objects.create(external_id="agent-other", name="Other")
-    EndUser.objects.create(agent=other, external_id="user-1")
+    other = AgentFactory()
+    EndUserFactory(agent=other, external_id="user-1")
     client = api_client_for(other)
 
     response = client.get(f"/api/v1/entities/{sister.pk}")

@@ -4,8 +4,6 @@ a number of statements that does not grow with the relations."""
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -15,6 +13,7 @@ from facts.models import Entity, EntityType, FactScope, Relation
 from facts.services.facts import fact_close, fact_create
 from facts.services.graph import EntityMention, RelationStatement, StatedRelations, relations_write
 from facts.services.graph_extraction import facts_graph_extract
+from tests.factories import AgentFactory, EndUserFactory
 from tests.formation_support import user_says
 
 pytestmark = pytest.mark.django_db
@@ -175,8 +174,8 @@ def _graph(agent) -> tuple[set, set]:
 
 
 def _agent_with_memory() -> tuple[Agent, EndUser]:
-    agent = Agent.objects.create(external_id=f"agent-{uuid.uuid4().hex[:8]}", name="Graph agent")
-    user = EndUser.objects.create(agent=agent, external_id="u1")
+    agent = AgentFactory(name="Graph agent")
+    user = EndUserFactory(agent=agent)
     _memory_so_far(agent, user)
     return agent, user
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models import EndUser
 from core.exceptions import ApplicationError
 from facts.models import Entity, EntityType, FactScope, Relation
 from facts.selectors.graph import entities_list, entity_facts, entity_relations
@@ -20,6 +19,7 @@ from facts.services.graph import (
     user_names,
 )
 from portability.services.erasure import user_erase
+from tests.factories import EndUserFactory
 from tests.graph_support import USER, relation_stated, relation_stated_by_new_fact
 
 pytestmark = pytest.mark.django_db
@@ -61,7 +61,7 @@ def test_an_entity_is_found_by_any_of_its_names_and_gains_the_new_ones(agent, en
     assert named.aliases == ["the user's sister", "maria"]
     assert named.entity_type == EntityType.PERSON  # a known type is not changed by a later guess
     assert _sister_named(agent, end_user, EntityMention("MARIA"), "MARIA IS MY SISTER").pk == described.pk
-    other_user = EndUser.objects.create(agent=agent, external_id="user-2")
+    other_user = EndUserFactory(agent=agent, external_id="user-2")
     assert _sister_named(agent, other_user, EntityMention("Maria"), "The user's sister is Maria").pk != described.pk
 
 
@@ -183,7 +183,7 @@ def test_rename_keeps_the_old_name_as_an_alias(agent, end_user):
 
 
 def test_erasing_a_user_removes_their_entities_and_relations_only(agent, end_user):
-    other = EndUser.objects.create(agent=agent, external_id="user-2")
+    other = EndUserFactory(agent=agent, external_id="user-2")
     for user in (end_user, other):
         fact = _fact(agent, user, "Maria is the user's sister")
         fact_relations_write(fact=fact, statements=[SISTER], source_messages=[])
@@ -198,7 +198,7 @@ def test_erasing_a_user_removes_their_entities_and_relations_only(agent, end_use
 
 def test_a_users_names_are_an_id_that_reads_as_a_name_and_their_metadata_name(agent):
     def names(external_id: str, metadata: object = None) -> frozenset[str]:
-        return user_names(user=EndUser.objects.create(agent=agent, external_id=external_id, metadata=metadata or {}))
+        return user_names(user=EndUserFactory(agent=agent, external_id=external_id, metadata=metadata or {}))
 
     assert names("Jean-Luc Picard") == {"jean-luc picard"}
     assert names("u-5", {"name": "Ana Lima"}) == {"ana lima"}

@@ -10,7 +10,6 @@ import time
 
 import pytest
 
-from agents.models import Agent, EndUser
 from facts.models import Entity, EntityType, Fact, Relation
 from facts.selectors import facts_search
 from facts.selectors.graph_search import HUB_RELATIONS, query_names
@@ -18,6 +17,7 @@ from facts.services.facts import fact_create
 from facts.services.graph import EntityMention, RelationStatement, fact_relations_write
 from portability.records import ImportedFact, MemoryImport
 from portability.services.importer import memories_import
+from tests.factories import AgentFactory, EndUserFactory
 from tests.facts.test_search import FILLER
 
 
@@ -162,8 +162,8 @@ def test_single_signal_modes_keep_to_their_signal(agent, end_user, chain):
 def test_another_users_or_agents_entities_never_expand(agent, end_user, chain):
     """The shared fact is visible to the user, but only the other user's and the other agent's "Maria" lead to it."""
     shared = fact_create(agent=agent, user=None, scopes=["agent"], content="The office kitchen closes at six")
-    other_user = EndUser.objects.create(agent=agent, external_id="user-2")
-    other_agent = Agent.objects.create(external_id="agent-2", name="other")
+    other_user = EndUserFactory(agent=agent)
+    other_agent = AgentFactory()
     for owner_agent, owner in ((agent, other_user), (other_agent, None)):
         runs = RelationStatement(EntityMention("Maria Lopez", aliases=("lopez",)), "runs", EntityMention("Kitchen"))
         fact = fact_create(

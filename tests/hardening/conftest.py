@@ -22,6 +22,7 @@ from facts.services.reference_documents import reference_document_create
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.services.consolidation import consolidated_memory_replace
 from reflections.services.manual import reflection_create_manual
+from tests.factories import AgentFactory
 from tests.graph_support import USER, relation_stated
 
 B_MARKER = "zanzibarquokka"
@@ -139,8 +140,8 @@ class Tenants:
 
 @pytest.fixture
 def tenants(db) -> Tenants:
-    agent_a = Agent.objects.create(external_id="agent-a", name="Caller")
-    agent_b = Agent.objects.create(external_id="agent-b", name="Victim")
+    agent_a = AgentFactory(external_id="agent-a", name="Caller")
+    agent_b = AgentFactory(external_id="agent-b", name="Victim")
     a = _memory_of_every_kind(agent=agent_a, user_id="alice", session_id="alice-chat", marker="alphawombat")
     b = _memory_of_every_kind(agent=agent_b, user_id="bob", session_id="bob-chat", marker=B_MARKER)
     return Tenants(a=a, b=b)
