@@ -21,7 +21,8 @@ from agents.services.api_keys import api_key_create, api_key_revoke
 from facts.services.facts import fact_create
 from portability.services.erasure import user_erase
 from tests.conftest import REPO_DIR, database_url_of_test_database
-from tests.core.test_command_reembed import (  # noqa: F401  (embedding_stub is a fixture)
+from tests.factories import EndUserFactory
+from tests.portability.test_command_reembed import (  # noqa: F401  (embedding_stub is a fixture)
     MARKER,
     QUERY,
     STUB_DIMENSIONS,
@@ -30,7 +31,6 @@ from tests.core.test_command_reembed import (  # noqa: F401  (embedding_stub is 
     bag_of_words_vector,
     embedding_stub,
 )
-from tests.factories import EndUserFactory
 
 # What a search reads that does not depend on its query: the key (with its agent), the end user, the active space.
 QUERY_INDEPENDENT_READS = (
