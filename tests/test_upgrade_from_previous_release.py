@@ -27,7 +27,7 @@ from core.models import LLMCall, SensitiveDataFinding
 from facts.models import Fact
 from formation.models import FormationJob, HeldMemory, RetentionRun
 from reflections.models import Reflection
-from tests.portability.test_command_export_memories import _export, _normalised
+from tests.export_support import export_normalised, export_rows
 
 # The newest migration of each app in the previous release; agents/ and formation/ did not exist.
 PREVIOUS_RELEASE = [
@@ -278,4 +278,4 @@ def test_the_previous_release_s_native_export_imports_without_loss(tmp_path):
     )
 
     assert "facts: 6 added" in out.getvalue() and "messages: 4 added" in out.getvalue()
-    assert _normalised(_export("restored", tmp_path / "restored.jsonl")) == _normalised(exported)
+    assert export_normalised(export_rows("restored", tmp_path / "restored.jsonl")) == export_normalised(exported)

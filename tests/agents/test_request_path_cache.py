@@ -22,14 +22,13 @@ from facts.services.facts import fact_create
 from portability.services.erasure import user_erase
 from tests.conftest import REPO_DIR, database_url_of_test_database
 from tests.factories import EndUserFactory
-from tests.portability.test_command_reembed import (  # noqa: F401  (embedding_stub is a fixture)
+from tests.reembed_support import (
     MARKER,
     QUERY,
     STUB_DIMENSIONS,
-    _reembed,
-    _stored_memory,
     bag_of_words_vector,
-    embedding_stub,
+    memory_to_reembed_create,
+    reembed_to_stub,
 )
 
 # What a search reads that does not depend on its query: the key (with its agent), the end user, the active space.
@@ -181,14 +180,14 @@ def test_search_results_are_the_same_cached_and_uncached(key_and_api, agent, end
 
 
 @pytest.mark.django_db(transaction=True)
-def test_searches_use_the_new_space_after_a_reembed(key_and_api, agent, end_user, embedding_stub):  # noqa: F811
+def test_searches_use_the_new_space_after_areembed_to_stub(key_and_api, agent, end_user, embedding_stub):
     _, api = key_and_api
-    _stored_memory(agent, end_user)
+    memory_to_reembed_create(agent, end_user)
     body = {"query": QUERY, "user": end_user.external_id, "mode": "semantic", "top_k": 1}
     before = _search(api, body).json()["results"]
     assert before[0]["fact"]["content"] == MARKER
 
-    _reembed("--retire-grace-seconds", "0")
+    reembed_to_stub("--retire-grace-seconds", "0")
 
     after = _search(api, body).json()["results"]
     expected_similarity = float(

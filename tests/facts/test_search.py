@@ -13,15 +13,7 @@ from facts.models import Fact
 from facts.selectors import facts_search
 from facts.services.facts import fact_close, fact_create, fact_supersede
 from tests.factories import AgentFactory, EndUserFactory
-
-FILLER = [
-    "The user drinks black coffee every morning",
-    "The user's sister lives in Porto",
-    "The user is allergic to peanuts",
-    "The user plays the cello in a community orchestra",
-    "The user prefers trains to planes for trips under 600 km",
-    "The user's favourite film is Spirited Away",
-]
+from tests.facts.search_support import FILLER
 
 
 @pytest.fixture

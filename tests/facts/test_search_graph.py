@@ -18,47 +18,12 @@ from facts.services.graph import EntityMention, RelationStatement, fact_relation
 from portability.records import ImportedFact, MemoryImport
 from portability.services.importer import memories_import
 from tests.factories import AgentFactory, EndUserFactory
-from tests.facts.test_search import FILLER
-
-
-def _person(name: str) -> EntityMention:
-    return EntityMention(name=name, entity_type=EntityType.PERSON)
-
-
-def _stated(agent, user, content: str, *statements: RelationStatement) -> Fact:
-    fact = fact_create(agent=agent, user=user, scopes=["user"], content=content)
-    fact_relations_write(fact=fact, statements=statements, source_messages=[])
-    return fact
-
-
-@pytest.fixture
-def chain(agent, end_user) -> dict[str, Fact]:
-    """Maria -> Tom -> Acme -> Zurich: the fact about Acme's city is two relations from Maria and shares no word with
-    a question about her."""
-    acme = EntityMention(name="Acme", entity_type=EntityType.ORGANISATION)
-    facts = {
-        "friend": _stated(
-            agent,
-            end_user,
-            "Maria and Tom met at university",
-            RelationStatement(_person("Maria"), "friend_of", _person("Tom")),
-        ),
-        "job": _stated(agent, end_user, "Tom works at Acme", RelationStatement(_person("Tom"), "works_at", acme)),
-        "city": _stated(
-            agent,
-            end_user,
-            "Acme is based in Zurich",
-            RelationStatement(acme, "based_in", EntityMention(name="Zurich", entity_type=EntityType.PLACE)),
-        ),
-    }
-    for content in FILLER:
-        fact_create(agent=agent, user=end_user, scopes=["user"], content=content)
-    return facts
+from tests.facts.search_support import fact_stating, person
 
 
 def _likes(count: int) -> list[RelationStatement]:
     """Tom likes `count` things: enough makes him a hub."""
-    return [RelationStatement(_person("Tom"), "likes", value=f"thing {number}") for number in range(count)]
+    return [RelationStatement(person("Tom"), "likes", value=f"thing {number}") for number in range(count)]
 
 
 def _ranks(hits) -> dict[int, int | None]:
@@ -126,19 +91,17 @@ def test_a_hub_neither_starts_nor_carries_the_walk(agent, end_user, chain):
 @pytest.mark.django_db
 def test_a_hub_named_with_other_words_brings_its_relations_those_words_pick(agent, end_user, chain):
     """Naming a hub says little; naming it with what it did ("camped") picks the hub's relations that say it."""
-    beach = _stated(
+    beach = fact_stating(
         agent,
         end_user,
         "Tom spent a weekend by the sea",
-        RelationStatement(_person("Tom"), "camped_at", EntityMention(name="Beach", entity_type=EntityType.PLACE)),
+        RelationStatement(person("Tom"), "camped_at", EntityMention(name="Beach", entity_type=EntityType.PLACE)),
     )
-    forest = _stated(
+    forest = fact_stating(
         agent,
         end_user,
         "Tom slept under the pines",
-        RelationStatement(
-            _person("Tom"), "camped_in", EntityMention(name="Black Forest", entity_type=EntityType.PLACE)
-        ),
+        RelationStatement(person("Tom"), "camped_in", EntityMention(name="Black Forest", entity_type=EntityType.PLACE)),
     )
     fact_relations_write(fact=chain["job"], statements=_likes(HUB_RELATIONS), source_messages=[])
 

@@ -24,8 +24,8 @@ from tests.conftest import REPO_DIR, database_url_of_test_database
 from tests.factories import AgentFactory
 from tests.formation_support import celery_workers_paused
 from tests.llm_stub_server import StubLLMServer
+from tests.observability.monitoring_support import ALERTS, alert_rules, dashboard_expressions
 from tests.observability.prometheus_support import prometheus_binary, prometheus_running, wait_for
-from tests.observability.test_monitoring_files import ALERTS, alert_rules, dashboard_expressions
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

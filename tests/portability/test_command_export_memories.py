@@ -18,25 +18,9 @@ from facts.services.graph import EntityMention, entity_merge
 from reflections.models import Reflection
 from reflections.services.consolidation import consolidated_memory_replace
 from reflections.services.reflections import reflection_create
+from tests.export_support import export_normalised, export_rows
 from tests.factories import AgentFactory, EndUserFactory, MessageFactory, SessionFactory
 from tests.graph_support import USER, relation_stated
-
-# Row fields that hold ids of other exported rows, and the kind of row they point to.
-REFERENCES = {
-    "user_id": "user",
-    "session_id": "session",
-    "source_session_id": "session",
-    "superseded_by_id": "fact",
-    "memory_id": "blob",
-    "consolidated_into_id": "blob",
-    "formed_through_message_id": "message",
-    "summarized_through_message_id": "message",
-    "subject_id": "entity",
-    "object_entity_id": "entity",
-    "merged_into_id": "entity",
-}
-# The kind of row each many-to-many link points to.
-LINKS = {"source_facts": "fact"}
 
 
 @pytest.fixture
@@ -115,11 +99,6 @@ def source_agent(db) -> Agent:
     return agent
 
 
-def _export(agent: str, path: Path, *options: str) -> list[dict]:
-    call_command("export_memories", "--agent", agent, "--output", str(path), *options, stderr=StringIO())
-    return [json.loads(line) for line in path.read_text().splitlines()]
-
-
 def _import_native(path: Path, agent: str) -> str:
     out = StringIO()
     call_command(
@@ -136,33 +115,9 @@ def _import_native(path: Path, agent: str) -> str:
     return out.getvalue()
 
 
-def _normalised(rows: list[dict]) -> dict:
-    """The export with database ids replaced by each row's place among the rows of its kind (and lineages by their
-    order of appearance), so exports of the same memory from different rows compare equal."""
-    header, rows = rows[0], rows[1:]
-    positions = {}
-    for row in rows:
-        kind_rows = positions.setdefault(row["kind"], {})
-        kind_rows[row["id"]] = len(kind_rows)
-    lineages: dict[str, int] = {}
-    normalised = []
-    for row in rows:
-        fields = dict(row["fields"])
-        for name, kind in REFERENCES.items():
-            if fields.get(name) is not None:
-                fields[name] = positions[kind][fields[name]]
-        if "lineage" in fields:
-            fields["lineage"] = lineages.setdefault(fields["lineage"], len(lineages))
-        m2m = {
-            name: [positions[LINKS.get(name, "message")][i] for i in ids] for name, ids in row.get("m2m", {}).items()
-        }
-        normalised.append((row["kind"], json.dumps(fields, sort_keys=True), json.dumps(m2m, sort_keys=True)))
-    return {"agent settings": header["agent"]["settings"], "rows": normalised}
-
-
 @pytest.mark.django_db
 def test_export_then_native_import_is_lossless_and_idempotent(source_agent, tmp_path):
-    exported = _export("source", tmp_path / "source.jsonl")
+    exported = export_rows("source", tmp_path / "source.jsonl")
     kinds = [row["kind"] for row in exported]
     assert kinds[0] == "export"
     assert kinds.count("fact") == 7 and kinds.count("blob_version") == 1 and kinds.count("message") == 4
@@ -173,8 +128,8 @@ def test_export_then_native_import_is_lossless_and_idempotent(source_agent, tmp_
     assert "facts: 7 added" in output and "messages: 4 added" in output
     copy = Agent.objects.get(external_id="copy")
     assert (copy.name, copy.formation_msg_interval) == ("Source", 12)
-    reexported = _export("copy", tmp_path / "copy.jsonl")
-    assert _normalised(reexported) == _normalised(exported)
+    reexported = export_rows("copy", tmp_path / "copy.jsonl")
+    assert export_normalised(reexported) == export_normalised(exported)
     # Search works on the copy: every fact version and message has a vector in the active space.
     assert FactEmbedding.objects.filter(agent=copy).count() == 7
     assert MessageEmbedding.objects.filter(agent=copy).count() == 4
@@ -186,27 +141,27 @@ def test_export_then_native_import_is_lossless_and_idempotent(source_agent, tmp_
     assert ended.valid_to is not None and ended.source_facts.get().version == 1
     assert Entity.objects.get(agent=copy, name="Lisboa").merged_into == Entity.objects.get(agent=copy, name="Lisbon")
 
-    before = _normalised(_export("copy", tmp_path / "before.jsonl"))
+    before = export_normalised(export_rows("copy", tmp_path / "before.jsonl"))
     again = _import_native(tmp_path / "source.jsonl", "copy")
     assert " added" not in again.replace("0 added", ""), again
-    assert _normalised(_export("copy", tmp_path / "after.jsonl")) == before
+    assert export_normalised(export_rows("copy", tmp_path / "after.jsonl")) == before
 
 
 @pytest.mark.django_db
 def test_erase_then_reimport_restores_the_user(source_agent, tmp_path):
-    exported = _normalised(_export("source", tmp_path / "gene.jsonl", "--user", "gene"))
+    exported = export_normalised(export_rows("source", tmp_path / "gene.jsonl", "--user", "gene"))
     call_command("erase_user", "--agent", "source", "--user", "gene", "--yes", stdout=StringIO())
     assert not Fact.objects.filter(user__external_id="gene").exists()
     assert not Entity.objects.filter(agent=source_agent).exists() and not Relation.objects.exists()
 
     _import_native(tmp_path / "gene.jsonl", "source")
 
-    assert _normalised(_export("source", tmp_path / "again.jsonl", "--user", "gene")) == exported
+    assert export_normalised(export_rows("source", tmp_path / "again.jsonl", "--user", "gene")) == exported
 
 
 @pytest.mark.django_db
 def test_user_export_holds_only_that_users_rows(source_agent, tmp_path):
-    rows = _export("source", tmp_path / "maria.jsonl", "--user", "maria")
+    rows = export_rows("source", tmp_path / "maria.jsonl", "--user", "maria")
 
     assert rows[0]["user"] == "maria"
     assert [row["fields"]["external_id"] for row in rows if row["kind"] == "user"] == ["maria"]
@@ -238,7 +193,7 @@ def test_messages_imported_into_an_existing_session_count_in_its_counters(tmp_pa
     ]
     source = AgentFactory(external_id="source")
     session_append_messages(agent=source, user_external_id="gene", session_external_id="s-1", messages=turns)
-    _export("source", tmp_path / "source.jsonl")
+    export_rows("source", tmp_path / "source.jsonl")
     target = AgentFactory(external_id="target")
     session_append_messages(agent=target, user_external_id="gene", session_external_id="s-1", messages=turns[:2])
 

@@ -14,9 +14,9 @@ from conversations.models import Session
 from core.llm.tokens import count_tokens
 from reflections.models import MemoryScope, Reflection
 from reflections.selectors.bundle import ELLIPSIS, memory_bundle_build, text_shorten_to_tokens
-from tests.core.test_tokens import FREE_WHITESPACE, MAX_CHARS_PER_TOKEN, any_text, wordpiece_count
 from tests.factories import AgentFactory, EndUserFactory, MessageFactory, SessionFactory
 from tests.fuzzing import examples, tally_add
+from tests.tokens_support import FREE_WHITESPACE, MAX_CHARS_PER_TOKEN, any_text, wordpiece_count
 
 pytestmark = pytest.mark.fuzz
 
