@@ -18,8 +18,11 @@ from django.core.cache import cache
 
 from agents.models import Agent, EndUser
 from conversations.models import Session
+from core.embeddings import spaces
 from tests import fuzzing
 from tests.api_support import api_client_for
+from tests.factories import AgentFactory, EndUserFactory, SessionFactory
+from tests.reembed_support import EmbeddingStub
 
 REPO_DIR = Path(__file__).resolve().parent.parent
 
@@ -92,7 +95,7 @@ def _vector_indexes_dropped_after(_django_db_marker, request) -> Iterator[None]:
 
 @pytest.fixture
 def agent(db) -> Agent:
-    return Agent.objects.create(external_id=f"agent-{uuid.uuid4().hex[:8]}", name="Test agent")
+    return AgentFactory(name="Test agent")
 
 
 @pytest.fixture
@@ -103,12 +106,27 @@ def api(agent: Agent):
 
 @pytest.fixture
 def end_user(agent: Agent) -> EndUser:
-    return EndUser.objects.create(agent=agent, external_id="user-1")
+    return EndUserFactory(agent=agent, external_id="user-1")
 
 
 @pytest.fixture
 def session(agent: Agent, end_user: EndUser) -> Session:
-    return Session.objects.create(agent=agent, user=end_user, external_id="session-1")
+    return SessionFactory(user=end_user, external_id="session-1")
+
+
+@pytest.fixture
+def embedding_stub(settings) -> Iterator[EmbeddingStub]:
+    """An OpenAI-compatible embeddings endpoint on 127.0.0.1 that embeds by hashed bag of words
+    (tests.reembed_support), where the embedding settings point."""
+    stub = EmbeddingStub()
+    stub.thread.start()
+    settings.EMBEDDING_BASE_URL = stub.base_url
+    settings.EMBEDDING_API_KEY = "test-key"
+    spaces._provider_for.cache_clear()
+    yield stub
+    stub.server.shutdown()
+    stub.server.server_close()
+    spaces._provider_for.cache_clear()
 
 
 @pytest.fixture(scope="session")

@@ -27,7 +27,7 @@ from core.models import LLMCall, SensitiveDataFinding
 from facts.models import Fact
 from formation.models import FormationJob, HeldMemory, RetentionRun
 from reflections.models import Reflection
-from tests.core.test_command_export_memories import _export, _normalised
+from tests.export_support import export_normalised, export_rows
 
 # The newest migration of each app in the previous release; agents/ and formation/ did not exist.
 PREVIOUS_RELEASE = [
@@ -260,8 +260,8 @@ def test_going_back_to_the_previous_release_leaves_the_schema_as_it_was(previous
 
 def test_the_previous_release_s_native_export_imports_without_loss(tmp_path):
     """tests/fixtures/previous_release/native_export.jsonl was written by the previous release's export_memories
-    (the agent of tests/core/test_command_export_memories.py: users, sessions, messages, fact versions, blobs with
-    past versions, reflections)."""
+    (the agent of tests/portability/test_command_export_memories.py: users, sessions, messages, fact versions, blobs
+    with past versions, reflections)."""
     exported = [json.loads(line) for line in PREVIOUS_EXPORT.read_text().splitlines()]
 
     out = StringIO()
@@ -278,4 +278,4 @@ def test_the_previous_release_s_native_export_imports_without_loss(tmp_path):
     )
 
     assert "facts: 6 added" in out.getvalue() and "messages: 4 added" in out.getvalue()
-    assert _normalised(_export("restored", tmp_path / "restored.jsonl")) == _normalised(exported)
+    assert export_normalised(export_rows("restored", tmp_path / "restored.jsonl")) == export_normalised(exported)

@@ -51,7 +51,7 @@ class FactOutputSerializer(serializers.ModelSerializer):
 
     def to_representation(self, instance: Fact) -> dict:
         # DRF's own output, read without its per-field machinery (get_attribute, SkipField checks): a search renders
-        # twenty fields of every hit. tests/facts/test_facts_api.py compares both on every kind of fact.
+        # twenty fields of every hit. tests/api/test_facts.py compares both on every kind of fact.
         return {
             name: None if (value := read(instance)) is None else represent(value)
             for name, read, represent in self._readers

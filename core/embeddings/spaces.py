@@ -8,7 +8,6 @@ from __future__ import annotations
 import copy
 from functools import lru_cache
 
-from django.apps import apps
 from django.db import connection, transaction
 from django.db.models import Func
 from django.db.models.functions import Cast
@@ -16,15 +15,11 @@ from django.utils import timezone
 from pgvector.django import VectorField
 
 from core.embeddings.providers import EmbeddingProvider, build_embedding_provider, get_embedding_provider
-from core.models import EmbeddingRecord, EmbeddingSpace
+from core.models import EmbeddingSpace
 from core.runtime.request_path_cache import ProcessCache, request_path_caches_invalidate
 
 _ACTIVE_SPACE_LOCK_KEY = 7_340_001
 _active_space: ProcessCache[EmbeddingSpace] = ProcessCache(max_entries=1)
-
-
-def embedding_record_models() -> list[type[EmbeddingRecord]]:
-    return [model for model in apps.get_models() if issubclass(model, EmbeddingRecord)]
 
 
 def embedding_space_get_or_create(*, provider: EmbeddingProvider) -> EmbeddingSpace:

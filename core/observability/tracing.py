@@ -24,11 +24,6 @@ tracer = trace.get_tracer("memory")
 _instrumented = False
 
 
-def tracing_enabled() -> bool:
-    """Whether spans are recorded in this process: an exporter is configured, or a test installed a provider."""
-    return _instrumented
-
-
 def _instrumentors() -> list:
     # Loaded only where tracing is on: the instrumentations import what they wrap, and cost start-up time.
     from opentelemetry.instrumentation.celery import CeleryInstrumentor
@@ -54,14 +49,6 @@ def instrumentations_enable() -> None:
     for instrumentor in _instrumentors():
         instrumentor.instrument(**options.get(type(instrumentor).__name__, {}))
     _instrumented = True
-
-
-def instrumentations_disable() -> None:
-    """The reverse, for a test that switched tracing on in a process that goes on without it."""
-    global _instrumented
-    for instrumentor in _instrumentors():
-        instrumentor.uninstrument()
-    _instrumented = False
 
 
 def tracing_configure() -> bool:

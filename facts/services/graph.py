@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from datetime import datetime
 
 from django.db import connection, transaction
 from django.db.models import Q
@@ -153,28 +152,6 @@ def _known_type(entity_type: str) -> str:
     return entity_type if entity_type in EntityType.values else EntityType.THING
 
 
-@transaction.atomic
-def entity_upsert(
-    *, agent: Agent, user: EndUser | None, name: str, entity_type: str = EntityType.THING, aliases: Sequence[str] = ()
-) -> Entity:
-    """The scope's entity known by `name` or any of `aliases` (the oldest when several are), given the names it
-    lacked; a new one otherwise. A specific type replaces "thing"; a known type is not changed by a later guess."""
-    canonical, names = _upsert_names(name=name, aliases=aliases)
-    entity_type = _known_type(entity_type)
-    existing = (
-        Entity.objects.select_for_update()
-        .filter(_scope(agent=agent, user=user), aliases__overlap=names)
-        .order_by("pk")
-        .first()
-    )
-    if existing is None:
-        return Entity.objects.create(agent=agent, user=user, name=canonical, entity_type=entity_type, aliases=names)
-    changed = _entity_extend(entity=existing, canonical=canonical, names=names, entity_type=entity_type)
-    if changed:
-        existing.save(update_fields=[*changed, "updated_at"])
-    return existing
-
-
 def _relation_values(*, predicate: str, object_entity: Entity | None, object_value: str) -> tuple[str, str]:
     """The predicate and object value as stored (normalised), or an ApplicationError for a relation without them."""
     predicate = predicate_normalize(predicate)
@@ -184,49 +161,6 @@ def _relation_values(*, predicate: str, object_entity: Entity | None, object_val
     if object_entity is None and not object_value:
         raise ApplicationError("a relation needs an object entity or value.", fields={"object": ["empty"]})
     return predicate, object_value
-
-
-@transaction.atomic
-def relation_add(
-    *,
-    subject: Entity,
-    predicate: str,
-    object_entity: Entity | None = None,
-    object_value: str = "",
-    source_facts: Sequence[Fact] = (),
-    source_messages: Sequence[Message] = (),
-    valid_from: datetime | None = None,
-) -> Relation:
-    """The current relation subject --predicate--> object, created unless it holds already (then it gains the new
-    sources): one current row per subject, predicate and object. One relation, as the admin and the API add it;
-    formation writes its relations together (relations_write)."""
-    predicate, object_value = _relation_values(
-        predicate=predicate, object_entity=object_entity, object_value=object_value
-    )
-    now = timezone.now()
-    relation, created = Relation.objects.get_or_create(
-        subject=subject,
-        predicate=predicate,
-        object_entity=object_entity,
-        object_value=object_value,
-        valid_to__isnull=True,
-        defaults={
-            "agent_id": subject.agent_id,
-            "user_id": subject.user_id,
-            "formed_at": now,
-            "valid_from": valid_from or now,
-        },
-    )
-    if created:  # nothing to compare with: the links are inserted without add()'s read of the existing ones
-        fact_link, message_link = Relation.source_facts.through, Relation.source_messages.through
-        fact_link.objects.bulk_create([fact_link(relation_id=relation.pk, fact_id=fact.pk) for fact in source_facts])
-        message_link.objects.bulk_create(
-            [message_link(relation_id=relation.pk, message_id=message.pk) for message in source_messages]
-        )
-    else:
-        relation.source_facts.add(*source_facts)
-        relation.source_messages.add(*source_messages)
-    return relation
 
 
 @dataclass(frozen=True)
@@ -240,8 +174,9 @@ class StatedRelations:
 
 class _ScopeEntities:
     """One scope's entities that a batch's mentions can name, read in one locked statement; each mention is found or
-    created in memory as entity_upsert would one after the other (the oldest entity known by any of its names, given
-    the names it lacked), and what changed is written in two statements at the end."""
+    created in memory, one after the other (the oldest entity known by any of its names, given the names it lacked;
+    a specific type replaces "thing", a known type is not changed by a later guess), and what changed is written in
+    two statements at the end."""
 
     def __init__(self, *, agent: Agent, user: EndUser | None, names: set[str], user_entity: Entity | None) -> None:
         self.agent, self.user = agent, user
@@ -315,9 +250,10 @@ def _scope_names(
 
 @transaction.atomic
 def relations_write(*, stated: Sequence[StatedRelations]) -> list[Relation]:
-    """The relations of several fact versions (one formation run's, an import batch's), each in its fact's scope,
-    linked to the version and the messages it came from: the same graph as relation_add statement by statement, in
-    a number of statements that does not grow with the relations (per scope, the user's entity and one locked read of
+    """The one writer of relations: those of several fact versions (one formation run's, an import batch's, one fact's
+    through fact_relations_write), each in its fact's scope, linked to the version and the messages it came from; a
+    relation that holds already (current, same subject, predicate and object) gains the new sources. In a number of
+    statements that does not grow with the relations (per scope, the user's entity and one locked read of
     the entities the mentions name; then one insert and one update of entities, one read and one insert of relations,
     one insert of each kind of link). A statement about the user in an agent-wide fact is dropped: agent-wide memory
     names no user. Returns the relation each statement written holds to, in order."""

@@ -37,15 +37,3 @@ def sensitive_data_counts(*, agent_id: int) -> Counter:
         .values_list("kind", "action", "n")
     )
     return Counter({(kind, action): n for kind, action, n in rows})
-
-
-def sensitive_data_totals(*, agent_ids: list[int]) -> dict[int, int]:
-    """agent id -> secrets kept out of memory (withheld or redacted)."""
-    rows = (
-        sensitive_findings_counted()
-        .filter(agent_id__in=agent_ids)
-        .values("agent_id")
-        .annotate(n=Count("id"))
-        .values_list("agent_id", "n")
-    )
-    return dict(rows)

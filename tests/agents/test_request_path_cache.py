@@ -16,19 +16,19 @@ from django.db import connection
 from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 
-from agents.models import Agent, EndUser
+from agents.models import Agent
 from agents.services.api_keys import api_key_create, api_key_revoke
 from facts.services.facts import fact_create
 from portability.services.erasure import user_erase
 from tests.conftest import REPO_DIR, database_url_of_test_database
-from tests.core.test_command_reembed import (  # noqa: F401  (embedding_stub is a fixture)
+from tests.factories import EndUserFactory
+from tests.reembed_support import (
     MARKER,
     QUERY,
     STUB_DIMENSIONS,
-    _reembed,
-    _stored_memory,
     bag_of_words_vector,
-    embedding_stub,
+    memory_to_reembed_create,
+    reembed_to_stub,
 )
 
 # What a search reads that does not depend on its query: the key (with its agent), the end user, the active space.
@@ -148,7 +148,7 @@ def test_an_erased_user_is_gone_and_a_new_user_of_the_same_id_is_found(key_and_a
     user_erase(user=end_user, requested_by="test")
     assert _search(api, body).json()["results"] == []
 
-    again = EndUser.objects.create(agent=agent, external_id=end_user.external_id)
+    again = EndUserFactory(agent=agent, external_id=end_user.external_id)
     fact_create(agent=agent, user=again, scopes=["user"], content="Gene plays the oboe now")
     results = _search(api, body).json()["results"]
     assert [(hit["fact"]["content"], hit["fact"]["user"]) for hit in results] == [
@@ -159,7 +159,7 @@ def test_an_erased_user_is_gone_and_a_new_user_of_the_same_id_is_found(key_and_a
 @pytest.mark.django_db
 def test_search_results_are_the_same_cached_and_uncached(key_and_api, agent, end_user, settings):
     _, api = key_and_api
-    other = EndUser.objects.create(agent=agent, external_id="user-2")
+    other = EndUserFactory(agent=agent, external_id="user-2")
     for content in ("Gene plays the cello", "Gene's sister lives in Porto", "Gene is vegetarian"):
         fact_create(agent=agent, user=end_user, scopes=["user"], content=content)
     fact_create(agent=agent, user=other, scopes=["user"], content="Ana plays the violin")
@@ -180,14 +180,14 @@ def test_search_results_are_the_same_cached_and_uncached(key_and_api, agent, end
 
 
 @pytest.mark.django_db(transaction=True)
-def test_searches_use_the_new_space_after_a_reembed(key_and_api, agent, end_user, embedding_stub):  # noqa: F811
+def test_searches_use_the_new_space_after_areembed_to_stub(key_and_api, agent, end_user, embedding_stub):
     _, api = key_and_api
-    _stored_memory(agent, end_user)
+    memory_to_reembed_create(agent, end_user)
     body = {"query": QUERY, "user": end_user.external_id, "mode": "semantic", "top_k": 1}
     before = _search(api, body).json()["results"]
     assert before[0]["fact"]["content"] == MARKER
 
-    _reembed("--retire-grace-seconds", "0")
+    reembed_to_stub("--retire-grace-seconds", "0")
 
     after = _search(api, body).json()["results"]
     expected_similarity = float(

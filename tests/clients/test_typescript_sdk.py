@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from agents.models import Agent
 from agents.services.api_keys import api_key_create
 from tests.conftest import REPO_DIR
+from tests.factories import AgentFactory
 from tests.llm_stub_server import StubLLMServer
 
 TS_DIR = REPO_DIR / "clients" / "typescript"
@@ -69,7 +69,7 @@ def test_types_are_generated_from_the_services_current_schema(tmp_path):
 
 
 def _agent_key(name: str) -> str:
-    agent = Agent.objects.create(external_id=f"{name}-{uuid.uuid4().hex[:6]}", name=name)
+    agent = AgentFactory(external_id=f"{name}-{uuid.uuid4().hex[:6]}", name=name)
     return api_key_create(agent=agent, name="typescript sdk tests")[1]
 
 

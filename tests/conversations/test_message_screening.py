@@ -9,6 +9,7 @@ from conversations.selectors.message_screening import (
     messages_screen_for_reading,
 )
 from core.safety.sensitive import SensitiveDataPolicy
+from tests.factories import MessageFactory
 
 SAID = "We met at noon. The wifi password at my place is hunter2-blue. Bring snacks!"
 
@@ -33,7 +34,7 @@ def test_withhold_drops_the_sentence_or_the_whole_text_when_nothing_else_is_left
 
 @pytest.mark.django_db
 def test_screening_for_reading_never_changes_the_stored_message(agent, session):
-    stored = Message.objects.create(session=session, role="user", content=SAID)
+    stored = MessageFactory(session=session, content=SAID)
     loaded = list(Message.objects.filter(pk=stored.pk))
 
     messages_screen_for_reading(agent=agent, messages=loaded)
@@ -46,7 +47,7 @@ def test_screening_for_reading_never_changes_the_stored_message(agent, session):
 def test_the_caller_s_metadata_is_screened_too_and_its_shape_kept(agent, session):
     agent.sensitive_data = SensitiveDataPolicy.REDACT
     metadata = {"note": SAID, "tags": ["trip", "my PIN is 4921"], "turn": 3, "speaker": "Gene"}
-    stored = Message.objects.create(session=session, role="user", content="See the note.", metadata=metadata)
+    stored = MessageFactory(session=session, content="See the note.", metadata=metadata)
     loaded = list(Message.objects.filter(pk=stored.pk))
 
     messages_screen_for_reading(agent=agent, messages=loaded)

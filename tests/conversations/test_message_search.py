@@ -10,20 +10,19 @@ from agents.models import Agent, EndUser
 from conversations.models import Message, Session
 from conversations.selectors.message_search import messages_search_similar
 from conversations.services.message_embeddings import messages_embed_missing
+from tests.factories import EndUserFactory, MessageFactory, SessionFactory
 
 
 @pytest.fixture
 def conversations(agent: Agent, end_user: EndUser, session: Session) -> dict[str, Message]:
-    earlier = Session.objects.create(agent=agent, user=end_user, external_id="earlier")
-    stranger = EndUser.objects.create(agent=agent, external_id="stranger")
-    strangers_session = Session.objects.create(agent=agent, user=stranger, external_id="strangers")
+    earlier = SessionFactory(user=end_user, external_id="earlier")
+    stranger = EndUserFactory(agent=agent, external_id="stranger")
+    strangers_session = SessionFactory(user=stranger, external_id="strangers")
     messages = {
-        "here": Message.objects.create(session=session, role="user", content="My cat Tom keeps scratching the sofa"),
-        "here_other": Message.objects.create(session=session, role="user", content="What time is the train to Paris?"),
-        "earlier": Message.objects.create(session=earlier, role="user", content="My kitten claws at the furniture"),
-        "stranger": Message.objects.create(
-            session=strangers_session, role="user", content="My cat scratches the sofa all day"
-        ),
+        "here": MessageFactory(session=session, content="My cat Tom keeps scratching the sofa"),
+        "here_other": MessageFactory(session=session, content="What time is the train to Paris?"),
+        "earlier": MessageFactory(session=earlier, content="My kitten claws at the furniture"),
+        "stranger": MessageFactory(session=strangers_session, content="My cat scratches the sofa all day"),
     }
     messages_embed_missing(message_ids=[m.pk for m in messages.values()])
     return messages

@@ -7,16 +7,17 @@ from datetime import UTC, date, datetime
 import pytest
 
 from agents.models import Agent, EndUser
-from conversations.models import Message, MessageEmbedding, Session
+from conversations.models import Message, MessageEmbedding
 from conversations.selectors.message_search import messages_search
 from conversations.services.message_embeddings import messages_embed_missing
 from core.exceptions import ApplicationError
+from tests.factories import MessageFactory, SessionFactory
 
 
 def _session(agent: Agent, user: EndUser, *, name: str, said_at: datetime, turns: list[str]) -> list[Message]:
-    session = Session.objects.create(agent=agent, user=user, external_id=name, started_at=said_at)
+    session = SessionFactory(user=user, external_id=name, started_at=said_at)
     return [
-        Message.objects.create(session=session, role="user", content=text, created_at=said_at.replace(second=index))
+        MessageFactory(session=session, content=text, created_at=said_at.replace(second=index))
         for index, text in enumerate(turns)
     ]
 
@@ -153,11 +154,9 @@ def test_the_turn_next_to_a_hit_is_returned_when_only_it_holds_the_answer(agent,
 @pytest.mark.django_db
 def test_the_turns_of_the_speaker_a_question_names_rank_higher(agent, end_user):
     said_at = datetime(2024, 3, 1, 9, tzinfo=UTC)
-    session = Session.objects.create(agent=agent, user=end_user, external_id="painting", started_at=said_at)
+    session = SessionFactory(user=end_user, external_id="painting", started_at=said_at)
     turns = [
-        Message.objects.create(
-            session=session, role="user", content=text, metadata={"speaker": speaker}, created_at=said_at
-        )
+        MessageFactory(session=session, content=text, metadata={"speaker": speaker}, created_at=said_at)
         for speaker, text in [
             ("Caroline", "Painting landscapes helps me unwind after work."),
             ("Melanie", "I took up pottery this spring, it calms me down."),

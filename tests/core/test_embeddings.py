@@ -5,12 +5,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from django.apps import apps
 
 from core.embeddings.onnx_export import onnx_model_ensure, quantised_onnx_path
 from core.embeddings.providers import LocalOnnxEmbeddings, get_embedding_provider, local_onnx_path
-from core.embeddings.spaces import embedding_record_models, embedding_space_active
+from core.embeddings.spaces import embedding_space_active
 from core.llm.tokens import count_tokens, count_tokens_batch
-from core.models import EmbeddingSpace
+from core.models import EmbeddingRecord, EmbeddingSpace
 from core.search.retrieval import query_embedding_start
 
 REPO_DIR = Path(__file__).resolve().parents[2]
@@ -41,7 +42,7 @@ def test_first_use_creates_one_active_space_without_indexes_over_every_agent(dja
     with connection.cursor() as cursor:
         cursor.execute("SELECT indexname FROM pg_indexes WHERE indexdef LIKE %s", ["%USING hnsw%"])
         assert cursor.fetchall() == []
-    tables = {model._meta.db_table for model in embedding_record_models()}
+    tables = {model._meta.db_table for model in apps.get_models() if issubclass(model, EmbeddingRecord)}
     assert {"facts_factembedding", "conversations_messageembedding", "facts_referencechunkembedding"} <= tables
 
 

@@ -14,13 +14,13 @@ from api.conversations.search_views import (
     MessageSearchOutputSerializer,
 )
 from api.facts.serializers import FactHitOutputSerializer, MemorySearchInputSerializer, MemorySearchOutputSerializer
-from conversations.models import Message
 from conversations.selectors.message_search import messages_search
 from conversations.services.message_embeddings import messages_embed_missing
 from core.api.hot_path import input_validate, output_represent
 from facts.models import Fact
 from facts.selectors.search import facts_search
 from facts.services.facts import fact_close, fact_create
+from tests.factories import MessageFactory
 
 INPUTS = [
     {"query": "where does Gene live"},
@@ -92,11 +92,9 @@ def test_hits_render_as_the_output_serializer_renders_them(agent, end_user, sess
 @pytest.mark.django_db
 def test_message_hits_render_as_the_output_serializer_renders_them(agent, end_user, session):
     said = [
-        Message.objects.create(session=session, role="user", content="My cat Tom keeps scratching the sofa"),
-        Message.objects.create(
-            session=session, role="assistant", content="Try a scratching post", metadata={"speaker": "Ana"}
-        ),
-        Message.objects.create(session=session, role="user", content="Tom ignores it", idempotency_key="m-3"),
+        MessageFactory(session=session, content="My cat Tom keeps scratching the sofa"),
+        MessageFactory(session=session, role="assistant", content="Try a scratching post", metadata={"speaker": "Ana"}),
+        MessageFactory(session=session, content="Tom ignores it", idempotency_key="m-3"),
     ]
     messages_embed_missing(message_ids=[message.pk for message in said])
     rendered = 0

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
-from agents.models import Agent, EndUser
 from facts.models import Fact, FactWriter
 from facts.services.facts import fact_create
 from facts.tasks import cleanup_duplicate_facts_nightly
+from tests.factories import AgentFactory, EndUserFactory
 
 DIMENSIONS = 384
 
@@ -46,7 +46,7 @@ def duplicates(agent, end_user):
     a = _fact(agent, end_user, "Gene's birthday is March 15th", _at_angle(1.0), 2023)
     c = _fact(agent, end_user, "Gene celebrates on March 15", _at_angle(0.96, steps=2), 2026)
     d = _fact(agent, end_user, "Gene works as a nurse", _unit((5, 1.0)), 2024)
-    other_user = EndUser.objects.create(agent=agent, external_id="other")
+    other_user = EndUserFactory(agent=agent, external_id="other")
     other = _fact(agent, other_user, "Gene was born on March 15th", _at_angle(0.96), 2025)
     agent_wide = _fact(agent, None, "Birthdays are on March 15th", _at_angle(0.97), 2025, scopes=("agent",))
     return {"a": a, "b": b, "c": c, "d": d, "other": other, "agent_wide": agent_wide}
@@ -87,7 +87,7 @@ def test_dry_run_and_a_higher_threshold_close_nothing(agent, duplicates):
 
 @pytest.mark.django_db
 def test_agent_option_limits_the_cleanup_to_that_agent(agent, duplicates):
-    other_agent = Agent.objects.create(external_id="other-agent")
+    other_agent = AgentFactory(external_id="other-agent")
     first = _fact(other_agent, None, "Office opens at nine", _at_angle(1.0), 2020, scopes=("agent",))
     second = _fact(other_agent, None, "The office opens at 9", _at_angle(0.99), 2021, scopes=("agent",))
 

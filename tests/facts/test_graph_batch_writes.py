@@ -1,9 +1,8 @@
 """Formation writes the relations of all its facts together (relations_write): the same graph as adding them one by
-one with entity_upsert and relation_add, in a number of statements that does not grow with the relations."""
+one (what formation did before, through the single-write services entity_upsert and relation_add, since removed), in
+a number of statements that does not grow with the relations."""
 
 from __future__ import annotations
-
-import uuid
 
 import pytest
 from django.db import connection
@@ -12,16 +11,9 @@ from django.test.utils import CaptureQueriesContext
 from agents.models import Agent, EndUser
 from facts.models import Entity, EntityType, FactScope, Relation
 from facts.services.facts import fact_close, fact_create
-from facts.services.graph import (
-    EntityMention,
-    RelationStatement,
-    StatedRelations,
-    entity_upsert,
-    relation_add,
-    relations_write,
-    user_entity_get_or_create,
-)
+from facts.services.graph import EntityMention, RelationStatement, StatedRelations, relations_write
 from facts.services.graph_extraction import facts_graph_extract
+from tests.factories import AgentFactory, EndUserFactory
 from tests.formation_support import user_says
 
 pytestmark = pytest.mark.django_db
@@ -71,15 +63,21 @@ def _statements_of_a_session(likes: int) -> list[tuple[list[str], str, list[Rela
 
 def _memory_so_far(agent, user) -> None:
     """What an earlier session formed: the sister described, and where the user lives."""
-    earlier = fact_create(
-        agent=agent, user=user, scopes=[FactScope.USER], content="The user has lived in Porto for years."
-    )
-    entity_upsert(agent=agent, user=user, name="the user's sister", entity_type=EntityType.PERSON)
-    relation_add(
-        subject=user_entity_get_or_create(agent=agent, user=user),
-        predicate="lives_in",
-        object_value="Porto",
-        source_facts=[earlier],
+    earlier = [
+        (
+            "The user has a sister.",
+            RelationStatement(EntityMention("the user's sister", EntityType.PERSON), "sister_of", USER),
+        ),
+        ("The user has lived in Porto for years.", RelationStatement(USER, "lives_in", value="Porto")),
+    ]
+    relations_write(
+        stated=[
+            StatedRelations(
+                fact=fact_create(agent=agent, user=user, scopes=[FactScope.USER], content=content),
+                statements=[statement],
+            )
+            for content, statement in earlier
+        ]
     )
 
 
@@ -97,35 +95,62 @@ def _session_facts(agent, user, *, likes: int) -> list[StatedRelations]:
     ]
 
 
-def _one_by_one(stated: list[StatedRelations]) -> None:
-    """The graph as formation wrote it before relations_write: each mention upserted, each relation added."""
-
-    def entity(fact, mention):
-        if mention.is_user:
-            return user_entity_get_or_create(agent=fact.agent, user=fact.user) if fact.user else None
-        return entity_upsert(
-            agent=fact.agent,
-            user=fact.user,
-            name=mention.name,
-            entity_type=mention.entity_type,
-            aliases=mention.aliases,
+# The graph that writing the session's relations one by one formed on _memory_so_far (each mention upserted, each
+# relation added: entity_upsert and relation_add, compared with the batch until they were removed), as _graph reads
+# it: entities (the user's?, name, type, aliases, is the user) and relations (the user's?, subject, predicate, object,
+# current, source facts, source messages).
+SESSION_MESSAGE = frozenset({"My sister Maria works at Acme Corp."})
+ONE_BY_ONE_ENTITIES = {
+    (False, "Globex", "organisation", ("globex",), False),
+    (False, "Lyon", "place", ("lyon",), False),
+    (True, "Acme Corp", "organisation", ("acme corp",), False),
+    (True, "Berlin", "place", ("berlin",), False),
+    (True, "Maria", "person", ("the user's sister", "maria"), False),
+    (True, "the user", "person", ("i", "me", "the user", "user"), True),
+}
+ONE_BY_ONE_RELATIONS = {
+    (False, "Globex", "based_in", "Lyon", True, frozenset({"The office is in Lyon."}), SESSION_MESSAGE),
+    (True, "Acme Corp", "based_in", "Berlin", True, frozenset({"Acme Corp is based in Berlin."}), SESSION_MESSAGE),
+    (
+        True,
+        "Maria",
+        "sister_of",
+        "the user",
+        True,
+        frozenset({"The user has a sister.", "The user's sister Maria works at Acme Corp."}),
+        SESSION_MESSAGE,
+    ),
+    (
+        True,
+        "Maria",
+        "works_at",
+        "Acme Corp",
+        True,
+        frozenset({"The user's sister Maria works at Acme Corp."}),
+        SESSION_MESSAGE,
+    ),
+    *(
+        (
+            True,
+            "the user",
+            "likes",
+            f"thing {number}",
+            True,
+            frozenset({"The user likes many things."}),
+            SESSION_MESSAGE,
         )
-
-    for item in stated:
-        for statement in item.statements:
-            subject = entity(item.fact, statement.subject)
-            target = entity(item.fact, statement.object) if statement.object else None
-            if subject is None or (statement.object and target is None) or (target and target.pk == subject.pk):
-                continue
-            relation_add(
-                subject=subject,
-                predicate=statement.predicate,
-                object_entity=target,
-                object_value=statement.value,
-                source_facts=[item.fact],
-                source_messages=item.source_messages,
-                valid_from=item.fact.valid_from,
-            )
+        for number in range(3)
+    ),
+    (
+        True,
+        "the user",
+        "lives_in",
+        "Porto",
+        True,
+        frozenset({"The user lives in Porto.", "The user has lived in Porto for years."}),
+        SESSION_MESSAGE,
+    ),
+}
 
 
 def _graph(agent) -> tuple[set, set]:
@@ -149,20 +174,18 @@ def _graph(agent) -> tuple[set, set]:
 
 
 def _agent_with_memory() -> tuple[Agent, EndUser]:
-    agent = Agent.objects.create(external_id=f"agent-{uuid.uuid4().hex[:8]}", name="Graph agent")
-    user = EndUser.objects.create(agent=agent, external_id="u1")
+    agent = AgentFactory(name="Graph agent")
+    user = EndUserFactory(agent=agent)
     _memory_so_far(agent, user)
     return agent, user
 
 
 def test_one_batch_forms_the_graph_that_relation_by_relation_writes_formed():
-    by_one, by_one_user = _agent_with_memory()
-    _one_by_one(_session_facts(by_one, by_one_user, likes=3))
     batched, batched_user = _agent_with_memory()
 
     relations_write(stated=_session_facts(batched, batched_user, likes=3))
 
-    assert _graph(batched) == _graph(by_one)
+    assert _graph(batched) == (ONE_BY_ONE_ENTITIES, ONE_BY_ONE_RELATIONS)
     entities, relations = _graph(batched)
     assert (True, "Maria", "person", ("the user's sister", "maria"), False) in entities  # named at last
     assert (True, "Acme Corp", "organisation", ("acme corp",), False) in entities

@@ -1,27 +1,26 @@
 """The entity graph's writes and reads: entities found by any name, relations added once while current and ended (not
-deleted) with the fact versions that stated them, merge and rename, and the neighbourhood walk."""
+deleted) with the fact versions that stated them, merge and rename."""
 
 from __future__ import annotations
 
 import pytest
 
-from agents.models import EndUser
 from core.exceptions import ApplicationError
 from facts.models import Entity, EntityType, FactScope, Relation
-from facts.selectors.graph import entities_list, entity_facts, entity_neighbours, entity_relations
+from facts.selectors.graph import entities_list, entity_facts, entity_relations
 from facts.services.facts import fact_close, fact_create, fact_supersede, facts_erase, facts_scope_change
 from facts.services.graph import (
     EntityMention,
     RelationStatement,
     entity_merge,
     entity_rename,
-    entity_upsert,
     fact_relations_write,
-    relation_add,
     user_entity_get_or_create,
     user_names,
 )
 from portability.services.erasure import user_erase
+from tests.factories import EndUserFactory
+from tests.graph_support import USER, relation_stated, relation_stated_by_new_fact
 
 pytestmark = pytest.mark.django_db
 
@@ -36,16 +35,34 @@ def _fact(agent, user, content):
     return fact_create(agent=agent, user=user, scopes=[FactScope.USER], content=content)
 
 
+def _sister_named(agent, user, mention: EntityMention, content: str) -> Entity:
+    """The entity a new fact of `user` names as the user's sister."""
+    relation = relation_stated_by_new_fact(
+        agent=agent,
+        user=user,
+        content=content,
+        subject=mention,
+        predicate="sister_of",
+        object=USER,
+    )
+    return Entity.objects.get(pk=relation.subject_id)
+
+
 def test_an_entity_is_found_by_any_of_its_names_and_gains_the_new_ones(agent, end_user):
-    described = entity_upsert(agent=agent, user=end_user, name="the user's sister", entity_type=EntityType.PERSON)
-    named = entity_upsert(agent=agent, user=end_user, name="Maria", aliases=["the user's sister"])
+    described = _sister_named(
+        agent, end_user, EntityMention("the user's sister", EntityType.PERSON), "The user has a sister"
+    )
+    named = _sister_named(
+        agent, end_user, EntityMention("Maria", aliases=("the user's sister",)), "The user's sister is Maria"
+    )
 
     assert named.pk == described.pk
     assert named.name == "Maria"  # a described someone takes the name they are given
     assert named.aliases == ["the user's sister", "maria"]
-    assert entity_upsert(agent=agent, user=end_user, name="MARIA").pk == described.pk
-    other_user = EndUser.objects.create(agent=agent, external_id="user-2")
-    assert entity_upsert(agent=agent, user=other_user, name="Maria").pk != described.pk
+    assert named.entity_type == EntityType.PERSON  # a known type is not changed by a later guess
+    assert _sister_named(agent, end_user, EntityMention("MARIA"), "MARIA IS MY SISTER").pk == described.pk
+    other_user = EndUserFactory(agent=agent, external_id="user-2")
+    assert _sister_named(agent, other_user, EntityMention("Maria"), "The user's sister is Maria").pk != described.pk
 
 
 def test_the_user_entity_is_one_per_user(agent, end_user):
@@ -118,13 +135,21 @@ def test_erasing_a_fact_deletes_the_relations_only_it_stated(agent, end_user):
 
 
 def test_merge_moves_aliases_and_relations_and_records_the_merge(agent, end_user):
-    user_entity = user_entity_get_or_create(agent=agent, user=end_user)
-    maria = entity_upsert(agent=agent, user=end_user, name="Maria", entity_type=EntityType.PERSON)
-    mary = entity_upsert(agent=agent, user=end_user, name="Mary")
     fact = _fact(agent, end_user, "Maria is the user's sister")
-    relation_add(subject=maria, predicate="sister_of", object_entity=user_entity, source_facts=[fact])
-    twin = relation_add(subject=mary, predicate="sister_of", object_entity=user_entity)
-    moved = relation_add(subject=mary, predicate="lives_in", object_value="Porto")
+    maria = relation_stated(
+        fact=fact, subject=EntityMention("Maria", EntityType.PERSON), predicate="sister_of", object=USER
+    ).subject
+    user_entity = user_entity_get_or_create(agent=agent, user=end_user)
+    mary_fact = _fact(agent, end_user, "Mary is the user's sister and lives in Porto")
+    twin, moved = fact_relations_write(
+        fact=mary_fact,
+        statements=[
+            RelationStatement(EntityMention("Mary"), "sister_of", USER),
+            RelationStatement(EntityMention("Mary"), "lives_in", value="Porto"),
+        ],
+        source_messages=[],
+    )
+    mary = twin.subject
 
     kept = entity_merge(kept=maria, merged=mary)
 
@@ -135,13 +160,20 @@ def test_merge_moves_aliases_and_relations_and_records_the_merge(agent, end_user
     assert twin.valid_to is not None and twin.closed_reason.startswith("merged into relation")
     assert Relation.objects.get(pk=moved.pk).subject_id == kept.pk
     assert [entity.pk for entity in entities_list(agent=agent, user=end_user, query="mar")] == [kept.pk]
-    assert list(entity_facts(entity=kept)) == [fact]
+    assert list(entity_facts(entity=kept)) == [mary_fact, fact]  # the merged entity's facts come with it
     with pytest.raises(ApplicationError):
         entity_merge(kept=maria, merged=user_entity)
 
 
 def test_rename_keeps_the_old_name_as_an_alias(agent, end_user):
-    entity = entity_upsert(agent=agent, user=end_user, name="Acme")
+    entity = relation_stated_by_new_fact(
+        agent=agent,
+        user=end_user,
+        content="Acme makes anvils",
+        subject=EntityMention("Acme"),
+        predicate="makes",
+        value="anvils",
+    ).subject
 
     renamed = entity_rename(entity=entity, name="Acme Corporation")
 
@@ -150,34 +182,8 @@ def test_rename_keeps_the_old_name_as_an_alias(agent, end_user):
     assert not entities_list(agent=agent, user=end_user, query="globex").exists()
 
 
-def test_neighbours_reach_two_hops_over_current_relations_with_their_facts(agent, end_user):
-    user_entity = user_entity_get_or_create(agent=agent, user=end_user)
-    maria = entity_upsert(agent=agent, user=end_user, name="Maria", entity_type=EntityType.PERSON)
-    acme = entity_upsert(agent=agent, user=end_user, name="Acme", entity_type=EntityType.ORGANISATION)
-    berlin = entity_upsert(agent=agent, user=end_user, name="Berlin", entity_type=EntityType.PLACE)
-    sister, works, located = (
-        _fact(agent, end_user, "Maria is the user's sister"),
-        _fact(agent, end_user, "Maria works at Acme"),
-        _fact(agent, end_user, "Acme is based in Berlin"),
-    )
-    relation_add(subject=maria, predicate="sister_of", object_entity=user_entity, source_facts=[sister])
-    relation_add(subject=maria, predicate="works_at", object_entity=acme, source_facts=[works])
-    relation_add(subject=acme, predicate="based_in", object_entity=berlin, source_facts=[located])
-
-    one = entity_neighbours(entity_ids=[user_entity.pk], hops=1)
-    two = entity_neighbours(entity_ids=[user_entity.pk], hops=2)
-
-    assert one.entity_hops == {user_entity.pk: 0, maria.pk: 1}
-    assert one.fact_hops == {sister.pk: 0, works.pk: 1}
-    assert two.entity_hops == {user_entity.pk: 0, maria.pk: 1, acme.pk: 2}
-    assert two.fact_hops == {sister.pk: 0, works.pk: 1, located.pk: 2}
-    fact_close(fact=works, reason="left")
-    assert entity_neighbours(entity_ids=[user_entity.pk], hops=2).entity_hops == {user_entity.pk: 0, maria.pk: 1}
-    assert Entity.objects.count() == 4
-
-
 def test_erasing_a_user_removes_their_entities_and_relations_only(agent, end_user):
-    other = EndUser.objects.create(agent=agent, external_id="user-2")
+    other = EndUserFactory(agent=agent, external_id="user-2")
     for user in (end_user, other):
         fact = _fact(agent, user, "Maria is the user's sister")
         fact_relations_write(fact=fact, statements=[SISTER], source_messages=[])
@@ -192,7 +198,7 @@ def test_erasing_a_user_removes_their_entities_and_relations_only(agent, end_use
 
 def test_a_users_names_are_an_id_that_reads_as_a_name_and_their_metadata_name(agent):
     def names(external_id: str, metadata: object = None) -> frozenset[str]:
-        return user_names(user=EndUser.objects.create(agent=agent, external_id=external_id, metadata=metadata or {}))
+        return user_names(user=EndUserFactory(agent=agent, external_id=external_id, metadata=metadata or {}))
 
     assert names("Jean-Luc Picard") == {"jean-luc picard"}
     assert names("u-5", {"name": "Ana Lima"}) == {"ana lima"}

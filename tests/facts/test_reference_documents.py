@@ -1,7 +1,6 @@
 import pytest
 from django.test import Client
 
-from agents.models import Agent
 from agents.services.api_keys import api_key_create
 from conversations.services.ingestion import MessageInput, session_append_messages
 from facts.models import Fact, ReferenceChunkEmbedding, ReferenceDocument
@@ -11,6 +10,7 @@ from facts.services.reference_documents import (
     reference_text_chunks,
 )
 from formation.services.formation import session_form_memories
+from tests.factories import AgentFactory
 from tests.fakes import facts_reply
 
 POLICY = (
@@ -73,7 +73,7 @@ def test_documents_api_registers_once_lists_and_deletes_per_agent(agent):
     bad = api.post("/api/v1/documents", {"title": "", "content": "x"}, content_type="application/json")
     assert bad.status_code == 400 and "title" in bad.json()["error"]["fields"]
 
-    _, other_key = api_key_create(agent=Agent.objects.create(external_id="other"))
+    _, other_key = api_key_create(agent=AgentFactory())
     other = Client(HTTP_AUTHORIZATION=f"Bearer {other_key}")
     document_id = created.json()["id"]
     assert other.get(f"/api/v1/documents/{document_id}").status_code == 404

@@ -7,25 +7,18 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from agents.models import Agent, EndUser
+from agents.models import EndUser
 from core.exceptions import ApplicationError
 from facts.models import Fact
 from facts.selectors import facts_search
 from facts.services.facts import fact_close, fact_create, fact_supersede
-
-FILLER = [
-    "The user drinks black coffee every morning",
-    "The user's sister lives in Porto",
-    "The user is allergic to peanuts",
-    "The user plays the cello in a community orchestra",
-    "The user prefers trains to planes for trips under 600 km",
-    "The user's favourite film is Spirited Away",
-]
+from tests.factories import AgentFactory, EndUserFactory
+from tests.facts.search_support import FILLER
 
 
 @pytest.fixture
 def other_user(agent) -> EndUser:
-    return EndUser.objects.create(agent=agent, external_id="user-2")
+    return EndUserFactory(agent=agent)
 
 
 @pytest.fixture
@@ -84,8 +77,8 @@ def test_hybrid_ranks_both_signals_and_reports_each_rank(agent, end_user, store)
 
 @pytest.mark.django_db
 def test_another_users_and_another_agents_facts_never_appear(agent, end_user, other_user, store):
-    other_agent = Agent.objects.create(external_id="other-agent")
-    stranger = EndUser.objects.create(agent=other_agent, external_id=end_user.external_id)
+    other_agent = AgentFactory()
+    stranger = EndUserFactory(agent=other_agent, external_id=end_user.external_id)
     fact_create(agent=agent, user=other_user, scopes=["user"], content="The user adopted a poodle named Noodle")
     fact_create(agent=other_agent, user=None, scopes=["agent"], content="Our office dog is a beagle named Biscuit")
     fact_create(agent=other_agent, user=stranger, scopes=["user"], content="The user adopted a beagle named Biscuit")
@@ -225,7 +218,7 @@ def test_invalid_options_name_the_field(agent, end_user, options, field):
 
 @pytest.mark.django_db
 def test_a_user_of_another_agent_is_rejected(agent):
-    stranger = EndUser.objects.create(agent=Agent.objects.create(external_id="elsewhere"), external_id="u")
+    stranger = EndUserFactory(agent=AgentFactory(), external_id="u")
 
     with pytest.raises(ApplicationError) as raised:
         facts_search(agent=agent, user=stranger, query="anything")

@@ -10,50 +10,20 @@ import time
 
 import pytest
 
-from agents.models import Agent, EndUser
 from facts.models import Entity, EntityType, Fact, Relation
 from facts.selectors import facts_search
 from facts.selectors.graph_search import HUB_RELATIONS, query_names
 from facts.services.facts import fact_create
-from facts.services.graph import EntityMention, RelationStatement, entity_upsert, fact_relations_write, relation_add
+from facts.services.graph import EntityMention, RelationStatement, fact_relations_write
 from portability.records import ImportedFact, MemoryImport
 from portability.services.importer import memories_import
-from tests.facts.test_search import FILLER
+from tests.factories import AgentFactory, EndUserFactory
+from tests.facts.search_support import fact_stating, person
 
 
-def _person(name: str) -> EntityMention:
-    return EntityMention(name=name, entity_type=EntityType.PERSON)
-
-
-def _stated(agent, user, content: str, *statements: RelationStatement) -> Fact:
-    fact = fact_create(agent=agent, user=user, scopes=["user"], content=content)
-    fact_relations_write(fact=fact, statements=statements, source_messages=[])
-    return fact
-
-
-@pytest.fixture
-def chain(agent, end_user) -> dict[str, Fact]:
-    """Maria -> Tom -> Acme -> Zurich: the fact about Acme's city is two relations from Maria and shares no word with
-    a question about her."""
-    acme = EntityMention(name="Acme", entity_type=EntityType.ORGANISATION)
-    facts = {
-        "friend": _stated(
-            agent,
-            end_user,
-            "Maria and Tom met at university",
-            RelationStatement(_person("Maria"), "friend_of", _person("Tom")),
-        ),
-        "job": _stated(agent, end_user, "Tom works at Acme", RelationStatement(_person("Tom"), "works_at", acme)),
-        "city": _stated(
-            agent,
-            end_user,
-            "Acme is based in Zurich",
-            RelationStatement(acme, "based_in", EntityMention(name="Zurich", entity_type=EntityType.PLACE)),
-        ),
-    }
-    for content in FILLER:
-        fact_create(agent=agent, user=end_user, scopes=["user"], content=content)
-    return facts
+def _likes(count: int) -> list[RelationStatement]:
+    """Tom likes `count` things: enough makes him a hub."""
+    return [RelationStatement(person("Tom"), "likes", value=f"thing {number}") for number in range(count)]
 
 
 def _ranks(hits) -> dict[int, int | None]:
@@ -111,9 +81,7 @@ def test_switched_off_the_graph_changes_nothing(agent, end_user, chain, settings
 @pytest.mark.django_db
 def test_a_hub_neither_starts_nor_carries_the_walk(agent, end_user, chain):
     """Tom, named in more relations than HUB_RELATIONS, says as little as a word in every document."""
-    tom = Entity.objects.get(agent=agent, user=end_user, aliases__contains=["tom"])
-    for number in range(HUB_RELATIONS):
-        relation_add(subject=tom, predicate="likes", object_value=f"thing {number}", source_facts=[chain["job"]])
+    fact_relations_write(fact=chain["job"], statements=_likes(HUB_RELATIONS), source_messages=[])
 
     assert all(hit.graph_rank is None for hit in facts_search(agent=agent, user=end_user, query="What does Tom do?"))
     ranks = _ranks(facts_search(agent=agent, user=end_user, query="Where could Maria visit her friend's office?"))
@@ -123,23 +91,19 @@ def test_a_hub_neither_starts_nor_carries_the_walk(agent, end_user, chain):
 @pytest.mark.django_db
 def test_a_hub_named_with_other_words_brings_its_relations_those_words_pick(agent, end_user, chain):
     """Naming a hub says little; naming it with what it did ("camped") picks the hub's relations that say it."""
-    tom = Entity.objects.get(agent=agent, user=end_user, aliases__contains=["tom"])
-    beach = _stated(
+    beach = fact_stating(
         agent,
         end_user,
         "Tom spent a weekend by the sea",
-        RelationStatement(_person("Tom"), "camped_at", EntityMention(name="Beach", entity_type=EntityType.PLACE)),
+        RelationStatement(person("Tom"), "camped_at", EntityMention(name="Beach", entity_type=EntityType.PLACE)),
     )
-    forest = _stated(
+    forest = fact_stating(
         agent,
         end_user,
         "Tom slept under the pines",
-        RelationStatement(
-            _person("Tom"), "camped_in", EntityMention(name="Black Forest", entity_type=EntityType.PLACE)
-        ),
+        RelationStatement(person("Tom"), "camped_in", EntityMention(name="Black Forest", entity_type=EntityType.PLACE)),
     )
-    for number in range(HUB_RELATIONS):
-        relation_add(subject=tom, predicate="likes", object_value=f"thing {number}", source_facts=[chain["job"]])
+    fact_relations_write(fact=chain["job"], statements=_likes(HUB_RELATIONS), source_messages=[])
 
     ranks = _ranks(facts_search(agent=agent, user=end_user, query="Where has Tom camped?", top_k=20))
 
@@ -161,12 +125,15 @@ def test_single_signal_modes_keep_to_their_signal(agent, end_user, chain):
 def test_another_users_or_agents_entities_never_expand(agent, end_user, chain):
     """The shared fact is visible to the user, but only the other user's and the other agent's "Maria" lead to it."""
     shared = fact_create(agent=agent, user=None, scopes=["agent"], content="The office kitchen closes at six")
-    other_user = EndUser.objects.create(agent=agent, external_id="user-2")
-    other_agent = Agent.objects.create(external_id="agent-2", name="other")
+    other_user = EndUserFactory(agent=agent)
+    other_agent = AgentFactory()
     for owner_agent, owner in ((agent, other_user), (other_agent, None)):
-        maria = entity_upsert(agent=owner_agent, user=owner, name="Maria Lopez", aliases=["lopez"])
-        kitchen = entity_upsert(agent=owner_agent, user=owner, name="Kitchen")
-        relation_add(subject=maria, predicate="runs", object_entity=kitchen, source_facts=[shared])
+        runs = RelationStatement(EntityMention("Maria Lopez", aliases=("lopez",)), "runs", EntityMention("Kitchen"))
+        fact = fact_create(
+            agent=owner_agent, user=owner, scopes=["user" if owner else "agent"], content="Maria Lopez runs the kitchen"
+        )
+        [relation] = fact_relations_write(fact=fact, statements=[runs], source_messages=[])
+        relation.source_facts.add(shared)  # a tie across scopes that no writer makes: the walk must not follow it
 
     hits = facts_search(agent=agent, user=end_user, query="What does Lopez run?", top_k=20)
 

@@ -9,7 +9,6 @@ from django.db import connection
 from core.embeddings.spaces import embedding_space_active
 from facts.selectors.graph_search import facts_graph_ranking
 from facts.selectors.search_scope import FactSearchScope
-from tests.facts.test_search_graph import chain  # noqa: F401 (the fixture)
 
 QUESTION = "Where could Maria visit her friend's office?"
 

@@ -17,6 +17,7 @@ from facts.selectors import facts_search
 from facts.selectors.graph_search import messages_graph_ranking
 from facts.services.facts import fact_create
 from facts.services.graph import EntityMention, RelationStatement, fact_relations_write
+from tests.factories import EndUserFactory, MessageFactory, SessionFactory
 
 QUESTION = "Where could Maria visit her friend's office?"
 SMALL_TALK = [
@@ -42,7 +43,7 @@ def _person(name: str) -> EntityMention:
 
 
 def _said(session: Session, text: str, *, at: datetime) -> Message:
-    return Message.objects.create(session=session, role="user", content=text, created_at=at)
+    return MessageFactory(session=session, content=text, created_at=at)
 
 
 def _formed(agent: Agent, user: EndUser | None, message: Message, *statements: RelationStatement, **fact) -> Fact:
@@ -57,7 +58,7 @@ def _formed(agent: Agent, user: EndUser | None, message: Message, *statements: R
 @pytest.fixture
 def chain_said(agent: Agent, end_user: EndUser) -> dict[str, Message]:
     """Maria -> Tom -> Acme -> Zurich, each relation formed from its own turn, among turns about other things."""
-    session = Session.objects.create(agent=agent, user=end_user, external_id="s1")
+    session = SessionFactory(user=end_user, external_id="s1")
     at = datetime(2024, 4, 2, 9, tzinfo=UTC)
     acme = EntityMention(name="Acme", entity_type=EntityType.ORGANISATION)
     turns = {
@@ -131,8 +132,8 @@ def test_single_signal_turn_searches_keep_to_their_signal(agent, end_user, chain
 @pytest.mark.django_db
 def test_an_agent_wide_relation_never_brings_another_users_turn(agent, end_user, chain_said):
     """Agent-wide entities are walked for every user, but a turn is only ever its own user's."""
-    other_user = EndUser.objects.create(agent=agent, external_id="user-2")
-    other_session = Session.objects.create(agent=agent, user=other_user, external_id="s2")
+    other_user = EndUserFactory(agent=agent)
+    other_session = SessionFactory(user=other_user, external_id="s2")
     theirs = _said(other_session, "The Zurich office moved to a new building", at=datetime(2024, 4, 3, tzinfo=UTC))
     messages_embed_missing(message_ids=[theirs.pk])
     _formed(
@@ -177,7 +178,7 @@ def test_the_api_reports_graph_rank_per_turn(api, end_user, chain_said):
 @pytest.fixture
 def two_jobs(agent: Agent, end_user: EndUser) -> dict[str, Fact]:
     """Two current facts about Maria, their relations valid from March 2021 and from May 2023."""
-    session = Session.objects.create(agent=agent, user=end_user, external_id="jobs")
+    session = SessionFactory(user=end_user, external_id="jobs")
     facts = {}
     for name, valid_from, text, target in [
         ("globex", datetime(2021, 3, 10, tzinfo=UTC), "Maria started a job at Globex", "Globex"),

@@ -12,12 +12,13 @@ from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from agents.models import Agent, EndUser
+from agents.models import EndUser
 from core.embeddings.spaces import embedding_space_active
 from facts.models import Fact
 from facts.selectors import facts_search
 from facts.services.facts import fact_create, fact_embeddings_write
 from facts.services.vector_indexes import fact_vector_index_name, fact_vector_indexes, fact_vector_indexes_maintain
+from tests.factories import AgentFactory
 
 USERS = 300
 USER_ONLY_FACTS_PER_USER = 30
@@ -113,13 +114,13 @@ def test_per_user_search_reads_its_scope_through_indexes(agent):
 @pytest.mark.django_db(transaction=True)
 @override_settings(MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS=1000)
 def test_the_kept_count_chooses_between_exact_scan_and_the_agents_hnsw_index():
-    large = Agent.objects.create(external_id="large-tenant")
-    small = Agent.objects.create(external_id="small-tenant")
+    large = AgentFactory(external_id="large-tenant")
+    small = AgentFactory(external_id="small-tenant")
     # 2,000 agent-wide facts and 100, among other tenants' facts, as in a shared store (where one tenant's rows are
     # few of the table's, the planner prefers an index to a scan).
     _build_store(large, users=100, own_per_user=2, shared_per_user=20, seed=1)
     _build_store(small, users=10, own_per_user=2, shared_per_user=10, seed=2)
-    _build_store(Agent.objects.create(external_id="others"), users=100, own_per_user=60, shared_per_user=0, seed=3)
+    _build_store(AgentFactory(external_id="others"), users=100, own_per_user=60, shared_per_user=0, seed=3)
     space = embedding_space_active()
 
     changes = fact_vector_indexes_maintain(space=space)

@@ -9,7 +9,6 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from agents.models import EndUser
 from conversations.models import Message, MessageEmbedding
 from conversations.services.message_embeddings import messages_embed_missing
 from core.embeddings.providers import get_embedding_provider
@@ -20,6 +19,7 @@ from facts.models import Fact, FactEmbedding
 from facts.selectors import facts_search
 from facts.services.facts import fact_close, fact_create, fact_supersede, facts_erase
 from portability.services.erasure import user_erase
+from tests.factories import EndUserFactory
 from tests.statistics_support import corpus_statistics_kept, corpus_statistics_recount
 
 
@@ -29,7 +29,7 @@ def _assert_exact() -> None:
 
 @pytest.mark.django_db
 def test_statistics_stay_exact_under_every_write(agent, end_user, session):
-    other = EndUser.objects.create(agent=agent, external_id="user-2")
+    other = EndUserFactory(agent=agent, external_id="user-2")
     shared = fact_create(agent=agent, user=None, scopes=["agent"], content="The office opens at nine on weekdays")
     own = fact_create(agent=agent, user=end_user, scopes=["user"], content="Gene keeps two cats, Miso and Tofu")
     both = fact_create(agent=agent, user=other, scopes=["user", "agent"], content="Ana runs the Friday book club")
@@ -151,7 +151,7 @@ def _reference_search(*, agent, user, query: str, mode: str, top_k: int) -> list
 
 @pytest.mark.django_db
 def test_search_returns_what_a_brute_force_ranking_returns(agent, end_user):
-    other = EndUser.objects.create(agent=agent, external_id="user-2")
+    other = EndUserFactory(agent=agent, external_id="user-2")
     rng = np.random.default_rng(5)
     for i in range(120):
         owner, scopes = [(end_user, ["user"]), (other, ["user"]), (other, ["user", "agent"]), (None, ["agent"])][i % 4]

@@ -16,7 +16,7 @@ from facts.models import Fact
 from facts.selectors import facts_search
 from facts.services.facts import fact_create
 from formation.services.formation import session_form_memories
-from tests.facts.test_search import FILLER
+from tests.facts.search_support import FILLER
 from tests.fakes import facts_reply
 
 

@@ -3,17 +3,17 @@ import pytest
 from django.db import connection
 from django.test import override_settings
 
-from agents.models import EndUser
 from core.embeddings.spaces import embedding_space_active
 from facts.models import Fact, FactEmbedding
 from facts.selectors import fact_embeddings_nearest
 from facts.services.facts import fact_create, fact_embeddings_write
 from facts.services.vector_indexes import fact_vector_index_name, fact_vector_indexes_maintain
+from tests.factories import EndUserFactory
 
 
 @pytest.mark.django_db
 def test_nearest_fact_by_cosine_with_real_embeddings(agent, end_user):
-    other_user = EndUser.objects.create(agent=agent, external_id="someone-else")
+    other_user = EndUserFactory(agent=agent)
     fact_create(agent=agent, user=end_user, scopes=["user"], content="Gene's birthday is March 15th")
     fact_create(agent=agent, user=end_user, scopes=["user"], content="Gene works as a nurse in Lisbon")
     fact_create(agent=agent, user=None, scopes=["agent"], content="The support line opens at 9am on weekdays")

@@ -11,12 +11,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import openai
 import pytest
 
-from agents.models import Agent, EndUser
+from agents.models import Agent
 from agents.services.api_keys import api_key_create
 from conversations.models import Message, Session
 from facts.services.facts import fact_create
 from reflections.models import MemoryScope
 from reflections.services.reflections import reflection_create
+from tests.factories import AgentFactory, EndUserFactory
 
 REPLY = "Sleep in a dark room right after your shift."
 
@@ -117,8 +118,8 @@ def stub_llm(settings) -> Iterator[StubLLM]:
 def sdk(live_server) -> Iterator[tuple[openai.OpenAI, Agent]]:
     """The SDK keeps HTTP connections alive; closing them lets the live server's request threads end and release
     their database connections before the test database is dropped."""
-    agent = Agent.objects.create(external_id="agent-chat")
-    gene = EndUser.objects.create(agent=agent, external_id="gene")
+    agent = AgentFactory(external_id="agent-chat")
+    gene = EndUserFactory(agent=agent, external_id="gene")
     fact_create(agent=agent, user=gene, scopes=["user"], content="Gene works night shifts at Lyon hospital")
     reflection_create(agent=agent, scope=MemoryScope.USER, user=gene, content="Gene prefers short, practical tips.")
     _, raw_key = api_key_create(agent=agent)

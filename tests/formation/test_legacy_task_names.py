@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from conversations.models import Message
 from formation import task_names as formation_tasks
 from formation.models import FormationJob
 from memory_project.celery import app
+from tests.factories import MessageFactory
 from tests.formation_support import wait_until
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_formation_queued_under_the_old_name_forms_the_session(session, celery_worker_process):
-    Message.objects.create(session=session, role="user", content="I live in Lisbon.", token_count=4)
+    MessageFactory(session=session, content="I live in Lisbon.", token_count=4)
 
     app.send_task("conversations.form_session_memories", args=[session.pk, "explicit"])
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models import AgentMemoryFromUsers, EndUser
+from agents.models import AgentMemoryFromUsers
 from core.exceptions import ConflictError
 from facts.models import Fact, FactWriter, Relation
 from facts.selectors import facts_search
@@ -23,6 +23,7 @@ from formation.services.memory_trust import HeldCandidate, held_memory_store_one
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.services.consolidation import ScopeKey, consolidated_memory_replace, scope_consolidate
 from reflections.services.manual import consolidated_memory_edit
+from tests.factories import EndUserFactory
 from tests.fakes import facts_reply
 from tests.formation_support import formation_run, user_says, wait_until
 
@@ -293,7 +294,7 @@ def test_held_facts_keep_the_relations_formation_stated_until_an_operator_decide
 
 @pytest.mark.django_db(transaction=True)
 def test_a_held_fact_no_extractor_stated_relations_for_is_parsed_by_a_worker_once_kept(agent, celery_worker_process):
-    user = EndUser.objects.create(agent=agent, external_id="u-3")
+    user = EndUserFactory(agent=agent)
     held = held_memory_store_one(  # as the assistant's save tool holds an agent-wide fact: no relations come with it
         agent=agent,
         user=user,

@@ -3,7 +3,6 @@ import datetime
 import pytest
 from django.utils import timezone
 
-from agents.models import EndUser
 from conversations.models import Message, MessageEmbedding
 from conversations.services.ingestion import MessageInput, session_append_messages
 from conversations.services.message_embeddings import messages_embed_missing
@@ -11,6 +10,7 @@ from facts.models import Fact
 from facts.services.facts import fact_create
 from formation.models import RetentionRun
 from formation.services.retention import retention_enforce, retention_enforce_all
+from tests.factories import EndUserFactory
 
 
 def _facts(agent, user, contents):
@@ -42,7 +42,7 @@ def test_per_user_cap_closes_least_recently_accessed_then_oldest_never_pinned(ag
     Fact.objects.filter(pk=pinned.pk).update(pinned=True)
     Fact.objects.filter(pk=read_long_ago.pk).update(last_accessed_at=now - datetime.timedelta(days=30))
     Fact.objects.filter(pk=read_recently.pk).update(last_accessed_at=now)
-    other = EndUser.objects.create(agent=agent, external_id="other")
+    other = EndUserFactory(agent=agent, external_id="other")
     _facts(agent, other, ["The other user has one cat."])
     agent.max_current_facts_per_user = 2
     agent.save()

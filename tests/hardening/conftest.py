@@ -17,11 +17,13 @@ from conversations.models import Session
 from conversations.services.ingestion import MessageInput, session_append_messages
 from facts.models import Fact, FactScope, FactWriter, ReferenceDocument
 from facts.services.curation import fact_get_or_create
-from facts.services.graph import entity_upsert, relation_add, user_entity_get_or_create
+from facts.services.graph import EntityMention
 from facts.services.reference_documents import reference_document_create
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.services.consolidation import consolidated_memory_replace
 from reflections.services.manual import reflection_create_manual
+from tests.factories import AgentFactory
+from tests.graph_support import USER, relation_stated
 
 B_MARKER = "zanzibarquokka"
 # Tables whose rows are memory: a hostile request must leave them exactly as they were.
@@ -113,13 +115,9 @@ def _memory_of_every_kind(*, agent: Agent, user_id: str, session_id: str, marker
     document, _ = reference_document_create(
         agent=agent, title=f"Handbook {marker}", content=f"Lockers are opened with the code {marker} 4471."
     )
-    locker = entity_upsert(agent=agent, user=user, name=f"Locker {marker}")
-    relation_add(
-        subject=user_entity_get_or_create(agent=agent, user=user),
-        predicate="uses",
-        object_entity=locker,
-        source_facts=[facts[0][0]],
-    )
+    locker = relation_stated(
+        fact=facts[0][0], subject=USER, predicate="uses", object=EntityMention(f"Locker {marker}")
+    ).object_entity
     return Tenant(
         agent=agent,
         key=key,
@@ -142,8 +140,8 @@ class Tenants:
 
 @pytest.fixture
 def tenants(db) -> Tenants:
-    agent_a = Agent.objects.create(external_id="agent-a", name="Caller")
-    agent_b = Agent.objects.create(external_id="agent-b", name="Victim")
+    agent_a = AgentFactory(external_id="agent-a", name="Caller")
+    agent_b = AgentFactory(external_id="agent-b", name="Victim")
     a = _memory_of_every_kind(agent=agent_a, user_id="alice", session_id="alice-chat", marker="alphawombat")
     b = _memory_of_every_kind(agent=agent_b, user_id="bob", session_id="bob-chat", marker=B_MARKER)
     return Tenants(a=a, b=b)

@@ -15,12 +15,13 @@ import pytest
 from django.db import transaction
 from drf_spectacular.generators import SchemaGenerator
 
-from agents.models import Agent, AgentMemoryFromUsers, EndUser
+from agents.models import Agent, AgentMemoryFromUsers
 from conversations.models import Session
 from conversations.services.ingestion import MessageInput, session_append_messages
 from facts.models import Fact
 from formation.services.formation import session_form_memories
 from reflections.models import ConsolidatedMemory, Reflection
+from tests.factories import EndUserFactory
 from tests.hardening.conftest import B_MARKER, Tenants, stored_rows_digest
 from tests.llm_stub_server import StubLLMServer
 
@@ -242,7 +243,7 @@ def test_scopes_are_decided_by_code_whatever_the_extractor_answers(tenants, scri
     """A message asks the model to file memories under another user of the same agent and under agent B; the
     scripted model obeys, naming them in every way it could. Only the session's own user and agent get memory."""
     a, b = tenants.a, tenants.b
-    other_user = EndUser.objects.create(agent=a.agent, external_id="carol")
+    other_user = EndUserFactory(agent=a.agent, external_id="carol")
     appended = session_append_messages(
         agent=a.agent,
         user_external_id="alice",

@@ -10,11 +10,12 @@ import httpx
 import pytest
 from django.conf import settings
 
-from conversations.models import Message, Session
+from conversations.models import Session
 from core.llm.tokens import count_tokens
 from facts.models import Fact
 from reflections.models import Reflection
 from reflections.selectors.context import memory_context_get
+from tests.factories import MessageFactory
 from tests.formation_support import celery_workers_paused, wait_until
 from tests.hardening.conftest import Tenant, Tenants, stored_rows_digest
 
@@ -161,7 +162,7 @@ def _legacy_rows_with_a_1_mb_word(tenant: Tenant) -> None:
     fact = Fact.objects.get(pk=tenant.fact_ids[0])
     Fact.objects.filter(pk=fact.pk).update(content=f"The user's code is {ONE_MB_WORD}")
     Reflection.objects.filter(pk=tenant.reflection_ids[1]).update(content=f"User likes {ONE_MB_WORD}")
-    Message.objects.create(session=tenant.session, role="user", content="remember " + "q" * 99_990, token_count=2)
+    MessageFactory(session=tenant.session, content="remember " + "q" * 99_990, token_count=2)
 
 
 @pytest.mark.parametrize("budget", [100, 2000])

@@ -32,10 +32,10 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from schemathesis.specs.openapi.checks import negative_data_rejection, response_schema_conformance
 
-from agents.models import Agent
 from agents.services.api_keys import api_key_create
 from conversations.services.ingestion import MessageInput, session_append_messages
 from formation.tools.registry import TOOLS
+from tests.factories import AgentFactory
 from tests.fuzzing import FUZZING, SERVER_ERRORS, examples, tally_add
 
 pytestmark = pytest.mark.fuzz
@@ -238,7 +238,7 @@ def api_headers(db, settings, wsgi_in_test_transaction) -> dict[str, str]:
     """A key of an agent whose user "u" has a session "s" (generated ids sometimes hit them)."""
     settings.LLM_PROVIDER = "offline"
     settings.API_THROTTLE_RATE = ""  # hundreds of requests in a few seconds on one key
-    agent = Agent.objects.create(external_id="fuzzed-agent")
+    agent = AgentFactory(external_id="fuzzed-agent")
     session_append_messages(
         agent=agent,
         user_external_id="u",

@@ -9,6 +9,7 @@ import pytest
 from agents.models import Agent
 from conversations.models import Message, Session
 from facts.models import Fact
+from tests.factories import AgentFactory
 from tests.fakes import facts_reply
 from tests.formation_support import celery_workers_paused, session_form_memories
 from tests.integrations.doc_examples import doc_code_blocks, run_doc_code
@@ -17,7 +18,7 @@ from tests.memory_client_support import api_key_for
 
 @pytest.fixture
 def agent_key(db) -> tuple[Agent, str]:
-    agent = Agent.objects.create(external_id="agent-docs")
+    agent = AgentFactory(external_id="agent-docs")
     return agent, api_key_for(agent=agent)
 
 

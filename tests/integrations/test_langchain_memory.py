@@ -14,6 +14,7 @@ from langchain_core.runnables.history import RunnableWithMessageHistory
 from agents.models import Agent
 from conversations.models import Message, Session
 from facts.models import Fact
+from tests.factories import AgentFactory
 from tests.fakes import facts_reply
 from tests.formation_support import session_form_memories
 from tests.memory_client_support import AsyncMemoryClient, MemoryClient, api_key_for
@@ -27,7 +28,7 @@ from memory_client.langchain_memory import (  # importable once memory_client_su
 
 @pytest.fixture
 def keys(db) -> dict[str, tuple[Agent, str]]:
-    agents = {name: Agent.objects.create(external_id=f"agent-{name}") for name in ("a", "b")}
+    agents = {name: AgentFactory(external_id=f"agent-{name}") for name in ("a", "b")}
     return {name: (agent, api_key_for(agent=agent)) for name, agent in agents.items()}
 
 

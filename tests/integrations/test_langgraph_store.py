@@ -12,9 +12,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.store.base import GetOp, InvalidNamespaceError, ListNamespacesOp, MatchCondition, PutOp, SearchOp
 
-from agents.models import Agent, EndUser
+from agents.models import Agent
 from facts.models import Fact
 from facts.services.curation import fact_get_or_create
+from tests.factories import AgentFactory, EndUserFactory
 from tests.memory_client_support import MemoryAPIError, api_key_for
 
 # isort: split
@@ -23,7 +24,7 @@ from memory_client.langgraph_store import AgentMemoryStore  # importable once me
 
 @pytest.fixture
 def keys(db) -> dict[str, tuple[Agent, str]]:
-    agents = {name: Agent.objects.create(external_id=f"agent-{name}") for name in ("a", "b")}
+    agents = {name: AgentFactory(external_id=f"agent-{name}") for name in ("a", "b")}
     return {name: (agent, api_key_for(agent=agent)) for name, agent in agents.items()}
 
 
@@ -168,7 +169,7 @@ def test_memory_the_service_formed_is_found_at_a_scope_root(store, keys):
     agent = keys["a"][0]
     formed, _ = fact_get_or_create(
         agent=agent,
-        user=EndUser.objects.create(agent=agent, external_id="gene"),
+        user=EndUserFactory(agent=agent, external_id="gene"),
         scopes=["user"],
         content="Gene plays the cello.",
         written_by="formation",

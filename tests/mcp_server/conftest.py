@@ -30,6 +30,7 @@ from conversations.services.message_embeddings import messages_embed_missing
 from mcp_server.wsgi import ServiceApplication
 from reflections.models import MemoryScope, Reflection
 from tests.conftest import REPO_DIR
+from tests.factories import AgentFactory, MessageFactory
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ def service_url() -> Iterator[str]:
 
 
 def tenant_create(external_id: str, **settings) -> Tenant:
-    agent = Agent.objects.create(external_id=external_id, name=external_id, **settings)
+    agent = AgentFactory(external_id=external_id, name=external_id, **settings)
     _, key = api_key_create(agent=agent, name="mcp tests")
     return Tenant(agent=agent, key=key)
 
@@ -90,7 +91,7 @@ def conversation_store(*, agent: Agent, user: str, session: str, turns: list[tup
     """Turns (role, content) of one session, stored and indexed for message search as the embedding task would."""
     end_user, _ = EndUser.objects.get_or_create(agent=agent, external_id=user)
     stored_session, _ = Session.objects.get_or_create(agent=agent, user=end_user, external_id=session)
-    messages = [Message.objects.create(session=stored_session, role=role, content=text) for role, text in turns]
+    messages = [MessageFactory(session=stored_session, role=role, content=text) for role, text in turns]
     messages_embed_missing(message_ids=[message.pk for message in messages])
     return messages
 

@@ -19,6 +19,7 @@ from core.safety.sensitive import SensitiveDataPolicy
 from facts.models import Fact
 from formation.models import HeldMemory
 from tests.conftest import REPO_DIR, database_url_of_test_database
+from tests.factories import EndUserFactory
 from tests.graph_support import sister_graph_create
 from tests.mcp_server.conftest import (
     conversation_store,
@@ -186,8 +187,8 @@ def test_an_unpinned_connection_names_the_user_in_each_call(service_url, tenant)
 
 
 def test_get_entity_answers_what_memory_knows_about_someone_for_the_pinned_user_only(service_url, tenant):
-    gene = EndUser.objects.create(agent=tenant.agent, external_id="gene")
-    EndUser.objects.create(agent=tenant.agent, external_id="ana")
+    gene = EndUserFactory(agent=tenant.agent, external_id="gene")
+    EndUserFactory(agent=tenant.agent, external_id="ana")
     sister_graph_create(agent=tenant.agent, user=gene)
 
     async def main():

@@ -12,8 +12,9 @@ import pytest
 
 from agents.models import AgentMemoryFromUsers, EndUser
 from facts.models import EntityType, Fact
-from facts.services.graph import entity_upsert, relation_add
+from facts.services.graph import EntityMention
 from formation.models import HeldMemory
+from tests.graph_support import relation_stated
 from tests.mcp_server.conftest import (
     conversation_store,
     mcp_http,
@@ -33,10 +34,6 @@ def test_key_a_never_reaches_agent_bs_memory_through_any_tool(service_url):
     b = tenant_create("agent-b", agent_memory_from_users=AgentMemoryFromUsers.OPEN)
     conversation_store(agent=b.agent, user="gene", session="s1", turns=[("user", "My quokka lives in Zanzibar.")])
     reflection_store(agent=b.agent, user="gene", content="B-only: Gene keeps a quokka.")
-    b_gene = EndUser.objects.get(agent=b.agent, external_id="gene")
-    quokka = entity_upsert(agent=b.agent, user=b_gene, name="Quokka", entity_type=EntityType.THING)
-    relation_add(subject=quokka, predicate="lives_in", object_value="Zanzibar")
-    entity_upsert(agent=b.agent, user=None, name="Zanzibar office", entity_type=EntityType.PLACE)
 
     async def as_b():
         async with mcp_http(service_url, headers={"Authorization": f"Bearer {b.key}"}) as client:
@@ -51,6 +48,10 @@ def test_key_a_never_reaches_agent_bs_memory_through_any_tool(service_url):
             return [user_fact["memory"]["id"], agent_fact["memory"]["id"]]
 
     b_fact_ids = anyio.run(as_b)
+    user_fact, agent_fact = (Fact.objects.get(pk=pk) for pk in b_fact_ids)
+    quokka, office = EntityMention("Quokka", EntityType.THING), EntityMention("Zanzibar office", EntityType.PLACE)
+    relation_stated(fact=user_fact, subject=quokka, predicate="lives_in", value="Zanzibar")
+    relation_stated(fact=agent_fact, subject=office, predicate="opens_at", value="8")
 
     async def as_a():
         seen = []

@@ -15,6 +15,7 @@ from agents.services.api_keys import api_key_create
 from conversations.models import Session
 from facts.services.facts import fact_create
 from formation.models import HeldMemory
+from tests.factories import AgentFactory
 
 TOKEN = "a-scraper-token-of-some-length"
 
@@ -93,7 +94,7 @@ def _traffic(*, agent: Agent, rounds: int, marker: str) -> set[str]:
 
 @pytest.mark.django_db
 def test_labels_stay_bounded_and_carry_no_ids_or_text(metrics_token, agent):
-    Agent.objects.create(external_id=f"agent-quiet-{uuid.uuid4().hex[:6]}")
+    AgentFactory(external_id=f"agent-quiet-{uuid.uuid4().hex[:6]}")
     used = _traffic(agent=agent, rounds=2, marker="warm")
     before = _series(_scrape())
     used |= _traffic(agent=agent, rounds=8, marker="more")

@@ -12,24 +12,12 @@ import subprocess
 import yaml
 
 from tests.conftest import REPO_DIR
+from tests.observability.monitoring_support import ALERTS, DASHBOARD, MONITORING, alert_rules, dashboard_expressions
 from tests.observability.prometheus_support import prometheus_binary
-
-MONITORING = REPO_DIR / "deploy" / "monitoring"
-ALERTS = MONITORING / "prometheus" / "alerts.yml"
-DASHBOARD = MONITORING / "grafana" / "dashboards" / "memory-service.json"
 
 
 def _promtool(*args: str, cwd=MONITORING / "prometheus") -> subprocess.CompletedProcess:
     return subprocess.run([prometheus_binary("promtool"), *args], cwd=cwd, capture_output=True, text=True, timeout=120)
-
-
-def alert_rules() -> list[dict]:
-    return [rule for group in yaml.safe_load(ALERTS.read_text())["groups"] for rule in group["rules"]]
-
-
-def dashboard_expressions() -> list[str]:
-    dashboard = json.loads(DASHBOARD.read_text())
-    return [target["expr"] for panel in dashboard["panels"] for target in panel.get("targets", [])]
 
 
 def test_the_alert_rules_pass_promtool_check_and_their_unit_tests():

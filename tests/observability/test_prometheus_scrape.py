@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from agents.models import Agent
 from agents.services.api_keys import api_key_create
 from devstack.processes import free_port, wait_for_port
 from tests.conftest import REPO_DIR, database_url_of_test_database
+from tests.factories import AgentFactory
 from tests.formation_support import celery_workers_paused
 from tests.llm_stub_server import StubLLMServer
+from tests.observability.monitoring_support import ALERTS, alert_rules, dashboard_expressions
 from tests.observability.prometheus_support import prometheus_binary, prometheus_running, wait_for
-from tests.observability.test_monitoring_files import ALERTS, alert_rules, dashboard_expressions
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -144,7 +144,7 @@ def _traffic(*, base: str, key: str, round_name: str, sessions: int) -> tuple[in
 
 
 def test_prometheus_scrapes_every_process_and_sees_the_service_move(stack, stub, tmp_path):
-    agent = Agent.objects.create(
+    agent = AgentFactory(
         external_id="aviary", name="Aviary", formation_msg_interval=4, llm_daily_token_budget=10_000_000
     )
     _, key = api_key_create(agent=agent, name="scrape test")

@@ -25,7 +25,6 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from agents.models import Agent, EndUser
 from agents.services.api_keys import api_key_create
 from core.llm.providers import _cached_llm_provider, set_llm_provider_override
 from core.models import JobStatus
@@ -35,12 +34,21 @@ from formation.models import FormationJob
 from formation.services import chat_proxy
 from memory_project.celery import app
 from tests.conftest import REPO_DIR, database_url_of_test_database
+from tests.factories import AgentFactory, EndUserFactory
 from tests.formation_support import celery_workers_paused, wait_until
 from tests.llm_stub_server import StubLLMServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 _exporter = InMemorySpanExporter()
+
+
+def _instrumentations_disable() -> None:
+    """The reverse of tracing.instrumentations_enable, for this module: the test process goes on without tracing
+    (a service process never switches it off)."""
+    for instrumentor in tracing._instrumentors():
+        instrumentor.uninstrument()
+    tracing._instrumented = False
 
 
 @pytest.fixture
@@ -55,7 +63,7 @@ def spans() -> Iterator[InMemorySpanExporter]:
     try:
         yield _exporter
     finally:
-        tracing.instrumentations_disable()
+        _instrumentations_disable()
         connections.close_all()
         _exporter.clear()
 
@@ -85,8 +93,8 @@ def worker_in_this_process() -> Iterator[None]:
 
 
 def test_a_chat_request_and_the_formation_it_queues_make_one_trace(spans, stub_llm, worker_in_this_process):
-    agent = Agent.objects.create(external_id="traced", formation_msg_interval=2)
-    gene = EndUser.objects.create(agent=agent, external_id="gene")
+    agent = AgentFactory(external_id="traced", formation_msg_interval=2)
+    gene = EndUserFactory(agent=agent, external_id="gene")
     fact_create(agent=agent, user=gene, scopes=["user"], content="Gene works night shifts at the harbour")
     _, key = api_key_create(agent=agent, name="trace test")
 
@@ -174,11 +182,11 @@ def _process_spans_exported(*, endpoint_set: bool) -> tuple[str, list[bytes]]:
         "import django; django.setup()\n"
         "from django.db import connection\n"
         "from opentelemetry import trace\n"
-        "from core.observability.tracing import tracing_enabled\n"
+        "from core.observability import tracing\n"
         "with connection.cursor() as cursor: cursor.execute('SELECT 1')\n"
         "provider = trace.get_tracer_provider()\n"
         "getattr(provider, 'force_flush', lambda: None)()\n"
-        "print('tracing', tracing_enabled())\n"
+        "print('tracing', tracing._instrumented)\n"
     )
     env = {key: value for key, value in os.environ.items() if not key.startswith("OTEL_")}
     env["DATABASE_URL"] = database_url_of_test_database()

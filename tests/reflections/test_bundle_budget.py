@@ -10,12 +10,13 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from agents.models import Agent, EndUser
-from conversations.models import Message, Session
+from conversations.models import Session
 from core.llm.tokens import count_tokens
 from reflections.models import MemoryScope, Reflection
 from reflections.selectors.bundle import ELLIPSIS, memory_bundle_build, text_shorten_to_tokens
-from tests.core.test_tokens import FREE_WHITESPACE, MAX_CHARS_PER_TOKEN, any_text, wordpiece_count
+from tests.factories import AgentFactory, EndUserFactory, MessageFactory, SessionFactory
 from tests.fuzzing import examples, tally_add
+from tests.tokens_support import FREE_WHITESPACE, MAX_CHARS_PER_TOKEN, any_text, wordpiece_count
 
 pytestmark = pytest.mark.fuzz
 
@@ -44,9 +45,9 @@ hostile_texts = st.one_of(
 
 @pytest.fixture
 def scope(db) -> tuple[Agent, EndUser, Session]:
-    agent = Agent.objects.create(external_id="budget-agent")
-    user = EndUser.objects.create(agent=agent, external_id="budget-user")
-    return agent, user, Session.objects.create(agent=agent, user=user, external_id="budget-session")
+    agent = AgentFactory(external_id="budget-agent")
+    user = EndUserFactory(agent=agent)
+    return agent, user, SessionFactory(user=user, external_id="budget-session")
 
 
 @given(
@@ -63,7 +64,7 @@ def test_a_bundle_never_costs_more_than_its_budget(scope, reflections, turns, bu
         for content in reflections:
             Reflection.objects.create(agent=agent, user=user, scope=MemoryScope.USER, content=content)
         for content in turns:
-            Message.objects.create(session=session, role="user", content=content, token_count=0)
+            MessageFactory(session=session, content=content, token_count=0)
         bundle = memory_bundle_build(
             agent=agent,
             user=user,

@@ -6,6 +6,7 @@ from django.core.management import CommandError, call_command
 from agents.models import EndUser
 from reflections.models import ConsolidatedMemory, Reflection
 from reflections.services.reflections import reflection_create
+from tests.factories import EndUserFactory
 from tests.formation_support import wait_until
 
 
@@ -24,7 +25,7 @@ def _consolidate(*options: str) -> str:
 
 @pytest.mark.django_db
 def test_a_users_blob_is_consolidated_on_request_below_the_threshold(agent):
-    gene = EndUser.objects.create(agent=agent, external_id="gene")
+    gene = EndUserFactory(agent=agent, external_id="gene")
     buffered = _reflections(agent, gene, 2)
 
     output = _consolidate("--agent", agent.external_id, "--user", "gene")
@@ -39,8 +40,8 @@ def test_a_users_blob_is_consolidated_on_request_below_the_threshold(agent):
 @pytest.mark.django_db
 def test_due_consolidates_only_buffers_at_their_threshold(agent, settings):
     settings.CONSOLIDATION_THRESHOLD_USER = 3
-    full = EndUser.objects.create(agent=agent, external_id="full")
-    short = EndUser.objects.create(agent=agent, external_id="short")
+    full = EndUserFactory(agent=agent, external_id="full")
+    short = EndUserFactory(agent=agent, external_id="short")
     _reflections(agent, full, 3)
     _reflections(agent, short, 2)
 
@@ -68,7 +69,7 @@ def test_the_agents_own_blob_and_argument_errors(agent):
 
 @pytest.mark.django_db(transaction=True)
 def test_queue_hands_the_scope_to_the_workers(agent, celery_worker_process):
-    gene = EndUser.objects.create(agent=agent, external_id="gene")
+    gene = EndUserFactory(agent=agent, external_id="gene")
     _reflections(agent, gene, 2)
 
     assert "queued user scope" in _consolidate("--agent", agent.external_id, "--user", "gene", "--queue")

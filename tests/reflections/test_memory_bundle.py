@@ -15,13 +15,14 @@ from core.safety.fencing import MEMORY_NOTICE_BLOCK
 from facts.services.facts import fact_create
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.selectors.bundle import BUNDLE_PART_NAMES, BundleLimits, memory_bundle_build, text_shorten_to_tokens
+from tests.factories import AgentFactory, EndUserFactory, MessageFactory, SessionFactory
 from tests.memory_client_support import MemoryAPIError, memory_client_for
 
 QUERY = "Which vet should I take my dog to?"
 
 
 def _say(session: Session, role: str, content: str, *, minutes_ago: int) -> Message:
-    message = Message.objects.create(
+    message = MessageFactory(
         session=session,
         role=role,
         content=content,
@@ -48,7 +49,7 @@ def memory(agent: Agent, end_user: EndUser, session: Session) -> dict:
     fact_create(agent=agent, user=end_user, scopes=["user"], content="The user is allergic to peanuts")
     fact_create(agent=agent, user=None, scopes=["agent"], content="Support hours are 9am to 5pm CET")
 
-    earlier = Session.objects.create(agent=agent, user=end_user, external_id="session-0")
+    earlier = SessionFactory(user=end_user, external_id="session-0")
     old_vet = _say(earlier, "user", "Biscuit the dog had a checkup at the Lyon veterinary clinic", minutes_ago=5000)
     _say(earlier, "assistant", "Glad the checkup went well.", minutes_ago=4999)
     _say(session, "user", "I need to book movers for Tuesday.", minutes_ago=30)
@@ -141,9 +142,9 @@ def test_text_shorten_to_tokens_keeps_whole_words():
 
 @pytest.mark.django_db(transaction=True)
 def test_bundle_endpoint_through_the_python_client(live_server):
-    agent = Agent.objects.create(external_id="agent-bundle")
-    user = EndUser.objects.create(agent=agent, external_id="gene")
-    session = Session.objects.create(agent=agent, user=user, external_id="s-1")
+    agent = AgentFactory(external_id="agent-bundle")
+    user = EndUserFactory(agent=agent, external_id="gene")
+    session = SessionFactory(user=user, external_id="s-1")
     fact_create(agent=agent, user=user, scopes=["user"], content="Gene works night shifts at Lyon hospital")
     _say(session, "user", "Any tips for my night shifts?", minutes_ago=1)
     client = memory_client_for(agent=agent, base_url=live_server.url)

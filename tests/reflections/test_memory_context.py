@@ -18,6 +18,7 @@ from reflections.selectors.context import memory_context_build, memory_context_g
 from reflections.services.consolidation import consolidated_memory_replace
 from reflections.services.reflections import reflection_create
 from reflections.tasks import memory_context_refresh_active
+from tests.factories import AgentFactory, EndUserFactory, SessionFactory
 from tests.memory_client_support import MemoryAPIError, memory_client_for
 
 
@@ -56,7 +57,7 @@ def test_block_has_blob_and_recent_reflections_per_scope_in_a_stable_layout(agen
 
 def test_block_without_user_has_only_agent_memory_and_no_memory_renders_empty(agent, end_user, session, memories):
     agent_only = memory_context_build(agent=agent, user=None, session=None)
-    other_agent = Agent.objects.create(external_id="other-agent")
+    other_agent = AgentFactory()
 
     assert "<UserMemory>" not in agent_only.text and "<AgentMemory>" in agent_only.text
     assert agent_only.parts["user"] is None
@@ -143,7 +144,7 @@ def test_an_operator_editing_a_blob_in_the_admin_invalidates_the_block(
 def test_agent_level_change_invalidates_every_users_block(
     agent, end_user, session, memories, django_capture_on_commit_callbacks
 ):
-    other_user = EndUser.objects.create(agent=agent, external_id="user-2")
+    other_user = EndUserFactory(agent=agent)
     assert "Answer briefly." in memory_context_get(agent=agent, user=other_user, session=None).text
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -163,7 +164,7 @@ def test_agent_level_change_invalidates_every_users_block(
 def test_beat_refresh_recaches_active_sessions_and_repairs_a_write_that_bypassed_signals(
     agent, end_user, session, memories
 ):
-    closed = Session.objects.create(agent=agent, user=end_user, external_id="closed")
+    closed = SessionFactory(user=end_user, external_id="closed")
     Session.objects.filter(pk=closed.pk).update(closed_at=session.last_activity_at)
     memory_context_get(agent=agent, user=end_user, session=session)
     Reflection.objects.filter(scope=MemoryScope.SESSION).update(content="Planning a trip to Faro.")  # no signals
@@ -179,9 +180,9 @@ def test_beat_refresh_recaches_active_sessions_and_repairs_a_write_that_bypassed
 
 @pytest.mark.django_db(transaction=True)
 def test_context_endpoint_serves_etag_and_304_until_memory_changes(live_server):
-    agent = Agent.objects.create(external_id="agent-etag")
-    user = EndUser.objects.create(agent=agent, external_id="gene")
-    Session.objects.create(agent=agent, user=user, external_id="s-1")
+    agent = AgentFactory(external_id="agent-etag")
+    user = EndUserFactory(agent=agent, external_id="gene")
+    SessionFactory(user=user, external_id="s-1")
     reflection_create(agent=agent, scope=MemoryScope.USER, user=user, content="Gene prefers French.")
     client = memory_client_for(agent=agent, base_url=live_server.url)
 
@@ -211,10 +212,10 @@ def test_context_endpoint_cache_hit_reads_no_memory_tables(agent, end_user, memo
 
 @pytest.mark.django_db(transaction=True)
 def test_context_endpoint_errors_name_the_field_and_respect_the_agent_switch(live_server):
-    agent = Agent.objects.create(external_id="agent-errors")
-    gene = EndUser.objects.create(agent=agent, external_id="gene")
-    EndUser.objects.create(agent=agent, external_id="ana")
-    Session.objects.create(agent=agent, user=gene, external_id="s-gene")
+    agent = AgentFactory(external_id="agent-errors")
+    gene = EndUserFactory(agent=agent, external_id="gene")
+    EndUserFactory(agent=agent, external_id="ana")
+    SessionFactory(user=gene, external_id="s-gene")
     client = memory_client_for(agent=agent, base_url=live_server.url)
 
     with pytest.raises(MemoryAPIError) as wrong_user:

@@ -7,6 +7,7 @@ from django.urls import reverse
 
 from conversations.models import Message, Session
 from formation.models import FormationJob
+from tests.factories import MessageFactory
 from tests.formation_support import wait_until
 
 pytestmark = pytest.mark.django_db
@@ -42,12 +43,12 @@ def _formed(session: Session, trigger: str, worker) -> FormationJob:
 
 @pytest.mark.django_db(transaction=True)
 def test_form_memories_now_and_close_form_the_session_on_the_worker(admin_client, session, celery_worker_process):
-    Message.objects.create(session=session, role="user", content="I live in Lisbon.", token_count=4)
+    MessageFactory(session=session, content="I live in Lisbon.", token_count=4)
 
     admin_client.post(reverse("admin:conversations_session_form_memories", args=[session.pk]))
     assert _formed(session, "explicit", celery_worker_process).message_count == 1
 
-    Message.objects.create(session=session, role="user", content="I work as a nurse.", token_count=5)
+    MessageFactory(session=session, content="I work as a nurse.", token_count=5)
     admin_client.post(reverse("admin:conversations_session_close", args=[session.pk]))
     session.refresh_from_db()
     assert session.closed_at is not None

@@ -6,9 +6,10 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from agents.models import Agent, EndUser
+from agents.models import EndUser
 from facts.models import Fact
 from facts.selectors.profile import user_profile
+from tests.factories import AgentFactory
 
 
 def _write(folder, memories):
@@ -33,7 +34,7 @@ def _import(folder):
 
 @pytest.mark.django_db
 def test_key_value_memories_become_the_users_profile_with_history(tmp_path):
-    Agent.objects.create(external_id="crm")
+    AgentFactory(external_id="crm")
     _write(
         tmp_path / "v1",
         [

@@ -3,25 +3,16 @@ and writes keep running. The endpoint is a stub HTTP server on 127.0.0.1 that em
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
 import re
 import threading
 import time
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from io import StringIO
 
 import numpy as np
 import pytest
-from django.core.management import call_command
 from django.db import connection, connections
 from django.test import override_settings
 
-from conversations.models import Message, MessageEmbedding, Session
-from conversations.services.message_embeddings import messages_embed_missing
-from core.embeddings import spaces
+from conversations.models import MessageEmbedding
 from core.embeddings.spaces import embedding_space_active
 from core.exceptions import ProviderError
 from core.models import EmbeddingSpace
@@ -29,119 +20,16 @@ from facts.models import Fact, FactEmbedding
 from facts.selectors import fact_embeddings_nearest
 from facts.services.facts import fact_create
 from facts.services.vector_indexes import fact_vector_index_name, fact_vector_indexes_maintain
+from tests.reembed_support import (
+    MARKER,
+    QUERY,
+    STUB_DIMENSIONS,
+    STUB_MODEL,
+    bag_of_words_vector,
+    memory_to_reembed_create,
+    reembed_to_stub,
+)
 from tests.statistics_support import corpus_statistics_kept, corpus_statistics_recount
-
-STUB_MODEL = "bag-of-words"
-STUB_DIMENSIONS = 96
-MARKER = "The office cat is named Miso"
-QUERY = "What is the office cat named?"
-TOPICS = ["gardening", "invoices", "bicycles", "volcanoes", "chess", "pottery", "sailing", "astronomy", "baking"]
-
-
-def bag_of_words_vector(text: str, dimensions: int) -> np.ndarray:
-    vector = np.zeros(dimensions, dtype=np.float32)
-    for word in re.findall(r"[a-z]+", text.lower()):
-        vector[int(hashlib.sha1(word.encode()).hexdigest(), 16) % dimensions] += 1.0
-    return vector / (np.linalg.norm(vector) or 1.0)
-
-
-class EmbeddingStub:
-    """OpenAI-compatible POST /v1/embeddings. `fail_after` makes it answer 500 once that many requests were served,
-    standing in for a crash of the provider half-way through."""
-
-    def __init__(self) -> None:
-        self.texts_embedded = 0
-        self.requests = 0
-        self.fail_after: int | None = None
-        stub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                if stub.fail_after is not None and stub.requests >= stub.fail_after:
-                    self.send_response(500)
-                    self.end_headers()
-                    return
-                stub.requests += 1
-                time.sleep(0.02)
-                inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
-                stub.texts_embedded += len(inputs)
-                data = []
-                for index, text in enumerate(inputs):
-                    vector = bag_of_words_vector(text, body["dimensions"])
-                    encoded = (
-                        base64.b64encode(vector.astype("<f4").tobytes()).decode()
-                        if body.get("encoding_format") == "base64"
-                        else vector.tolist()
-                    )
-                    data.append({"object": "embedding", "index": index, "embedding": encoded})
-                payload = json.dumps(
-                    {
-                        "object": "list",
-                        "data": data,
-                        "model": body["model"],
-                        "usage": {"prompt_tokens": 0, "total_tokens": 0},
-                    }
-                ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-
-@pytest.fixture
-def embedding_stub(settings) -> Iterator[EmbeddingStub]:
-    stub = EmbeddingStub()
-    stub.thread.start()
-    settings.EMBEDDING_BASE_URL = stub.base_url
-    settings.EMBEDDING_API_KEY = "test-key"
-    spaces._provider_for.cache_clear()
-    yield stub
-    stub.server.shutdown()
-    stub.server.server_close()
-    spaces._provider_for.cache_clear()
-
-
-def _stored_memory(agent, user) -> Session:
-    fact_create(agent=agent, user=None, scopes=["agent"], content=MARKER)
-    for i in range(40):
-        topic = TOPICS[i % len(TOPICS)]
-        fact_create(agent=agent, user=user, scopes=["user"], content=f"Note {i} about {topic} and {topic} supplies")
-    session = Session.objects.create(agent=agent, user=user, external_id="s-reembed")
-    messages = Message.objects.bulk_create(
-        [Message(session=session, role="user", content=f"Message {i} about {TOPICS[i % 9]}") for i in range(12)]
-    )
-    messages_embed_missing(message_ids=[m.pk for m in messages[:10]])  # two are never embedded
-    return session
-
-
-def _reembed(*extra: str) -> str:
-    out = StringIO()
-    call_command(
-        "reembed",
-        "--provider",
-        "openai",
-        "--model",
-        STUB_MODEL,
-        "--dimensions",
-        str(STUB_DIMENSIONS),
-        "--batch-size",
-        "8",
-        *extra,
-        stdout=out,
-    )
-    return out.getvalue()
 
 
 def _hnsw_indexes() -> dict[str, bool]:
@@ -156,7 +44,7 @@ def _hnsw_indexes() -> dict[str, bool]:
 @pytest.mark.django_db(transaction=True)
 @override_settings(MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS=1)
 def test_reembed_to_other_dimensions_while_searches_and_writes_run(agent, end_user, embedding_stub):
-    _stored_memory(agent, end_user)
+    memory_to_reembed_create(agent, end_user)
     old_space = embedding_space_active()
     assert fact_vector_indexes_maintain(space=old_space).built == [
         fact_vector_index_name(space_id=old_space.pk, agent_id=agent.pk)
@@ -194,13 +82,13 @@ def test_reembed_to_other_dimensions_while_searches_and_writes_run(agent, end_us
         finally:
             connections.close_all()
 
-    assert "would embed 41 facts" in _reembed("--dry-run")
+    assert "would embed 41 facts" in reembed_to_stub("--dry-run")
     threads = [threading.Thread(target=search_loop), threading.Thread(target=write_loop)]
     for thread in threads:
         thread.start()
     try:
         time.sleep(0.5)
-        output = _reembed("--retire-grace-seconds", "1")
+        output = reembed_to_stub("--retire-grace-seconds", "1")
         time.sleep(0.5)
     finally:
         stop.set()
@@ -234,25 +122,25 @@ def test_reembed_to_other_dimensions_while_searches_and_writes_run(agent, end_us
 
 @pytest.mark.django_db(transaction=True)
 def test_reembed_resumes_after_a_crash_embedding_only_what_the_new_space_lacks(agent, end_user, embedding_stub):
-    _stored_memory(agent, end_user)
+    memory_to_reembed_create(agent, end_user)
     old_space = embedding_space_active()
     embedding_stub.fail_after = 3
 
     with pytest.raises(ProviderError):
-        _reembed()
+        reembed_to_stub()
 
     building = EmbeddingSpace.objects.get(status=EmbeddingSpace.Status.BUILDING)
     assert FactEmbedding.objects.filter(space=building).count() == 24
     assert embedding_space_active() == old_space
     embedding_stub.fail_after = None
     texts_before = embedding_stub.texts_embedded
-    assert "would embed 17 facts" in _reembed("--dry-run")
+    assert "would embed 17 facts" in reembed_to_stub("--dry-run")
 
-    _reembed("--retire-grace-seconds", "0")
+    reembed_to_stub("--retire-grace-seconds", "0")
 
     assert embedding_space_active() == building
     assert embedding_stub.texts_embedded - texts_before == 17 + 10
     assert FactEmbedding.objects.filter(space=building).count() == 41
-    _reembed("--retire-grace-seconds", "0")  # the active space again: nothing to embed
+    reembed_to_stub("--retire-grace-seconds", "0")  # the active space again: nothing to embed
     assert embedding_stub.texts_embedded - texts_before == 17 + 10
     assert embedding_space_active() == building

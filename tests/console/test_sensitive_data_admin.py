@@ -10,6 +10,7 @@ from agents.models import Agent
 from core.models import JobStatus, SensitiveDataFinding
 from core.safety.sensitive import SensitiveDataPolicy
 from formation.models import FormationJob
+from tests.factories import AgentFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +27,7 @@ def _finding(agent: Agent, kind: str, *, action: str = "withheld", job: Formatio
 
 
 def test_counts_per_agent_leave_out_failed_jobs(admin_client, agent, session):
-    other = Agent.objects.create(external_id="quiet-agent")
+    other = AgentFactory(external_id="quiet-agent")
     failed = FormationJob.objects.create(session=session, trigger="explicit", status=JobStatus.FAILED)
     succeeded = FormationJob.objects.create(session=session, trigger="explicit", status=JobStatus.SUCCEEDED)
     _finding(agent, "password", job=succeeded)

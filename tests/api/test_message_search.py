@@ -3,15 +3,15 @@
 import pytest
 from django.test import Client
 
-from agents.models import EndUser
-from conversations.models import Message, Session
+from conversations.models import Message
 from conversations.services.message_embeddings import message_search_text, messages_embed_missing
+from tests.factories import EndUserFactory, MessageFactory, SessionFactory
 
 
 @pytest.fixture
 def turns(agent, end_user, session) -> dict[str, Message]:
-    other = EndUser.objects.create(agent=agent, external_id="someone-else")
-    other_session = Session.objects.create(agent=agent, user=other, external_id="theirs")
+    other = EndUserFactory(agent=agent)
+    other_session = SessionFactory(user=other, external_id="theirs")
     said = [
         ("cat", "user", {"speaker": "Gene"}, "My cat Tom keeps scratching the sofa."),
         ("train", "user", {"speaker": "Gene"}, "What time is the train to Paris tomorrow?"),
@@ -19,12 +19,10 @@ def turns(agent, end_user, session) -> dict[str, Message]:
         ("answer", "user", {"speaker": "Gene"}, "Yes! We finally went kayaking on Lake Annecy."),
     ]
     stored = {
-        name: Message.objects.create(session=session, role=role, metadata=metadata, content=content)
+        name: MessageFactory(session=session, role=role, metadata=metadata, content=content)
         for name, role, metadata, content in said
     }
-    stored["theirs"] = Message.objects.create(
-        session=other_session, role="user", content="We went kayaking on Lake Annecy too."
-    )
+    stored["theirs"] = MessageFactory(session=other_session, content="We went kayaking on Lake Annecy too.")
     messages_embed_missing(message_ids=[m.pk for m in stored.values()])
     return stored
 

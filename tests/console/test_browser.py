@@ -18,13 +18,14 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from agents.models import Agent, EndUser, ErasureRecord
+from agents.models import EndUser, ErasureRecord
 from conversations.models import Message, Session
 from core.models import LLMCall
 from facts.models import Fact
 from facts.services.facts import fact_create
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.services.consolidation import consolidated_memory_replace
+from tests.factories import AgentFactory, EndUserFactory, MessageFactory, SessionFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -103,17 +104,17 @@ def element_screenshot(page, selector: str, name: str) -> None:
 @pytest.fixture
 def memory() -> dict:
     """One agent with two users, a conversation, facts, reflections and a user blob."""
-    agent = Agent.objects.create(external_id="support-bot", name="Support bot")
-    gene = EndUser.objects.create(agent=agent, external_id="gene")
-    alex = EndUser.objects.create(agent=agent, external_id="alex")
-    session = Session.objects.create(agent=agent, user=gene, external_id="chat-2026-11-02", message_count=4)
+    agent = AgentFactory(external_id="support-bot", name="Support bot")
+    gene = EndUserFactory(agent=agent, external_id="gene")
+    alex = EndUserFactory(agent=agent, external_id="alex")
+    session = SessionFactory(user=gene, external_id="chat-2026-11-02", message_count=4)
     turns = [
         ("user", "Hi! I moved to Paris last spring and I work as a nurse."),
         ("assistant", "Welcome! How are you finding Paris?"),
         ("user", "I love it. My cat Miso loves the balcony."),
         ("assistant", "Miso sounds lovely."),
     ]
-    said = [Message.objects.create(session=session, role=role, content=content) for role, content in turns]
+    said = [MessageFactory(session=session, role=role, content=content) for role, content in turns]
     facts = {
         "paris": fact_create(
             agent=agent,
@@ -297,11 +298,11 @@ def test_formation_page_shows_backlog_breaker_and_spend_against_budgets(page, me
     agent, session = memory["agent"], memory["session"]
     agent.llm_daily_token_budget = 50_000
     agent.save(update_fields=["llm_daily_token_budget"])
-    quiet = Agent.objects.create(external_id="docs-bot", name="Docs bot", llm_daily_token_budget=20_000)
+    quiet = AgentFactory(external_id="docs-bot", name="Docs bot", llm_daily_token_budget=20_000)
     for who, tokens in ((agent, 41_000), (quiet, 3_500)):
         LLMCall.objects.create(agent=who, purpose="reflect", provider="openai", prompt_tokens=tokens, outcome="ok")
     Session.objects.filter(pk=session.pk).update(formation_status="waiting", formation_waiting_reason="agent_budget")
-    sam = EndUser.objects.create(agent=quiet, external_id="sam")
+    sam = EndUserFactory(agent=quiet, external_id="sam")
     Session.objects.create(
         agent=quiet, user=sam, external_id="chat-42", formation_status="queued", formation_queued_at=timezone.now()
     )
@@ -378,17 +379,26 @@ def test_sensitive_data_kept_out_is_counted_on_the_agent_and_listed(page, memory
 
 def test_entity_page_draws_the_graph_and_rename_and_merge_go_through_the_ui(page, memory):
     from facts.models import Entity, EntityType, Relation
-    from facts.services.graph import entity_upsert, relation_add
-    from tests.graph_support import sister_graph_create
+    from facts.services.graph import EntityMention
+    from tests.graph_support import LYON, MARIA, relation_stated_by_new_fact, sister_graph_create
 
+    cello = EntityMention("cello", EntityType.THING)
     agent, gene = memory["agent"], memory["gene"]
     graph = sister_graph_create(agent=agent, user=gene)
-    cello = entity_upsert(agent=agent, user=gene, name="cello", entity_type=EntityType.THING)
-    relation_add(subject=graph.maria, predicate="plays", object_entity=cello)
-    relation_add(subject=graph.maria, predicate="lives_in", object_entity=graph.lyon)
-    twin = entity_upsert(agent=agent, user=gene, name="M. Silva", entity_type=EntityType.PERSON)
-    marathon = entity_upsert(agent=agent, user=gene, name="Lyon marathon 2026", entity_type=EntityType.EVENT)
-    relation_add(subject=twin, predicate="ran", object_entity=marathon)
+    relation_stated_by_new_fact(
+        agent=agent, user=gene, content="Maria plays the cello", subject=MARIA, predicate="plays", object=cello
+    )
+    relation_stated_by_new_fact(
+        agent=agent, user=gene, content="Maria lives in Lyon", subject=MARIA, predicate="lives_in", object=LYON
+    )
+    twin = relation_stated_by_new_fact(
+        agent=agent,
+        user=gene,
+        content="M. Silva ran the Lyon marathon 2026",
+        subject=EntityMention("M. Silva", EntityType.PERSON),
+        predicate="ran",
+        object=EntityMention("Lyon marathon 2026", EntityType.EVENT),
+    ).subject
 
     page.goto("/admin/facts/entity/?q=mia")
     page.wait_for_selector("#result_list")

@@ -10,13 +10,14 @@ from facts.models import Fact
 from facts.services.facts import fact_create
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.services.consolidation import consolidated_memory_replace
+from tests.factories import MessageFactory
 
 
 @pytest.fixture
 def said(session: Session) -> list[Message]:
     contents = ["I moved to Paris last spring.", "Nice! How do you like it?", "I love it, I work as a nurse there."]
     return [
-        Message.objects.create(session=session, role=role, content=content, token_count=len(content.split()))
+        MessageFactory(session=session, role=role, content=content, token_count=len(content.split()))
         for role, content in zip(["user", "assistant", "user"], contents, strict=True)
     ]
 

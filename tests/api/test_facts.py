@@ -4,11 +4,11 @@ import pytest
 from django.utils import timezone
 from rest_framework import serializers
 
-from agents.models import Agent, EndUser
+from agents.models import EndUser
 from api.facts.serializers import FactOutputSerializer
-from conversations.models import Message
 from facts.models import Fact, FactEmbedding
 from facts.services.facts import fact_close, fact_create, fact_profile_set, fact_supersede
+from tests.factories import AgentFactory, MessageFactory
 
 
 def _snapshot() -> list[tuple]:
@@ -71,7 +71,7 @@ def test_list_filters_and_follows_cursor_pages_without_caps(api, agent, end_user
     fact_create(agent=agent, user=None, scopes=["agent"], content="An agent fact")
     closed = fact_create(agent=agent, user=end_user, scopes=["user"], content="An old fact")
     fact_close(fact=closed, reason="outdated")
-    fact_create(agent=Agent.objects.create(external_id="other"), user=None, scopes=["agent"], content="Not ours")
+    fact_create(agent=AgentFactory(), user=None, scopes=["agent"], content="Not ours")
 
     ids, url = [], "/api/v1/facts?user=user-1&page_size=3"
     while url:
@@ -100,7 +100,7 @@ def test_list_refuses_bad_filters(api, query, field):
 @pytest.mark.django_db
 def test_read_a_fact_and_another_agents_fact_is_not_found(api, agent):
     ours = fact_create(agent=agent, user=None, scopes=["agent"], content="Ours")
-    theirs = fact_create(agent=Agent.objects.create(external_id="other"), user=None, scopes=["agent"], content="No")
+    theirs = fact_create(agent=AgentFactory(), user=None, scopes=["agent"], content="No")
 
     assert api.get(f"/api/v1/facts/{ours.pk}").json()["content"] == "Ours"
     for method in ("get", "delete"):
@@ -202,7 +202,7 @@ def test_delete_with_a_bad_hard_flag_changes_nothing(api, agent):
 
 @pytest.mark.django_db
 def test_history_lists_every_version_with_reasons_and_source_messages(api, agent, end_user, session):
-    said = Message.objects.create(session=session, role="user", content="I moved to Lisbon")
+    said = MessageFactory(session=session, content="I moved to Lisbon")
     first = fact_create(agent=agent, user=end_user, scopes=["user"], content="Gene lives in Porto")
     second = fact_supersede(fact=first, content="Gene lives in Lisbon", reason="moved", source_messages=[said])
     fact_close(fact=second, reason="user asked to forget")

@@ -8,15 +8,15 @@ import asyncio
 import httpx
 import pytest
 
-from agents.models import Agent
 from conversations.models import Message
 from conversations.services.message_embeddings import messages_embed_missing
+from tests.factories import AgentFactory
 from tests.memory_client_support import AsyncMemoryClient, MemoryAPIError, MemoryClient, api_key_for
 
 
 @pytest.fixture
 def api_key(db) -> str:
-    return api_key_for(agent=Agent.objects.create(external_id="agent-async"))
+    return api_key_for(agent=AgentFactory(external_id="agent-async"))
 
 
 async def _ingest(memory: AsyncMemoryClient) -> dict:

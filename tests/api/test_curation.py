@@ -3,12 +3,13 @@
 import pytest
 from django.test import Client
 
-from agents.models import Agent, EndUser
+from agents.models import EndUser
 from conversations.models import Session
 from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion, Reflection
 from reflections.selectors.context import memory_context_get
 from reflections.services.consolidation import consolidated_memory_replace
 from reflections.services.reflections import reflection_create
+from tests.factories import AgentFactory, EndUserFactory
 
 
 def _post(api: Client, path: str, body: dict):
@@ -69,13 +70,13 @@ def test_bad_reflections_are_refused_naming_the_field(api, body, field):
 
 @pytest.mark.django_db
 def test_list_reflections_filters_by_scope_user_session_and_absorbed(api, agent, end_user, session):
-    other = EndUser.objects.create(agent=agent, external_id="user-2")
+    other = EndUserFactory(agent=agent)
     reflection_create(agent=agent, scope="agent", content="Agent note")
     mine = reflection_create(agent=agent, scope="user", user=end_user, content="User note")
     reflection_create(agent=agent, scope="session", user=end_user, session=session, content="Session note")
     reflection_create(agent=agent, scope="user", user=other, content="Other user note")
     Reflection.objects.filter(pk=mine.pk).update(absorbed=True)
-    reflection_create(agent=Agent.objects.create(external_id="other"), scope="agent", content="Not ours")
+    reflection_create(agent=AgentFactory(), scope="agent", content="Not ours")
 
     def contents(query: str) -> list[str]:
         response = api.get(f"/api/v1/reflections{query}")
@@ -145,7 +146,7 @@ def test_list_and_read_blobs_only_of_this_agent(api, agent, end_user, session):
     consolidated_memory_replace(agent=agent, scope="agent", user=None, session=None, content="A", reason="c")
     consolidated_memory_replace(agent=agent, scope="user", user=end_user, session=None, content="U", reason="c")
     consolidated_memory_replace(agent=agent, scope="session", user=end_user, session=session, content="S", reason="c")
-    other_agent = Agent.objects.create(external_id="other")
+    other_agent = AgentFactory()
     theirs = consolidated_memory_replace(
         agent=other_agent, scope="agent", user=None, session=None, content="Not ours", reason="c"
     )

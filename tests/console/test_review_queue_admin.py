@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from agents.models import Agent
 from facts.models import Fact, FactWriter
 from facts.services.graph import EntityMention, RelationStatement
 from formation.models import HeldMemory
 from formation.services.memory_trust import HeldCandidate, held_memories_store
+from tests.factories import AgentFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -73,7 +73,7 @@ def test_actions_approve_keep_for_the_user_and_reject(admin_client, held, agent,
 
 
 def test_admin_index_lists_agents_with_memory_waiting(admin_client, held, agent):
-    Agent.objects.create(external_id="quiet-agent")
+    AgentFactory(external_id="quiet-agent")
 
     index = admin_client.get(reverse("admin:index")).content.decode()
 

@@ -13,12 +13,13 @@ from facts.services.facts import fact_create, fact_supersede
 from portability.services.erasure import user_external_id_hash
 from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion, MemoryScope, Reflection
 from reflections.services.context_cache import context_cache_key
+from tests.factories import EndUserFactory, SessionFactory
 
 
 def _memory_of(*, agent, user: EndUser, secret: str) -> Session:
     """A session with embedded messages, a user fact with two versions, an agent fact sourced from the user's
     messages, user and session reflections and blobs with a past version."""
-    session = Session.objects.create(agent=agent, user=user, external_id=f"{user.external_id}-s1")
+    session = SessionFactory(user=user, external_id=f"{user.external_id}-s1")
     messages = Message.objects.bulk_create(
         [
             Message(session=session, role="user", content=f"My locker code is {secret}"),
@@ -58,8 +59,8 @@ def _memory_of(*, agent, user: EndUser, secret: str) -> Session:
 
 @pytest.mark.django_db
 def test_erase_user_leaves_only_the_audit_record_and_spares_other_users(agent, django_capture_on_commit_callbacks):
-    erased = EndUser.objects.create(agent=agent, external_id="erase-me@example.com")
-    kept = EndUser.objects.create(agent=agent, external_id="keep-me")
+    erased = EndUserFactory(agent=agent, external_id="erase-me@example.com")
+    kept = EndUserFactory(agent=agent)
     erased_session = _memory_of(agent=agent, user=erased, secret="4711")
     _memory_of(agent=agent, user=kept, secret="1234")
     cached_key_before = context_cache_key(agent_id=agent.pk, user_id=erased.pk, session_id=erased_session.pk)
@@ -114,7 +115,7 @@ def test_erase_user_leaves_only_the_audit_record_and_spares_other_users(agent, d
 
 @pytest.mark.django_db
 def test_dry_run_counts_exactly_and_deletes_nothing(agent):
-    user = EndUser.objects.create(agent=agent, external_id="dry")
+    user = EndUserFactory(agent=agent, external_id="dry")
     _memory_of(agent=agent, user=user, secret="99")
 
     out = StringIO()

@@ -1,9 +1,9 @@
 import pytest
 from django.test import Client
 
-from agents.models import Agent
 from conversations.models import Message, Session
 from tests.api_support import api_client_for
+from tests.factories import AgentFactory
 
 
 def _post(client: Client, path: str, body: dict):
@@ -114,7 +114,7 @@ def test_a_new_session_needs_its_user_and_keeps_it(api):
 @pytest.mark.django_db
 def test_another_agents_key_never_sees_the_session(api, agent):
     _post(api, "/api/v1/sessions/private/messages", {"user": "u", "messages": [{"role": "user", "content": "x"}]})
-    intruder = api_client_for(Agent.objects.create(external_id="other-agent"))
+    intruder = api_client_for(AgentFactory())
 
     for response in (
         intruder.get("/api/v1/sessions/private"),

@@ -7,13 +7,14 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from agents.models import Agent, EndUser
+from agents.models import Agent
 from facts.models import EntityType, FactScope
 from facts.services.facts import fact_create
-from facts.services.graph import entity_upsert, relation_add
+from facts.services.graph import EntityMention, RelationStatement, StatedRelations, relations_write
 from formation.tools.get_entity import ENTITY_TOOL_MAX_FACTS, ENTITY_TOOL_MAX_RELATIONS
 from tests.api_support import api_client_for
-from tests.graph_support import sister_graph_create
+from tests.factories import AgentFactory, EndUserFactory
+from tests.graph_support import relation_stated, relation_stated_by_new_fact, sister_graph_create
 
 pytestmark = pytest.mark.django_db
 
@@ -65,7 +66,14 @@ def test_ended_relations_come_on_request_with_when_they_held(api, agent, end_use
 
 def test_me_is_the_user_and_a_partial_name_finds_the_closest_entity(api, agent, end_user):
     sister_graph_create(agent=agent, user=end_user)
-    entity_upsert(agent=agent, user=end_user, name="Globex Research Lab", entity_type=EntityType.ORGANISATION)
+    relation_stated_by_new_fact(
+        agent=agent,
+        user=end_user,
+        content="Globex Research Lab studies batteries",
+        subject=EntityMention("Globex Research Lab", EntityType.ORGANISATION),
+        predicate="studies",
+        value="batteries",
+    )
 
     me = _get_entity(api, {"name": "me"}, user=end_user.external_id)["result"]
     partial = _get_entity(api, {"name": "glob"}, user=end_user.external_id)["result"]
@@ -81,12 +89,12 @@ def test_me_is_the_user_and_a_partial_name_finds_the_closest_entity(api, agent, 
 
 def test_a_users_entities_are_theirs_alone_and_agent_wide_ones_are_everyones(api, agent, end_user):
     sister_graph_create(agent=agent, user=end_user)
-    other_user = EndUser.objects.create(agent=agent, external_id="user-2")
-    office = entity_upsert(agent=agent, user=None, name="Zanzibar office", entity_type=EntityType.PLACE)
+    other_user = EndUserFactory(agent=agent)
     opening = fact_create(agent=agent, user=None, scopes=[FactScope.AGENT], content="The Zanzibar office opens at 9")
-    relation_add(subject=office, predicate="opens_at", object_value="9 am", source_facts=[opening])
-    other_agent = Agent.objects.create(external_id="agent-other", name="Other")
-    EndUser.objects.create(agent=other_agent, external_id=end_user.external_id)
+    office = EntityMention("Zanzibar office", EntityType.PLACE)
+    relation_stated(fact=opening, subject=office, predicate="opens_at", value="9 am")
+    other_agent = AgentFactory()
+    EndUserFactory(agent=other_agent, external_id=end_user.external_id)
 
     for caller, conversation in [
         (api, {"user": other_user.external_id}),
@@ -103,11 +111,18 @@ def test_a_users_entities_are_theirs_alone_and_agent_wide_ones_are_everyones(api
 
 
 def test_a_well_known_entity_is_cut_to_a_bounded_answer_that_says_what_was_left_out(api, agent, end_user):
-    hub = entity_upsert(agent=agent, user=end_user, name="Club", entity_type=EntityType.ORGANISATION)
-    for number in range(ENTITY_TOOL_MAX_RELATIONS + 5):
-        member = entity_upsert(agent=agent, user=end_user, name=f"Member {number}", entity_type=EntityType.PERSON)
-        fact = fact_create(agent=agent, user=end_user, scopes=[FactScope.USER], content=f"Member {number} is in Club")
-        relation_add(subject=member, predicate="member_of", object_entity=hub, source_facts=[fact])
+    hub = EntityMention("Club", EntityType.ORGANISATION)
+    relations_write(
+        stated=[
+            StatedRelations(
+                fact=fact_create(
+                    agent=agent, user=end_user, scopes=[FactScope.USER], content=f"Member {number} is in Club"
+                ),
+                statements=[RelationStatement(EntityMention(f"Member {number}", EntityType.PERSON), "member_of", hub)],
+            )
+            for number in range(ENTITY_TOOL_MAX_RELATIONS + 5)
+        ]
+    )
 
     result = _get_entity(api, {"name": "club"}, user=end_user.external_id)["result"]
 

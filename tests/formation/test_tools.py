@@ -5,14 +5,14 @@ import json
 import pytest
 from django.test import Client
 
-from agents.models import Agent, AgentMemoryFromUsers, EndUser
-from conversations.models import Session
+from agents.models import Agent, AgentMemoryFromUsers
 from core.models import SensitiveDataFinding
 from core.safety.sensitive import SensitiveDataPolicy
 from facts.models import Fact, FactWriter
 from facts.services.facts import fact_create
 from formation.models import HeldMemory
 from formation.selectors.sensitive_data import sensitive_data_counts
+from tests.factories import AgentFactory, EndUserFactory, SessionFactory
 
 TOOL_NAMES = ["search_memory", "get_entity", "save_memory", "update_memory", "delete_memory"]
 
@@ -130,11 +130,9 @@ def test_updating_a_closed_version_tells_the_model_the_current_id(api, agent):
 
 @pytest.mark.django_db
 def test_another_users_or_agents_memory_cannot_be_changed(api, agent, end_user):
-    other_user = EndUser.objects.create(agent=agent, external_id="user-2")
+    other_user = EndUserFactory(agent=agent)
     theirs = fact_create(agent=agent, user=other_user, scopes=["user"], content="Ana's PIN hint is her dog")
-    elsewhere = fact_create(
-        agent=Agent.objects.create(external_id="elsewhere"), user=None, scopes=["agent"], content="Other agent fact"
-    )
+    elsewhere = fact_create(agent=AgentFactory(), user=None, scopes=["agent"], content="Other agent fact")
     before = _snapshot()
 
     for fact in (theirs, elsewhere):
@@ -172,7 +170,7 @@ def test_malformed_requests_are_http_errors(api, body, field):
 
 @pytest.mark.django_db
 def test_a_session_of_another_user_is_a_bad_request(api, agent, end_user):
-    Session.objects.create(agent=agent, user=end_user, external_id="s-1")
+    SessionFactory(user=end_user, external_id="s-1")
 
     response = _call(api, "search_memory", {"query": "x"}, user="someone-else", session="s-1")
 

@@ -13,6 +13,7 @@ from core.models import LLMCall
 from core.selectors.llm_usage import llm_usage_daily, llm_usage_windows
 from formation.selectors.llm_validity import llm_reply_validity
 from reflections.models import ConsolidationJob, MemoryScope, Reflection
+from tests.factories import AgentFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -64,7 +65,7 @@ def _call(agent: Agent | None, *, outcome: str = "ok", tokens: int = 100, days_a
 
 
 def test_usage_per_agent_over_the_day_and_the_week(agent):
-    other = Agent.objects.create(external_id="other-agent")
+    other = AgentFactory()
     _call(agent, tokens=1000)
     _call(agent, outcome="malformed", tokens=500)
     _call(agent, tokens=100, days_ago=3)

@@ -18,6 +18,7 @@ from core.models import LLMCall
 from facts.models import Entity, Fact, ReferenceChunk, ReferenceDocument, Relation
 from formation.models import FormationJob, RetentionRun
 from reflections.models import ConsolidationJob, MemoryScope
+from tests.factories import EndUserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -140,7 +141,7 @@ def test_every_change_page_renders(
     document = ReferenceDocument.objects.create(agent=agent, title="Handbook", content="Open 9-5.", content_hash="h")
     ReferenceChunk.objects.create(document=document, index=0, content="Open 9-5.", normalized="open 9-5.")
     admin_client.post(reverse("admin:agents_agentapikey_add"), {"agent": agent.pk, "name": "k"})
-    gone = EndUser.objects.create(agent=agent, external_id="gone")
+    gone = EndUserFactory(agent=agent, external_id="gone")
     admin_client.post(reverse("admin:agents_enduser_erase", args=[gone.pk]), {"confirm": "yes"})
 
     rendered = []

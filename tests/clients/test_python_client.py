@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models import Agent
 from conversations.models import Message
+from tests.factories import AgentFactory
 from tests.memory_client_support import MemoryAPIError, memory_client_for
 
 
 @pytest.fixture
 def client(live_server):
-    agent = Agent.objects.create(external_id="agent-client")
+    agent = AgentFactory(external_id="agent-client")
     return memory_client_for(agent=agent, base_url=live_server.url)
 
 

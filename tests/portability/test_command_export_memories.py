@@ -9,44 +9,30 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from agents.models import Agent, EndUser
+from agents.models import Agent
 from conversations.models import Message, MessageEmbedding, Session
 from conversations.services.message_embeddings import messages_embed_missing
 from facts.models import Entity, Fact, FactEmbedding, Relation
 from facts.services.facts import fact_close, fact_create, fact_supersede
-from facts.services.graph import entity_merge, entity_upsert, relation_add, user_entity_get_or_create
+from facts.services.graph import EntityMention, entity_merge
 from reflections.models import Reflection
 from reflections.services.consolidation import consolidated_memory_replace
 from reflections.services.reflections import reflection_create
-
-# Row fields that hold ids of other exported rows, and the kind of row they point to.
-REFERENCES = {
-    "user_id": "user",
-    "session_id": "session",
-    "source_session_id": "session",
-    "superseded_by_id": "fact",
-    "memory_id": "blob",
-    "consolidated_into_id": "blob",
-    "formed_through_message_id": "message",
-    "summarized_through_message_id": "message",
-    "subject_id": "entity",
-    "object_entity_id": "entity",
-    "merged_into_id": "entity",
-}
-# The kind of row each many-to-many link points to.
-LINKS = {"source_facts": "fact"}
+from tests.export_support import export_normalised, export_rows
+from tests.factories import AgentFactory, EndUserFactory, MessageFactory, SessionFactory
+from tests.graph_support import USER, relation_stated
 
 
 @pytest.fixture
 def source_agent(db) -> Agent:
     """Every kind of row: two users, sessions with messages (one with an idempotency key), a fact with three
     versions, a closed fact, an agent fact linked to its source messages, entities (one merged into another) and
-    relations (one ended with the fact version that stated it), reflections (one absorbed) and blobs with past
-    versions."""
-    agent = Agent.objects.create(external_id="source", name="Source", formation_msg_interval=12)
-    gene = EndUser.objects.create(agent=agent, external_id="gene", metadata={"plan": "pro"})
-    maria = EndUser.objects.create(agent=agent, external_id="maria")
-    session = Session.objects.create(agent=agent, user=gene, external_id="s-1", metadata={"channel": "web"})
+    relations (one ended with the fact version that stated it, one with the merge), reflections (one absorbed) and
+    blobs with past versions: seven fact versions, four messages, three entities, four relations."""
+    agent = AgentFactory(external_id="source", name="Source", formation_msg_interval=12)
+    gene = EndUserFactory(agent=agent, external_id="gene", metadata={"plan": "pro"})
+    maria = EndUserFactory(agent=agent, external_id="maria")
+    session = SessionFactory(user=gene, external_id="s-1", metadata={"channel": "web"})
     messages = Message.objects.bulk_create(
         [
             Message(session=session, role="user", content="My birthday is March 15th", token_count=6),
@@ -56,19 +42,14 @@ def source_agent(db) -> Agent:
     )
     messages_embed_missing(message_ids=[m.pk for m in messages])
     Session.objects.filter(pk=session.pk).update(formed_through_message_id=messages[1].pk, message_count=3)
-    maria_session = Session.objects.create(agent=agent, user=maria, external_id="s-2")
-    Message.objects.create(session=maria_session, role="user", content="I like green tea", token_count=4)
+    maria_session = SessionFactory(user=maria, external_id="s-2")
+    MessageFactory(session=maria_session, content="I like green tea", token_count=4)
 
     birthday = fact_create(
         agent=agent, user=gene, scopes=["user"], content="Gene's birthday is March 15th", source_messages=messages[:1]
     )
-    gene_self = user_entity_get_or_create(agent=agent, user=gene)
-    relation_add(
-        subject=gene_self,
-        predicate="born_on",
-        object_value="March 15th",
-        source_facts=[birthday],
-        source_messages=messages[:1],
+    relation_stated(
+        fact=birthday, subject=USER, predicate="born_on", value="March 15th", source_messages=messages[:1]
     )  # ended when the birthday is corrected
     corrected = fact_supersede(
         fact=birthday, content="Gene's birthday is March 16th", reason="corrected", source_messages=messages[2:]
@@ -76,10 +57,15 @@ def source_agent(db) -> Agent:
     latest = fact_supersede(
         fact=corrected, content="Gene's birthday is on March 16th", reason="reworded", tags=["dates"]
     )
-    relation_add(subject=gene_self, predicate="born_on", object_value="March 16th", source_facts=[latest])
-    lisbon = entity_upsert(agent=agent, user=gene, name="Lisbon", entity_type="place")
-    relation_add(subject=gene_self, predicate="lives_in", object_entity=lisbon)
-    entity_merge(kept=lisbon, merged=entity_upsert(agent=agent, user=gene, name="Lisboa"))
+    relation_stated(fact=latest, subject=USER, predicate="born_on", value="March 16th")
+    home = fact_create(agent=agent, user=gene, scopes=["user"], content="Gene lives in Lisbon (Lisboa)")
+    lisbon, lisboa = (
+        relation_stated(
+            fact=home, subject=USER, predicate="lives_in", object=EntityMention(name, "place")
+        ).object_entity
+        for name in ("Lisbon", "Lisboa")
+    )
+    entity_merge(kept=lisbon, merged=lisboa)  # its relation ends, a twin of Lisbon's
     closed = fact_create(agent=agent, user=maria, scopes=["user"], content="Maria drinks coffee")
     fact_close(fact=closed, reason="contradicted")
     fact_create(agent=agent, user=maria, scopes=["user"], content="Maria likes green tea", metadata={"k": [1, 2]})
@@ -113,11 +99,6 @@ def source_agent(db) -> Agent:
     return agent
 
 
-def _export(agent: str, path: Path, *options: str) -> list[dict]:
-    call_command("export_memories", "--agent", agent, "--output", str(path), *options, stderr=StringIO())
-    return [json.loads(line) for line in path.read_text().splitlines()]
-
-
 def _import_native(path: Path, agent: str) -> str:
     out = StringIO()
     call_command(
@@ -134,47 +115,23 @@ def _import_native(path: Path, agent: str) -> str:
     return out.getvalue()
 
 
-def _normalised(rows: list[dict]) -> dict:
-    """The export with database ids replaced by each row's place among the rows of its kind (and lineages by their
-    order of appearance), so exports of the same memory from different rows compare equal."""
-    header, rows = rows[0], rows[1:]
-    positions = {}
-    for row in rows:
-        kind_rows = positions.setdefault(row["kind"], {})
-        kind_rows[row["id"]] = len(kind_rows)
-    lineages: dict[str, int] = {}
-    normalised = []
-    for row in rows:
-        fields = dict(row["fields"])
-        for name, kind in REFERENCES.items():
-            if fields.get(name) is not None:
-                fields[name] = positions[kind][fields[name]]
-        if "lineage" in fields:
-            fields["lineage"] = lineages.setdefault(fields["lineage"], len(lineages))
-        m2m = {
-            name: [positions[LINKS.get(name, "message")][i] for i in ids] for name, ids in row.get("m2m", {}).items()
-        }
-        normalised.append((row["kind"], json.dumps(fields, sort_keys=True), json.dumps(m2m, sort_keys=True)))
-    return {"agent settings": header["agent"]["settings"], "rows": normalised}
-
-
 @pytest.mark.django_db
 def test_export_then_native_import_is_lossless_and_idempotent(source_agent, tmp_path):
-    exported = _export("source", tmp_path / "source.jsonl")
+    exported = export_rows("source", tmp_path / "source.jsonl")
     kinds = [row["kind"] for row in exported]
     assert kinds[0] == "export"
-    assert kinds.count("fact") == 6 and kinds.count("blob_version") == 1 and kinds.count("message") == 4
-    assert kinds.count("entity") == 3 and kinds.count("relation") == 3
+    assert kinds.count("fact") == 7 and kinds.count("blob_version") == 1 and kinds.count("message") == 4
+    assert kinds.count("entity") == 3 and kinds.count("relation") == 4
 
     output = _import_native(tmp_path / "source.jsonl", "copy")
 
-    assert "facts: 6 added" in output and "messages: 4 added" in output
+    assert "facts: 7 added" in output and "messages: 4 added" in output
     copy = Agent.objects.get(external_id="copy")
     assert (copy.name, copy.formation_msg_interval) == ("Source", 12)
-    reexported = _export("copy", tmp_path / "copy.jsonl")
-    assert _normalised(reexported) == _normalised(exported)
+    reexported = export_rows("copy", tmp_path / "copy.jsonl")
+    assert export_normalised(reexported) == export_normalised(exported)
     # Search works on the copy: every fact version and message has a vector in the active space.
-    assert FactEmbedding.objects.filter(agent=copy).count() == 6
+    assert FactEmbedding.objects.filter(agent=copy).count() == 7
     assert MessageEmbedding.objects.filter(agent=copy).count() == 4
     current = Fact.objects.get(agent=copy, valid_to__isnull=True, content__contains="on March 16th")
     # The source agent still uses the exported lineages, so the copy's facts got lineages of their own.
@@ -184,27 +141,27 @@ def test_export_then_native_import_is_lossless_and_idempotent(source_agent, tmp_
     assert ended.valid_to is not None and ended.source_facts.get().version == 1
     assert Entity.objects.get(agent=copy, name="Lisboa").merged_into == Entity.objects.get(agent=copy, name="Lisbon")
 
-    before = _normalised(_export("copy", tmp_path / "before.jsonl"))
+    before = export_normalised(export_rows("copy", tmp_path / "before.jsonl"))
     again = _import_native(tmp_path / "source.jsonl", "copy")
     assert " added" not in again.replace("0 added", ""), again
-    assert _normalised(_export("copy", tmp_path / "after.jsonl")) == before
+    assert export_normalised(export_rows("copy", tmp_path / "after.jsonl")) == before
 
 
 @pytest.mark.django_db
 def test_erase_then_reimport_restores_the_user(source_agent, tmp_path):
-    exported = _normalised(_export("source", tmp_path / "gene.jsonl", "--user", "gene"))
+    exported = export_normalised(export_rows("source", tmp_path / "gene.jsonl", "--user", "gene"))
     call_command("erase_user", "--agent", "source", "--user", "gene", "--yes", stdout=StringIO())
     assert not Fact.objects.filter(user__external_id="gene").exists()
     assert not Entity.objects.filter(agent=source_agent).exists() and not Relation.objects.exists()
 
     _import_native(tmp_path / "gene.jsonl", "source")
 
-    assert _normalised(_export("source", tmp_path / "again.jsonl", "--user", "gene")) == exported
+    assert export_normalised(export_rows("source", tmp_path / "again.jsonl", "--user", "gene")) == exported
 
 
 @pytest.mark.django_db
 def test_user_export_holds_only_that_users_rows(source_agent, tmp_path):
-    rows = _export("source", tmp_path / "maria.jsonl", "--user", "maria")
+    rows = export_rows("source", tmp_path / "maria.jsonl", "--user", "maria")
 
     assert rows[0]["user"] == "maria"
     assert [row["fields"]["external_id"] for row in rows if row["kind"] == "user"] == ["maria"]
@@ -234,10 +191,10 @@ def test_messages_imported_into_an_existing_session_count_in_its_counters(tmp_pa
     turns = [
         MessageInput(role="user", content=f"Turn {n} about the garden.", idempotency_key=f"t-{n}") for n in range(5)
     ]
-    source = Agent.objects.create(external_id="source")
+    source = AgentFactory(external_id="source")
     session_append_messages(agent=source, user_external_id="gene", session_external_id="s-1", messages=turns)
-    _export("source", tmp_path / "source.jsonl")
-    target = Agent.objects.create(external_id="target")
+    export_rows("source", tmp_path / "source.jsonl")
+    target = AgentFactory(external_id="target")
     session_append_messages(agent=target, user_external_id="gene", session_external_id="s-1", messages=turns[:2])
 
     _import_native(tmp_path / "source.jsonl", "target")

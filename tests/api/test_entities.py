@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models import Agent, EndUser
 from facts.models import EntityType, FactScope
 from facts.services.facts import fact_create, fact_supersede
-from facts.services.graph import entity_merge, entity_upsert, relation_add, user_entity_get_or_create
+from facts.services.graph import EntityMention, entity_merge
 from tests.api_support import api_client_for
+from tests.factories import AgentFactory, EndUserFactory
+from tests.graph_support import USER, relation_stated, relation_stated_by_new_fact
 
 pytestmark = pytest.mark.django_db
 
@@ -18,17 +19,24 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def sister(agent, end_user):
     """Maria, the user's sister, who worked at Acme and now works at Globex."""
-    me = user_entity_get_or_create(agent=agent, user=end_user)
-    maria = entity_upsert(agent=agent, user=end_user, name="Maria", entity_type=EntityType.PERSON, aliases=["Mia"])
-    acme = entity_upsert(agent=agent, user=end_user, name="Acme", entity_type=EntityType.ORGANISATION)
-    globex = entity_upsert(agent=agent, user=end_user, name="Globex", entity_type=EntityType.ORGANISATION)
-    sister_fact = fact_create(agent=agent, user=end_user, scopes=[FactScope.USER], content="Maria is the user's sister")
-    relation_add(subject=maria, predicate="sister_of", object_entity=me, source_facts=[sister_fact])
+    maria = EntityMention("Maria", EntityType.PERSON, aliases=("Mia",))
+    sister = relation_stated_by_new_fact(
+        agent=agent,
+        user=end_user,
+        content="Maria is the user's sister",
+        subject=maria,
+        predicate="sister_of",
+        object=USER,
+    )
     job = fact_create(agent=agent, user=end_user, scopes=[FactScope.USER], content="Maria works at Acme")
-    relation_add(subject=maria, predicate="works_at", object_entity=acme, source_facts=[job])
+    relation_stated(
+        fact=job, subject=maria, predicate="works_at", object=EntityMention("Acme", EntityType.ORGANISATION)
+    )
     new_job = fact_supersede(fact=job, content="Maria works at Globex", reason="new job")
-    relation_add(subject=maria, predicate="works_at", object_entity=globex, source_facts=[new_job])
-    return maria
+    relation_stated(
+        fact=new_job, subject=maria, predicate="works_at", object=EntityMention("Globex", EntityType.ORGANISATION)
+    )
+    return sister.subject
 
 
 def test_a_users_entities_are_listed_and_searched_by_any_name(api, end_user, sister):
@@ -55,7 +63,14 @@ def test_a_users_entities_are_listed_and_searched_by_any_name(api, end_user, sis
 
 def test_the_list_pages_with_a_cursor(api, agent, end_user):
     for number in range(3):
-        entity_upsert(agent=agent, user=end_user, name=f"Place {number}", entity_type=EntityType.PLACE)
+        relation_stated_by_new_fact(
+            agent=agent,
+            user=end_user,
+            content=f"Place {number} is in Portugal",
+            subject=EntityMention(f"Place {number}", EntityType.PLACE),
+            predicate="located_in",
+            value="Portugal",
+        )
 
     first = api.get("/api/v1/entities", {"user": end_user.external_id, "page_size": 2}).json()
     second = api.get(first["next"]).json()
@@ -88,7 +103,14 @@ def test_an_entity_shows_its_current_and_ended_relations_and_their_facts(api, si
 
 
 def test_a_merged_entity_points_at_the_one_kept(api, agent, end_user, sister):
-    twin = entity_upsert(agent=agent, user=end_user, name="Maria Silva", entity_type=EntityType.PERSON)
+    twin = relation_stated_by_new_fact(
+        agent=agent,
+        user=end_user,
+        content="Maria Silva lives in Porto",
+        subject=EntityMention("Maria Silva", EntityType.PERSON),
+        predicate="lives_in",
+        value="Porto",
+    ).subject
     entity_merge(kept=sister, merged=twin)
 
     data = api.get(f"/api/v1/entities/{twin.pk}").json()
@@ -102,8 +124,8 @@ def test_a_merged_entity_points_at_the_one_kept(api, agent, end_user, sister):
 
 
 def test_another_agents_entity_is_not_found(sister):
-    other = Agent.objects.create(external_id="agent-other", name="Other")
-    EndUser.objects.create(agent=other, external_id="user-1")
+    other = AgentFactory()
+    EndUserFactory(agent=other, external_id="user-1")
     client = api_client_for(other)
 
     response = client.get(f"/api/v1/entities/{sister.pk}")

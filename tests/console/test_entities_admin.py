@@ -11,10 +11,10 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 from django.urls import reverse
 
-from agents.models import EndUser
 from facts.models import Entity, EntityType, Relation
-from facts.services.graph import entity_upsert, relation_add
-from tests.graph_support import sister_graph_create
+from facts.services.graph import EntityMention
+from tests.factories import EndUserFactory
+from tests.graph_support import LYON, MARIA, relation_stated_by_new_fact, sister_graph_create
 
 pytestmark = pytest.mark.django_db
 
@@ -34,8 +34,15 @@ def _listed(admin_client, **query) -> list[str]:
 
 def test_the_list_is_searched_by_any_name_and_filtered_by_type_and_user(admin_client, agent, end_user):
     sister_graph_create(agent=agent, user=end_user)
-    other = EndUser.objects.create(agent=agent, external_id="user-2")
-    entity_upsert(agent=agent, user=other, name="Marius", entity_type=EntityType.PERSON)
+    other = EndUserFactory(agent=agent, external_id="user-2")
+    relation_stated_by_new_fact(
+        agent=agent,
+        user=other,
+        content="Marius is 40",
+        subject=EntityMention("Marius", EntityType.PERSON),
+        predicate="age",
+        value="40",
+    )
 
     assert _listed(admin_client, q="mia") == ["Maria"]
     assert sorted(_listed(admin_client, q="mar")) == ["Maria", "Marius"]
@@ -46,7 +53,9 @@ def test_the_list_is_searched_by_any_name_and_filtered_by_type_and_user(admin_cl
 
 def test_the_entity_page_draws_its_relations_and_lists_their_history(admin_client, agent, end_user):
     graph = sister_graph_create(agent=agent, user=end_user)
-    relation_add(subject=graph.maria, predicate="lives_in", object_entity=graph.lyon)
+    relation_stated_by_new_fact(
+        agent=agent, user=end_user, content="Maria lives in Lyon", subject=MARIA, predicate="lives_in", object=LYON
+    )
 
     html = _page(admin_client, graph.maria)
 
@@ -70,9 +79,22 @@ def test_the_entity_page_draws_its_relations_and_lists_their_history(admin_clien
 
 def test_every_label_is_escaped(admin_client, agent, end_user):
     graph = sister_graph_create(agent=agent, user=end_user)
-    hostile = entity_upsert(agent=agent, user=end_user, name='<script>alert("x")</script>', aliases=["a&b"])
-    relation_add(subject=graph.maria, predicate="knows", object_entity=hostile)
-    relation_add(subject=graph.maria, predicate="motto", object_value='"/><image href=x onerror=alert(1)>')
+    hostile = relation_stated_by_new_fact(
+        agent=agent,
+        user=end_user,
+        content="Maria knows a hostile name",
+        subject=MARIA,
+        predicate="knows",
+        object=EntityMention('<script>alert("x")</script>', aliases=("a&b",)),
+    ).object_entity
+    relation_stated_by_new_fact(
+        agent=agent,
+        user=end_user,
+        content="Maria has a hostile motto",
+        subject=MARIA,
+        predicate="motto",
+        value='"/><image href=x onerror=alert(1)>',
+    )
 
     html = _page(admin_client, graph.maria) + _page(admin_client, hostile)
 
@@ -103,8 +125,14 @@ def _merge(admin_client, entities: list[Entity], **extra):
 
 def test_merge_asks_which_to_keep_then_moves_names_and_relations(admin_client, agent, end_user):
     graph = sister_graph_create(agent=agent, user=end_user)
-    twin = entity_upsert(agent=agent, user=end_user, name="M. Silva", entity_type=EntityType.PERSON)
-    relation_add(subject=twin, predicate="lives_in", object_entity=graph.lyon)
+    twin = relation_stated_by_new_fact(
+        agent=agent,
+        user=end_user,
+        content="M. Silva lives in Lyon",
+        subject=EntityMention("M. Silva", EntityType.PERSON),
+        predicate="lives_in",
+        object=LYON,
+    ).subject
 
     confirmation = _merge(admin_client, [graph.maria, twin]).content.decode()
     response = _merge(admin_client, [graph.maria, twin], apply="yes", kept=str(graph.maria.pk))

@@ -4,15 +4,16 @@ import pytest
 from django.test import Client
 from drf_spectacular.generators import SchemaGenerator
 
-from agents.models import Agent, EndUser
+from agents.models import Agent
 from agents.services.api_keys import api_key_create
 from facts.models import Fact
 from facts.services.facts import fact_create, fact_supersede
+from tests.factories import AgentFactory, EndUserFactory
 
 
 @pytest.fixture
 def facts(agent, end_user) -> dict[str, Fact]:
-    other = EndUser.objects.create(agent=agent, external_id="user-2")
+    other = EndUserFactory(agent=agent)
     stored = {
         "birthday": fact_create(agent=agent, user=end_user, scopes=["user"], content="Gene's birthday is March 15th"),
         "plate": fact_create(agent=agent, user=end_user, scopes=["user"], content="Gene's car plate is QX-4471"),
@@ -78,7 +79,7 @@ def test_history_and_as_of_are_passed_through(api, facts):
 
 @pytest.mark.django_db
 def test_another_agents_key_never_sees_these_facts(facts):
-    stranger = Agent.objects.create(external_id="stranger")
+    stranger = AgentFactory()
     _, raw_key = api_key_create(agent=stranger)
     client = Client(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
 
