@@ -60,9 +60,9 @@ class ProcessGroup:
     def __init__(self) -> None:
         self.processes: dict[str, subprocess.Popen] = {}
 
-    def start(self, name: str, command: list[str], *, env: dict[str, str]) -> None:
+    def start(self, name: str, command: list[str], *, env: dict[str, str], cwd: Path | None = None) -> None:
         self.processes[name] = subprocess.Popen(
-            command, env=env, cwd=REPO_DIR, stdin=subprocess.DEVNULL, start_new_session=True
+            command, env=env, cwd=cwd or REPO_DIR, stdin=subprocess.DEVNULL, start_new_session=True
         )
 
     def first_exited(self) -> str | None:

@@ -76,9 +76,9 @@ class Stack:
                    "warning", "--timeout", "120"]  # fmt: skip
         env = self.env | (settings_env or {})
         if code_dir is not None:
-            command += ["--chdir", str(code_dir)]
+            # Started in that checkout, so that everything gunicorn imports (its config file first) is its code.
             env |= {"PYTHONPATH": str(code_dir)}
-        self.processes.start(name, command, env=env)
+        self.processes.start(name, command, env=env, cwd=code_dir)
         wait_for_port(port, timeout=60)
         self.base_url = f"http://127.0.0.1:{port}"
         wait_until_answering(f"{self.base_url}/health/", timeout=60)
