@@ -53,8 +53,8 @@ CURRENT = {
 }
 # The files behind the dated tables of docs/benchmarks/history.md, by the section that has them.
 HISTORY = {
-    "layout_search_latency_10k_1.json": "the layout change (issue 33): fact search at 10k, before and after, run 1 of 2",
-    "layout_search_latency_10k_2.json": "the layout change (issue 33): fact search at 10k, before and after, run 2 of 2",
+    "layout_search_latency_10k_1.json": "the layout change (issue 33): fact search at 10k, before and after, run 1",
+    "layout_search_latency_10k_2.json": "the layout change (issue 33): fact search at 10k, before and after, run 2",
     "layout_locomo_dev_before.json": "the layout change (issue 33): LoCoMo dev recall before",
     "layout_locomo_dev_after.json": "the layout change (issue 33): LoCoMo dev recall after (identical in every cell)",
     "ab_before_1.json": "gunicorn again, with /mcp inside it: before (uvicorn), run 1 of 3",

@@ -29,7 +29,8 @@ class Session(models.Model):
     closed_at = models.DateTimeField(null=True, blank=True)
     message_count = models.PositiveIntegerField(default=0)
     token_count = models.PositiveBigIntegerField(default=0)
-    # Formation works on messages with id > formed_through_message_id and moves the cursor only on commit.
+    # Formation's state of the session, written by formation's services alone (tests/test_architecture.py): it works on
+    # messages with id > formed_through_message_id and moves the cursor only on commit.
     formed_through_message_id = models.BigIntegerField(null=True, blank=True)
     formation_status = models.CharField(max_length=10, choices=FormationStatus.choices, default=FormationStatus.IDLE)
     formation_queued_at = models.DateTimeField(
