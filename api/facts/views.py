@@ -35,6 +35,7 @@ from facts.selectors.search import FactSearchDisabled, facts_search
 from facts.selectors.versions import fact_versions
 from facts.services.curation import fact_delete, fact_get_or_create, fact_revise
 from facts.services.facts import facts_erase
+from facts.world_time import UNKNOWN_WORLD_TIME
 
 
 def _user_for_write(agent: Agent, external_id: str | None) -> EndUser | None:
@@ -97,6 +98,7 @@ class FactListView(ListAPIView):
                 metadata=data.validated_data.get("metadata"),
                 key=data.validated_data.get("key", ""),
                 written_by=FactWriter.API,
+                world_time=data.validated_data.get("world_time", UNKNOWN_WORLD_TIME),
             )
         return Response(
             FactOutputSerializer(fact).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
@@ -131,6 +133,7 @@ class FactDetailView(APIView):
                 metadata=data.validated_data.get("metadata"),
                 reason=data.validated_data["reason"],
                 written_by=FactWriter.API,
+                world_time=data.validated_data.get("world_time"),
             )
         return Response(FactOutputSerializer(successor).data)
 

@@ -21,6 +21,7 @@ from facts.services.facts import (
     fact_scopes_validate,
     fact_supersede,
 )
+from facts.world_time import UNKNOWN_WORLD_TIME, WorldTime
 
 
 def _content_validate(content: str) -> None:
@@ -59,6 +60,7 @@ def fact_get_or_create(
     written_by: str,
     change_reason: str = "created by hand",
     key: str = "",
+    world_time: WorldTime = UNKNOWN_WORLD_TIME,
 ) -> tuple[Fact, bool]:
     """The current fact with this content in the scope (same normalised hash), else a new one, embedded.
     Returns (fact, created). A concurrent writer of the same content gets the row the other one stored.
@@ -77,6 +79,7 @@ def fact_get_or_create(
             source_session=source_session,
             change_reason=change_reason,
             written_by=written_by,
+            world_time=world_time,
         )
         return fact, outcome == "created"
     same_content = Fact.objects.filter(
@@ -97,6 +100,7 @@ def fact_get_or_create(
                 tags=tags,
                 metadata=metadata,
                 written_by=written_by,
+                world_time=world_time,
             )
     except IntegrityError:
         return same_content.get(), False
@@ -113,9 +117,11 @@ def fact_revise(
     metadata: dict | None = None,
     reason: str = "edited by hand",
     written_by: str,
+    world_time: WorldTime | None = None,
 ) -> Fact:
-    """A new version of a current fact (re-embedded); what is not given carries over. The old version stays as
-    history."""
+    """A new version of a current fact (re-embedded when its content changes); what is not given carries over. The
+    old version stays as history. `world_time` says when the statement held (an end given here is a change in the
+    world, recorded as this new version)."""
     _current_or_conflict(fact)
     if content is not None:
         _content_validate(content)
@@ -130,6 +136,7 @@ def fact_revise(
                 tags=tags,
                 metadata=metadata,
                 written_by=written_by,
+                world_time=world_time,
             )
     except IntegrityError as error:
         raise ConflictError(

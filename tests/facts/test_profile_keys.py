@@ -1,6 +1,7 @@
-"""Profile facts by key: a new value for the same user and key supersedes the old one."""
+"""Profile facts by key: a new value for the same user and key takes the key; the old one ends in the world."""
 
 import pytest
+from django.utils import timezone
 
 from conversations.services.ingestion import MessageInput, session_append_messages
 from core.exceptions import ApplicationError
@@ -13,7 +14,9 @@ from tests.fakes import facts_reply
 
 
 @pytest.mark.django_db
-def test_a_new_value_supersedes_the_old_one_and_keeps_history(agent, end_user):
+def test_a_new_value_ends_the_old_one_in_the_world_and_keeps_history(agent, end_user):
+    """A new value is a change in the world, not a correction: the old statement stays current memory, ended where
+    the new one began (a new version of its lineage, without the key), and the new value holds the key."""
     first, outcome = fact_profile_set(
         agent=agent, user=end_user, key="home_city", content="The user lives in Lisbon.", value="Lisbon"
     )
@@ -27,14 +30,19 @@ def test_a_new_value_supersedes_the_old_one_and_keeps_history(agent, end_user):
     )
 
     first.refresh_from_db()
+    ended = first.superseded_by
     assert outcome == "updated"
-    assert first.valid_to is not None and first.superseded_by == second and first.closed_reason == "new value"
-    assert (second.key, second.lineage, second.version, second.change_reason) == (
-        "home_city",
+    assert first.valid_to is not None and first.closed_reason == "new value"
+    assert (ended.content, ended.lineage, ended.version, ended.key, ended.is_current) == (
+        "The user lives in Lisbon.",
         first.lineage,
         2,
-        "new value",
+        "",
+        True,
     )
+    assert ended.world_time.ended and not ended.world_time.holds_on(timezone.now().date())
+    assert (second.key, second.change_reason, second.is_current) == ("home_city", "new value", True)
+    assert second.lineage != first.lineage and second.world_time.holds_on(timezone.now().date())
     assert user_profile(agent=agent, user=end_user)["home_city"].value == "Porto"
     assert Fact.objects.filter(lineage=first.lineage).count() == 2
 
@@ -150,4 +158,5 @@ def test_api_and_save_memory_tool_accept_a_key(agent):
     assert call.status_code == 200 and call.json()["ok"] is True, call.json()
     profile = user_profile(agent=agent, user=Fact.objects.get(key="preferred_language", valid_to__isnull=True).user)
     assert profile["preferred_language"].value == "The user prefers English now."
-    assert profile["preferred_language"].version == 2
+    earlier = Fact.objects.get(content=created.json()["content"], valid_to__isnull=True)
+    assert earlier.key == "" and earlier.world_time.ended  # a new value: the earlier one ended in the world

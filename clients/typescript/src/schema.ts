@@ -596,6 +596,15 @@ export interface components {
             /** Format: date-time */
             readonly created_at: string;
         };
+        /**
+         * @description * `day` - day
+         *     * `month` - month
+         *     * `year` - year
+         *     * `approximate` - approximate
+         *     * `unknown` - unknown
+         * @enum {string}
+         */
+        EndPrecisionEnum: "day" | "month" | "year" | "approximate" | "unknown";
         EntityDetailOutput: {
             entity: components["schemas"]["EntityOutput"];
             /** @description Where the entity is the subject or the object, current and ended, most recent first. */
@@ -655,6 +664,8 @@ export interface components {
             };
             /** @description A profile attribute (home_city, employer, ...): a new value supersedes the user's previous one. */
             key?: string;
+            /** @description When the statement held in the world, if known. */
+            world_time?: components["schemas"]["WorldTimeInput"];
         };
         FactHistoryOutput: {
             /** Format: uuid */
@@ -716,6 +727,8 @@ export interface components {
              * @description Empty while this version is current.
              */
             valid_to?: string | null;
+            /** @description When the statement held in the world (not when memory recorded it). */
+            readonly world_time: components["schemas"]["WorldTimeOutput"];
             /** @description Why this version was written. */
             change_reason?: string;
             /** @description Why this version was closed. */
@@ -756,6 +769,8 @@ export interface components {
              * @description Empty while this version is current.
              */
             valid_to?: string | null;
+            /** @description When the statement held in the world (not when memory recorded it). */
+            readonly world_time: components["schemas"]["WorldTimeOutput"];
             /** @description Why this version was written. */
             change_reason?: string;
             /** @description Why this version was closed. */
@@ -924,9 +939,14 @@ export interface components {
             scopes?: components["schemas"]["ScopesEnum"][];
             /**
              * Format: date-time
-             * @description Read the facts as they were at this time.
+             * @description What memory held at this time (the versions valid then): the record's clock.
              */
             as_of?: string;
+            /**
+             * Format: date
+             * @description What held in the world at this moment (a date or a date-time): facts whose statement held then first, then those that may have (an unknown start or end); facts known not to hold then are left out.
+             */
+            holds_at?: string;
             /**
              * @description Closed versions too.
              * @default false
@@ -1152,6 +1172,8 @@ export interface components {
             };
             /** @default edited through the API */
             reason?: string;
+            /** @description When the statement held in the world: a new version says so (an end, a start). */
+            world_time?: components["schemas"]["WorldTimeInput"];
         };
         RecentReflection: {
             id: number;
@@ -1196,6 +1218,8 @@ export interface components {
              */
             readonly valid_to: string | null;
             is_current: boolean;
+            /** @description When the statement held in the world (not when memory recorded it). */
+            readonly world_time: components["schemas"]["WorldTimeOutput"];
             readonly closed_reason: string;
             /** Format: date-time */
             readonly formed_at: string;
@@ -1272,6 +1296,14 @@ export interface components {
          */
         SourceEnum: "formation" | "manual" | "import";
         /**
+         * @description * `day` - day
+         *     * `month` - month
+         *     * `year` - year
+         *     * `approximate` - approximate
+         * @enum {string}
+         */
+        StartPrecisionEnum: "day" | "month" | "year" | "approximate";
+        /**
          * @description * `included` - included
          *     * `partial` - partial
          *     * `over_budget` - over_budget
@@ -1309,6 +1341,46 @@ export interface components {
             tools: {
                 [key: string]: unknown;
             }[];
+        };
+        /**
+         * @description When a statement held, as a client gives it. A date may be written YYYY, YYYY-MM or YYYY-MM-DD: its precision
+         *     follows unless given.
+         */
+        WorldTimeInput: {
+            /** @description YYYY, YYYY-MM or YYYY-MM-DD. */
+            start?: string | null;
+            start_precision?: components["schemas"]["StartPrecisionEnum"];
+            /** @description YYYY, YYYY-MM or YYYY-MM-DD. */
+            end?: string | null;
+            /**
+             * @description 'unknown' without an end: it ended, when unknown.
+             *
+             *     * `day` - day
+             *     * `month` - month
+             *     * `year` - year
+             *     * `approximate` - approximate
+             *     * `unknown` - unknown
+             */
+            end_precision?: components["schemas"]["EndPrecisionEnum"];
+        };
+        /** @description The schema of `world_time` in outputs (WorldTimeField renders it). */
+        WorldTimeOutput: {
+            /**
+             * Format: date
+             * @description When the statement began to hold; null: unknown.
+             */
+            start: string | null;
+            /** @description day, month (the date is the month's first day), year (January 1st), approximate (a rough date the statement gave); empty without a start. */
+            start_precision: string;
+            /**
+             * Format: date
+             * @description When it stopped holding (the day the next began); null: not ended, or unknown when.
+             */
+            end: string | null;
+            /** @description day, month (the date is the month's first day), year (January 1st), approximate (a rough date the statement gave), unknown (it ended, when is not known); empty: not ended as far as memory knows. */
+            end_precision: string;
+            /** @description Whether it holds today, as far as memory knows. */
+            holds_now: boolean;
         };
     };
     responses: never;
