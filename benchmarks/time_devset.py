@@ -255,6 +255,13 @@ def main() -> int:
         "questions": [answer["detail"] for answer in answers],
     }
     print_result(result)
+    if scripted is not None and scripted.served["extraction"] != result["set"]["sessions"]:
+        # The stub reads the prompt's conversation lines: a change of their format leaves sessions unanswered.
+        print(
+            f"WARNING: the scripted LLM answered {scripted.served['extraction']} extractions for "
+            f"{result['set']['sessions']} sessions ({dict(scripted.served)}): see benchmarks/lib/scripted_llm.py",
+            flush=True,
+        )
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     path = RESULTS_DIR / (args.output or f"time_devset_{args.provider}.json")
     path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
