@@ -124,6 +124,32 @@ def test_every_question_can_be_answered_from_the_scripted_extraction():
                 ), question.id
 
 
+def _bound(text: str | None) -> date | None:
+    start = _start(text if text != "ended" else None)[0]
+    return date.fromisoformat(start) if start else None
+
+
+def _may_hold(fact: dict, moment: date) -> bool:
+    """By the fact's own world time: started by then (or start unknown) and not ended by then (or end unknown)."""
+    held_from, held_until = _bound(fact.get("held_from")), _bound(fact.get("held_until"))
+    return (held_from is None or held_from <= moment) and (held_until is None or held_until > moment)
+
+
+def test_every_current_and_held_at_answer_is_in_a_fact_whose_world_time_allows_it():
+    """Fairness for search by world time: the present is answered by a fact not ended (an "ended" of unknown date
+    counts as ended), a held-at question by a fact that may have held at its moment."""
+    today = datetime.now(UTC).date()
+    for conversation in SET:
+        facts = [fact for session in conversation.sessions for fact in session.extraction["facts"]]
+        for question in conversation.questions:
+            answering = [fact for fact in facts if content_matches(fact["content"], question.expected)]
+            if question.type == "current":
+                assert any(f.get("held_until") != "ended" and _may_hold(f, today) for f in answering), question.id
+            if question.type == "held_at":
+                assert question.at is not None
+                assert any(_may_hold(fact, question.at) for fact in answering), question.id
+
+
 # --- the matching rules ---------------------------------------------------------------------------------------------
 
 
