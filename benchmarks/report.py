@@ -106,6 +106,8 @@ HISTORY = {
     "mcp_before_5.json": "MCP since issue 25: before (uvicorn), run 3 of 3",
     "formation_scale_before.json": "formation at production scale (issue 13): before, the legacy workers",
     "ingestion_formation_formation_before.json": "formation overhead without LLM time: before issue 13",
+    "time_devset_offline.json": "world time (issue 34): the development set for time, offline extractor, before",
+    "time_devset_scripted.json": "world time (issue 34): the development set for time, scripted LLM, before",
 }
 MANIFEST = CURRENT | HISTORY
 
