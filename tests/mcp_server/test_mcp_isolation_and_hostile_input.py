@@ -64,6 +64,9 @@ def test_key_a_never_reaches_agent_bs_memory_through_any_tool(service_url):
                 ("get_memory_context", {"user": "gene"}),
                 ("get_entity", {"name": "quokka", "user": "gene", "include_ended": True}),
                 ("get_entity", {"name": "Zanzibar office"}),
+                ("get_timeline", {"user": "gene"}),
+                ("get_timeline", {"entity": "quokka", "user": "gene"}),
+                ("get_timeline", {"entity": "Zanzibar office"}),
                 ("get_memory_bundle", {"query": "Zanzibar quokka", "user": "gene", "session": "s1"}),
             ]:
                 seen.append(json.dumps(tool_json(await client.call_tool(name, arguments))))
@@ -113,6 +116,13 @@ HOSTILE_CALLS = [
     ("get_entity", {"name": ["Maria"]}, "name"),
     ("get_entity", {"name": "m" * 10_000}, "name"),
     ("get_entity", {"name": "Maria", "include_ended": "yes"}, "include_ended"),
+    ("search_memory", {"query": "birthday", "holds_at": "last summer"}, "holds_at"),
+    ("search_memory", {"query": "birthday", "holds_at": "2023-02-30"}, "holds_at"),
+    ("get_timeline", {"user": "gene", "time_from": "2023-13-01"}, "time_from"),
+    ("get_timeline", {"user": "gene", "time_from": "2024-01-01", "time_to": "2023-01-01"}, "time_to"),
+    ("get_timeline", {"user": "gene", "limit": 500}, "limit"),
+    ("get_timeline", {"user": "gene", "cursor": "not-a-cursor"}, "cursor"),
+    ("get_timeline", {"entity": ["Maria"]}, "entity"),
     ("no_such_tool", {"query": "tea"}, "no_such_tool"),
 ]
 
