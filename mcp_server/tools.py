@@ -23,7 +23,6 @@ from rest_framework import serializers
 
 from agents.models import Agent
 from api.conversations.serializers import EXTERNAL_ID_MAX_LENGTH
-from api.facts.timeline_serializers import timeline_cursor_decode, timeline_cursor_encode
 from conversations.selectors.memory_scope import MemoryScopeTarget, memory_scope_resolve
 from conversations.selectors.message_search import messages_search
 from core.api.fields import StrictCharField, StrictIntegerField
@@ -31,7 +30,13 @@ from core.api.json_limits import json_unstorable_fields
 from core.exceptions import ApplicationError
 from facts.selectors.graph import entity_find
 from facts.selectors.graph_search import messages_graph_ranking
-from facts.selectors.timeline import TimelineEntry, timeline_read, timeline_scope_of_entity, timeline_scope_of_user
+from facts.selectors.timeline import (
+    TimelineEntry,
+    timeline_position_parse,
+    timeline_read,
+    timeline_scope_of_entity,
+    timeline_scope_of_user,
+)
 from formation.tools.base import ToolContext
 from formation.tools.guards import world_time_shown
 from formation.tools.registry import tool_call_execute, tool_definitions
@@ -203,7 +208,7 @@ class _TimelineArguments(serializers.Serializer):
 
     def validate_cursor(self, value: str) -> object:
         try:
-            return timeline_cursor_decode(value)
+            return timeline_position_parse(value)
         except ValueError as error:
             raise serializers.ValidationError("not a cursor of get_timeline: pass next_cursor as it came.") from error
 
@@ -318,7 +323,7 @@ def _timeline(agent: Agent, target: MemoryScopeTarget, arguments: dict) -> dict:
     )
     return answer | {
         "entries": [_timeline_entry(entry) for entry in page.entries],
-        "next_cursor": timeline_cursor_encode(page.next_after) if page.next_after is not None else None,
+        "next_cursor": page.next_after.token() if page.next_after is not None else None,
     }
 
 

@@ -2,41 +2,21 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
-from datetime import date, datetime
-
 from rest_framework import serializers
 
 from api.facts.world_time import WorldTimeField
 from core.api.fields import StrictCharField
 from facts.models import Fact
-from facts.selectors.timeline import TIMELINE_PAGE_MAX, Happened, PlacedBy, TimelinePosition
+from facts.selectors.timeline import (
+    TIMELINE_CURSOR_MAX_LENGTH,
+    TIMELINE_PAGE_MAX,
+    Happened,
+    PlacedBy,
+    TimelinePosition,
+    timeline_position_parse,
+)
 
 TIMELINE_PAGE_SIZE = 50
-_CURSOR_MAX_LENGTH = 200
-
-
-def timeline_cursor_encode(position: TimelinePosition) -> str:
-    """The opaque cursor of the page after `position`."""
-    raw = [position.at.isoformat(), position.recorded_at.isoformat(), position.fact_id, int(position.closing)]
-    return base64.urlsafe_b64encode(json.dumps(raw, separators=(",", ":")).encode()).decode().rstrip("=")
-
-
-def timeline_cursor_decode(text: str) -> TimelinePosition:
-    """The position a cursor of timeline_cursor_encode names; ValueError for anything else."""
-    try:
-        raw = json.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode())
-        at, recorded_at, fact_id, closing = raw
-        if type(fact_id) is not int or not 0 < fact_id < 2**63 or closing not in (0, 1):
-            raise ValueError("not a position")
-        recorded = datetime.fromisoformat(recorded_at)
-        if recorded.tzinfo is None:
-            raise ValueError("not a position")
-        return TimelinePosition(at=date.fromisoformat(at), recorded_at=recorded, fact_id=fact_id, closing=bool(closing))
-    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError) as error:
-        raise ValueError("not a cursor of this timeline") from error
 
 
 class TimelineFilterSerializer(serializers.Serializer):
@@ -48,12 +28,12 @@ class TimelineFilterSerializer(serializers.Serializer):
     time_to = serializers.DateField(required=False, help_text="Entries placed on or before this day.")
     page_size = serializers.IntegerField(min_value=1, max_value=TIMELINE_PAGE_MAX, default=TIMELINE_PAGE_SIZE)
     cursor = StrictCharField(
-        max_length=_CURSOR_MAX_LENGTH, required=False, help_text="The `next` link's cursor: the page after it."
+        max_length=TIMELINE_CURSOR_MAX_LENGTH, required=False, help_text="The `next` link's cursor: the page after it."
     )
 
     def validate_cursor(self, value: str) -> TimelinePosition:
         try:
-            return timeline_cursor_decode(value)
+            return timeline_position_parse(value)
         except ValueError as error:
             raise serializers.ValidationError("not a cursor this timeline issued: use the `next` link.") from error
 

@@ -11,11 +11,7 @@ from rest_framework.views import APIView
 
 from agents.authentication import request_agent
 from api.conversations.serializers import EXTERNAL_ID_MAX_LENGTH
-from api.facts.timeline_serializers import (
-    TimelineFilterSerializer,
-    TimelinePageOutputSerializer,
-    timeline_cursor_encode,
-)
+from api.facts.timeline_serializers import TimelineFilterSerializer, TimelinePageOutputSerializer
 from conversations.selectors.memory_scope import memory_scope_resolve
 from core.exceptions import NotFoundError
 from facts.selectors.graph import entity_get
@@ -48,7 +44,7 @@ def _page(request: Request, scope: TimelineScope) -> Response:
     )
     next_url = None
     if page.next_after is not None:
-        next_url = replace_query_param(request.build_absolute_uri(), "cursor", timeline_cursor_encode(page.next_after))
+        next_url = replace_query_param(request.build_absolute_uri(), "cursor", page.next_after.token())
     return Response(TimelinePageOutputSerializer({"next": next_url, "results": page.entries}).data)
 
 

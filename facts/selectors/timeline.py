@@ -16,6 +16,9 @@ keyset (`after`, the position of a page's last entry), so a page costs the same 
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 from dataclasses import dataclass
 from datetime import date, datetime
 from enum import StrEnum
@@ -28,6 +31,7 @@ from conversations.models import Message
 from facts.models import Entity, Fact, Relation
 
 TIMELINE_PAGE_MAX = 200
+TIMELINE_CURSOR_MAX_LENGTH = 200
 
 
 class Happened(StrEnum):
@@ -53,6 +57,26 @@ class TimelinePosition:
     recorded_at: datetime
     fact_id: int
     closing: bool
+
+    def token(self) -> str:
+        """The position as an opaque text: the cursor of the page after it (timeline_position_parse reads it)."""
+        raw = [self.at.isoformat(), self.recorded_at.isoformat(), self.fact_id, int(self.closing)]
+        return base64.urlsafe_b64encode(json.dumps(raw, separators=(",", ":")).encode()).decode().rstrip("=")
+
+
+def timeline_position_parse(token: str) -> TimelinePosition:
+    """The position a TimelinePosition.token names; ValueError for any other text."""
+    try:
+        raw = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode())
+        at, recorded_at, fact_id, closing = raw
+        if type(fact_id) is not int or not 0 < fact_id < 2**63 or closing not in (0, 1):
+            raise ValueError("not a position")
+        recorded = datetime.fromisoformat(recorded_at)
+        if recorded.tzinfo is None:
+            raise ValueError("not a position")
+        return TimelinePosition(at=date.fromisoformat(at), recorded_at=recorded, fact_id=fact_id, closing=bool(closing))
+    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError) as error:
+        raise ValueError("not a position of a timeline") from error
 
 
 @dataclass(frozen=True)
