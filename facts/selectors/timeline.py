@@ -22,6 +22,7 @@ import json
 from dataclasses import dataclass
 from datetime import date, datetime
 from enum import StrEnum
+from typing import Any
 
 from django.db import connection
 from django.db.models import Prefetch
@@ -112,7 +113,7 @@ class TimelineScope:
     """Whose fact versions a timeline reads, as SQL on facts_fact (alias `f`)."""
 
     where: str
-    params: tuple[object, ...]
+    params: tuple[Any, ...]
 
 
 def timeline_scope_of_user(*, agent: Agent, user: EndUser) -> TimelineScope:
@@ -134,7 +135,7 @@ def timeline_scope_of_entity(
         f"JOIN {relations} AS relation ON relation.id = link.relation_id "
         "WHERE relation.subject_id = %s OR relation.object_entity_id = %s)"
     )
-    params: tuple[object, ...] = (entity.agent_id, entity.pk, entity.pk)
+    params: tuple[Any, ...] = (entity.agent_id, entity.pk, entity.pk)
     if conversation:
         if seen_by is None:
             where += " AND f.user_id IS NULL"
@@ -202,7 +203,7 @@ def timeline_read(
     each optional), those after `after`."""
     limit = max(1, min(limit, TIMELINE_PAGE_MAX))
     filters: list[str] = ["true"]
-    params: list[object] = []
+    params: list[Any] = []
     if time_from is not None:
         filters.append("at >= %s")
         params.append(time_from)
