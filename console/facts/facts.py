@@ -179,7 +179,7 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
     def version_history_link(self, fact: Fact) -> str:
         count = Fact.objects.filter(lineage=fact.lineage).count()
         url = reverse("admin:facts_fact_history", args=[fact.pk])
-        return format_html('<a href="{}">all {} versions of this fact</a>', url, count)
+        return format_html('<a href="{}">{} version{} (history)</a>', url, count, "" if count == 1 else "s")
 
     @admin.display(description="superseded by")
     def superseded_by_link(self, fact: Fact) -> str:

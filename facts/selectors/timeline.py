@@ -10,7 +10,8 @@ An entry is one fact version and what it says happened:
   recorded when it was closed, with the messages that closed it.
 A version that changed neither what it says nor when it held (a new scope, tags) is no entry.
 
-Entries are placed by when what happened happened in the world: a statement by its start, an ending by its end; an
+Entries are placed by when what happened happened in the world: a statement by its start (its own, or else the one
+its latest version knows: a start learnt later, with the end, still places the beginning), an ending by its end; an
 entry without that time by the day memory recorded it. Ties keep the order memory recorded them in. Pages are read by
 keyset (`after`, the position of a page's last entry), so a page costs the same deep in a long history."""
 
@@ -155,10 +156,12 @@ WITH versions AS (
            LAG(f.held_from) OVER lineage AS previous_from,
            LAG(f.held_from_precision) OVER lineage AS previous_from_precision,
            LAG(f.held_until) OVER lineage AS previous_until,
-           LAG(f.held_until_precision) OVER lineage AS previous_until_precision
+           LAG(f.held_until_precision) OVER lineage AS previous_until_precision,
+           LAST_VALUE(f.held_from) OVER whole_lineage AS latest_from
     FROM {fact_table} AS f
     WHERE {scope}
-    WINDOW lineage AS (PARTITION BY f.lineage ORDER BY f.version)
+    WINDOW lineage AS (PARTITION BY f.lineage ORDER BY f.version),
+           whole_lineage AS (lineage ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
 ), said AS (
     SELECT *,
            CASE
@@ -174,7 +177,7 @@ WITH versions AS (
     FROM versions
 ), entries AS (
     SELECT id AS fact_id, false AS closing, happened,
-           CASE WHEN happened = 'ended' THEN held_until ELSE held_from END AS world_at,
+           CASE WHEN happened = 'ended' THEN held_until ELSE COALESCE(held_from, latest_from) END AS world_at,
            formed_at AS recorded_at, change_reason AS reason
     FROM said WHERE NOT unchanged
     UNION ALL

@@ -226,7 +226,7 @@ def test_pin_and_unpin_actions_change_only_current_facts_and_write_no_version(ad
 
 def test_the_fact_page_shows_both_clocks_and_an_end_given_is_a_change_in_the_world(admin_client, paris_fact):
     page = admin_client.get(_change_url(paris_fact)).content.decode()
-    assert "In the world" in page and "Recorded" in page and "all 1 versions of this fact" in page
+    assert "In the world" in page and "Recorded" in page and "1 version (history)" in page
 
     response = _edit(admin_client, paris_fact, world_start="2021-04", world_end="2024")
 
@@ -235,7 +235,7 @@ def test_the_fact_page_shows_both_clocks_and_an_end_given_is_a_change_in_the_wor
     assert (successor.held_from, successor.held_from_precision) == (date(2021, 4, 1), "month")
     assert (successor.held_until, successor.held_until_precision) == (date(2024, 1, 1), "year")
     page = admin_client.get(_change_url(successor)).content.decode()
-    assert 'value="2021-04"' in page and 'value="2024"' in page and "all 2 versions" in page
+    assert 'value="2021-04"' in page and 'value="2024"' in page and "2 versions (history)" in page
     closed = admin_client.get(_change_url(paris_fact)).content.decode()
     assert "not known" in closed  # the version before said no time, shown read-only
     _edit(admin_client, successor, world_start="2021-04", world_end="2024")  # the same again: no version

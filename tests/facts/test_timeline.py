@@ -108,3 +108,16 @@ def test_an_entitys_timeline_holds_the_facts_that_stated_its_relations(agent, en
     stranger = EndUserFactory(agent=agent)
     seen_by_stranger = timeline_scope_of_entity(entity=maria, seen_by=stranger, conversation=True)
     assert timeline_read(scope=seen_by_stranger).entries == []
+
+
+def test_a_start_learnt_with_the_end_places_the_beginning_too(agent, end_user):
+    paris = _said(agent, end_user, "The user lived in Paris")
+    learnt = WorldTime(start=date(2025, 4, 1), start_precision="month", end=date(2026, 6, 1), end_precision="month")
+    fact_supersede(fact=paris, content=paris.content, reason="moved", world_time=learnt)  # as the admin's form does
+
+    page = timeline_read(scope=timeline_scope_of_user(agent=agent, user=end_user))
+
+    assert _summary(page) == [
+        ("The user lived in Paris", Happened.STARTED, PlacedBy.START, date(2025, 4, 1)),
+        ("The user lived in Paris", Happened.ENDED, PlacedBy.END, date(2026, 6, 1)),
+    ]
