@@ -438,3 +438,24 @@ def test_unknown_fields_are_ignored_consistently(caller, tenants):
         "application/json",
     )
     assert with_extra.status_code == 200 and with_extra.json() == search.json()
+
+
+@pytest.mark.parametrize(
+    ("world_time", "field"),
+    [
+        ({"start": "2022", "end": "2021-06"}, "world_time.end"),
+        ({"start": "2022-00"}, "world_time.start"),
+        ({"end": "2023", "end_precision": "decade"}, "world_time.end_precision"),
+        ({"start_precision": "day"}, "world_time.start"),
+    ],
+)
+def test_a_world_time_that_cannot_be_changes_no_fact(caller, tenants, world_time, field):
+    before = stored_rows_digest()
+
+    response = caller.patch(
+        f"/api/v1/facts/{tenants.a.fact_ids[0]}", {"world_time": world_time}, content_type="application/json"
+    )
+
+    assert response.status_code == 400, response.json()
+    assert field in response.json()["error"]["fields"]
+    assert stored_rows_digest() == before
