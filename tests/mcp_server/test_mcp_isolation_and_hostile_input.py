@@ -14,6 +14,7 @@ from agents.models import AgentMemoryFromUsers, EndUser
 from facts.models import EntityType, Fact
 from facts.services.graph import EntityMention
 from formation.models import HeldMemory
+from mcp_server.tools import Caller, memory_tool_call
 from tests.graph_support import relation_stated
 from tests.mcp_server.conftest import (
     conversation_store,
@@ -194,3 +195,11 @@ def test_a_pinning_header_that_is_not_an_id_is_refused_naming_it(service_url):
     for response in (over_mcp, over_rest):
         assert response.status_code == 400
         assert list(response.json()["error"]["fields"]) == ["X-Memory-User"]
+
+
+def test_get_timeline_is_refused_while_the_agents_rag_is_off():
+    tenant = tenant_create("agent-a", rag_enabled=False)
+
+    outcome = memory_tool_call(caller=Caller(agent=tenant.agent, user="gene"), name="get_timeline", arguments={})
+
+    assert outcome.ok is False and "switched off" in (outcome.error or "")
