@@ -5,8 +5,9 @@ from operator import attrgetter
 from django.conf import settings
 from rest_framework import serializers
 
-from api.facts.world_time import HoldsAtField, WorldTimeField, WorldTimeInputSerializer
+from api.facts.world_time import WorldTimeField, WorldTimeInputSerializer
 from core.api.fields import (
+    HoldsAtField,
     MetadataField,
     StrictCharField,
     StrictFloatField,

@@ -3,7 +3,6 @@ client gives it."""
 
 from __future__ import annotations
 
-from datetime import UTC
 from typing import Any
 
 from django.utils import timezone
@@ -74,13 +73,3 @@ def _bound(data: dict, name: str) -> tuple[Any, str]:
         return None, precision
     value, written_precision = bound_parse(text, field=name)
     return value, precision or written_precision
-
-
-class HoldsAtField(serializers.DateField):
-    """A moment in the world: a date, or a date-time (its day, in UTC)."""
-
-    def to_internal_value(self, value: Any) -> Any:
-        if isinstance(value, str) and "T" in value:
-            moment = serializers.DateTimeField().to_internal_value(value)
-            return moment.astimezone(UTC).date()
-        return super().to_internal_value(value)

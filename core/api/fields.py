@@ -5,6 +5,7 @@ of any size. A JSON body says what type a value is: these fields take that type 
 from __future__ import annotations
 
 import json
+from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -86,3 +87,13 @@ class TimeRangeInputSerializer(serializers.Serializer):
         help_text="`boost`: the period's memories rank higher; `restrict`: only they are searched "
         "(needs time_from or time_to).",
     )
+
+
+class HoldsAtField(serializers.DateField):
+    """A moment in the world (search's `holds_at`): a date, or a date-time (its day, in UTC)."""
+
+    def to_internal_value(self, value: Any) -> Any:
+        if isinstance(value, str) and "T" in value:
+            moment = serializers.DateTimeField().to_internal_value(value)
+            return moment.astimezone(UTC).date()
+        return super().to_internal_value(value)

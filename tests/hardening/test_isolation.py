@@ -40,7 +40,10 @@ PATH_PARAMETERS = {
     "reflection_id": lambda t, variant: t.b.reflection_ids[0],
     "document_id": lambda t, variant: t.b.document_ids[0],
     "entity_id": lambda t, variant: t.b.entity_ids[0],
+    "user_id": lambda t, variant: t.b.user.external_id if variant == "b-ids" else t.a.user.external_id,
 }
+# Path parameters that name an external id: with shared ids, A names its own object of that id.
+EXTERNAL_ID_PARAMETERS = {"session_id", "user_id"}
 # Operations that create the named object in the caller's own namespace when it does not exist: the session
 # appended to on first use is A's, named like B's. Isolation holds as long as nothing of B's is read or changed.
 CREATES_ON_FIRST_USE = {("POST", "/api/v1/sessions/{session_id}/messages")}
@@ -126,7 +129,7 @@ def _path(path: str, operation: dict, tenants: Tenants, variant: str) -> tuple[s
         name = parameter["name"]
         assert name in PATH_PARAMETERS, f"new path parameter {name!r} in {path}: map it to B's objects above"
         path = path.replace("{" + name + "}", str(PATH_PARAMETERS[name](tenants, variant)))
-        names_b = names_b or name != "session_id" or variant == "b-ids"
+        names_b = names_b or name not in EXTERNAL_ID_PARAMETERS or variant == "b-ids"
     return path, names_b
 
 
@@ -234,6 +237,8 @@ def test_the_schema_walk_covers_every_kind_of_object_of_b():
         ("POST", "/api/v1/memory/search"),
         ("GET", "/api/v1/entities"),
         ("GET", "/api/v1/entities/{entity_id}"),
+        ("GET", "/api/v1/entities/{entity_id}/timeline"),
+        ("GET", "/api/v1/users/{user_id}/timeline"),
         ("POST", "/api/v1/tools/call"),
         ("POST", "/v1/chat/completions"),
     } <= walked

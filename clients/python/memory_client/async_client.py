@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 from collections.abc import AsyncIterator
+from datetime import date
 from types import TracebackType
 from typing import Any, TypeVar, cast
 
@@ -17,6 +18,8 @@ from memory_client._protocol import Call, MemoryAPIError, RetryPolicy
 from memory_client.client import MemoryClient
 from memory_client.types import (
     AppendResult,
+    Entity,
+    EntityDetail,
     Fact,
     FactHistory,
     FormationQueued,
@@ -28,7 +31,9 @@ from memory_client.types import (
     SearchResults,
     SessionInfo,
     StoredMessage,
+    TimelineEntry,
     ToolCallResult,
+    WorldTimeIn,
 )
 
 __all__ = ["AsyncMemoryClient", "MemoryAPIError"]
@@ -113,8 +118,17 @@ class AsyncMemoryClient:
         call = api.bundle(query=query, user=user, session=session, token_budget=token_budget, options=options)
         return cast(MemoryBundle, await self._call(call))
 
-    async def search(self, *, query: str, user: str | None = None, top_k: int = 10, **options: Any) -> SearchResults:
-        return cast(SearchResults, await self._call(api.search(query=query, user=user, top_k=top_k, options=options)))
+    async def search(
+        self,
+        *,
+        query: str,
+        user: str | None = None,
+        top_k: int = 10,
+        holds_at: str | date | None = None,
+        **options: Any,
+    ) -> SearchResults:
+        call = api.search(query=query, user=user, top_k=top_k, options=options | {"holds_at": holds_at})
+        return cast(SearchResults, await self._call(call))
 
     async def messages_search(
         self, *, query: str, user: str | None = None, session: str | None = None, top_k: int = 10, **options: Any
@@ -145,8 +159,11 @@ class AsyncMemoryClient:
         scopes: list[str] | None = None,
         tags: list[str] | None = None,
         metadata: dict[str, Any] | None = None,
+        world_time: WorldTimeIn | None = None,
     ) -> Fact:
-        call = api.fact_create(content=content, user=user, scopes=scopes, tags=tags, metadata=metadata)
+        call = api.fact_create(
+            content=content, user=user, scopes=scopes, tags=tags, metadata=metadata, world_time=world_time
+        )
         return cast(Fact, await self._call(call))
 
     async def fact_get(self, fact_id: int) -> Fact:
@@ -162,15 +179,52 @@ class AsyncMemoryClient:
         metadata: dict[str, Any] | None = None,
         user: str | None = None,
         reason: str | None = None,
+        world_time: WorldTimeIn | None = None,
     ) -> Fact:
         changes = {"content": content, "scopes": scopes, "tags": tags, "metadata": metadata, "user": user}
-        return cast(Fact, await self._call(api.fact_update(fact_id, changes=changes | {"reason": reason})))
+        changes |= {"reason": reason, "world_time": world_time}
+        return cast(Fact, await self._call(api.fact_update(fact_id, changes=changes)))
 
     async def fact_delete(self, fact_id: int, *, hard: bool = False, reason: str | None = None) -> None:
         await self._call(api.fact_delete(fact_id, hard=hard, reason=reason))
 
     async def fact_history(self, fact_id: int) -> FactHistory:
         return cast(FactHistory, await self._call(api.fact_history(fact_id)))
+
+    # --- what changed, and the entity graph ------------------------------------------------------------------------
+
+    def user_timeline(
+        self,
+        user: str,
+        *,
+        time_from: str | date | None = None,
+        time_to: str | date | None = None,
+        page_size: int = 50,
+    ) -> AsyncIterator[TimelineEntry]:
+        """What changed about the end user, in world-time order, following the pages: `async for entry in ...`."""
+        call = api.user_timeline(user, time_from=time_from, time_to=time_to, page_size=page_size)
+        return cast(AsyncIterator[TimelineEntry], self._paginate(call))
+
+    def entity_timeline(
+        self,
+        entity_id: int,
+        *,
+        time_from: str | date | None = None,
+        time_to: str | date | None = None,
+        page_size: int = 50,
+    ) -> AsyncIterator[TimelineEntry]:
+        """What changed about one entity, in world-time order, following the pages: `async for entry in ...`."""
+        call = api.entity_timeline(entity_id, time_from=time_from, time_to=time_to, page_size=page_size)
+        return cast(AsyncIterator[TimelineEntry], self._paginate(call))
+
+    def entities_list(
+        self, *, user: str | None = None, q: str | None = None, page_size: int = 50
+    ) -> AsyncIterator[Entity]:
+        """The user's entities (the agent-wide ones without `user`), newest first: `async for entity in ...`."""
+        return cast(AsyncIterator[Entity], self._paginate(api.entities_list(user=user, q=q, page_size=page_size)))
+
+    async def entity_get(self, entity_id: int) -> EntityDetail:
+        return cast(EntityDetail, await self._call(api.entity_get(entity_id)))
 
     # --- tools ----------------------------------------------------------------------------------------------------
 

@@ -115,6 +115,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/entities/{entity_id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What changed about an entity, in the order it happened in the world
+         * @description Entries in world-time order: a statement by its start, an ending by its end, one whose time in the world is not known by the day memory recorded it. Each is a fact version and what it says happened (started, ended, corrected), with its world time, when memory recorded it and the messages that said it. `time_from`/`time_to` keep the entries placed in those days. Follow `next` until it is null. The entries are the versions of the facts that stated the entity's relations.
+         */
+        get: operations["api_v1_entities_timeline_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/facts": {
         parameters: {
             query?: never;
@@ -475,6 +495,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/users/{user_id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What changed about an end user, in the order it happened in the world
+         * @description Entries in world-time order: a statement by its start, an ending by its end, one whose time in the world is not known by the day memory recorded it. Each is a fact version and what it says happened (started, ended, corrected), with its world time, when memory recorded it and the messages that said it. `time_from`/`time_to` keep the entries placed in those days. Follow `next` until it is null. A user the agent has never seen is a 404.
+         */
+        get: operations["api_v1_users_timeline_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/chat/completions": {
         parameters: {
             query?: never;
@@ -806,6 +846,13 @@ export interface components {
          * @enum {string}
          */
         FormationWaitingReasonEnum: "agent_budget" | "global_budget" | "provider";
+        /**
+         * @description * `started` - started
+         *     * `ended` - ended
+         *     * `corrected` - corrected
+         * @enum {string}
+         */
+        HappenedEnum: "started" | "ended" | "corrected";
         MCPToolCallInput: {
             name: string;
             arguments?: {
@@ -1175,6 +1222,13 @@ export interface components {
             /** @description When the statement held in the world: a new version says so (an end, a start). */
             world_time?: components["schemas"]["WorldTimeInput"];
         };
+        /**
+         * @description * `start` - start
+         *     * `end` - end
+         *     * `recorded` - recorded
+         * @enum {string}
+         */
+        PlacedByEnum: "start" | "end" | "recorded";
         RecentReflection: {
             id: number;
             content: string;
@@ -1319,6 +1373,73 @@ export interface components {
          * @enum {string}
          */
         TimeFilterEnum: "boost" | "restrict";
+        TimelineEntryOutput: {
+            /**
+             * @description started: a statement memory was told; ended: a version saying it stopped holding in the world; corrected: the record was set right (a version that says something else, or one closed without a successor).
+             *
+             *     * `started` - started
+             *     * `ended` - ended
+             *     * `corrected` - corrected
+             */
+            happened: components["schemas"]["HappenedEnum"];
+            /**
+             * Format: date
+             * @description Where the entry sits on the timeline (see placed_by).
+             */
+            at: string;
+            /**
+             * @description start or end: the statement's start or end in the world; recorded: not known in the world, the day memory recorded it.
+             *
+             *     * `start` - start
+             *     * `end` - end
+             *     * `recorded` - recorded
+             */
+            placed_by: components["schemas"]["PlacedByEnum"];
+            /**
+             * Format: date-time
+             * @description When memory recorded it (a closing: when it was closed).
+             */
+            recorded_at: string;
+            /** @description Why the version was written (a closing: why it was closed). */
+            reason: string;
+            /** @description The fact version. */
+            fact: components["schemas"]["TimelineFact"];
+            /** @description When the statement held in the world (not when memory recorded it). */
+            readonly world_time: components["schemas"]["WorldTimeOutput"];
+            /** @description The messages that said it (a closing: those that closed it). */
+            source_messages: components["schemas"]["TimelineMessage"][];
+        };
+        TimelineFact: {
+            readonly id: number;
+            readonly content: string;
+            /** @default 1 */
+            readonly version: number;
+            /**
+             * Format: uuid
+             * @description Shared by all versions of a fact.
+             */
+            readonly lineage: string;
+            is_current: boolean;
+            readonly scopes: components["schemas"]["ScopesEnum"][];
+            user?: string | null;
+            readonly key: string;
+        };
+        TimelineMessage: {
+            id: number;
+            /** @description The session's id in your system. */
+            session: string;
+            /** Format: date-time */
+            said_at: string;
+        };
+        TimelinePageOutput: {
+            /**
+             * Format: uri
+             * @description The next page; null after the last.
+             */
+            next: string | null;
+            /** @description In world-time order, the earliest first. */
+            results: components["schemas"]["TimelineEntryOutput"][];
+        };
         ToolCallInput: {
             name: string;
             arguments?: {
@@ -1612,6 +1733,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EntityDetailOutput"];
+                };
+            };
+        };
+    };
+    api_v1_entities_timeline_retrieve: {
+        parameters: {
+            query?: {
+                /** @description The `next` link's cursor: the page after it. */
+                cursor?: string;
+                page_size?: number;
+                /** @description Entries placed on or after this day (an entry is placed by when it happened in the world, or by when memory recorded it when that is unknown). */
+                time_from?: string;
+                /** @description Entries placed on or before this day. */
+                time_to?: string;
+            };
+            header?: never;
+            path: {
+                entity_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimelinePageOutput"];
                 };
             };
         };
@@ -2248,6 +2398,36 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ToolCallOutput"];
+                };
+            };
+        };
+    };
+    api_v1_users_timeline_retrieve: {
+        parameters: {
+            query?: {
+                /** @description The `next` link's cursor: the page after it. */
+                cursor?: string;
+                page_size?: number;
+                /** @description Entries placed on or after this day (an entry is placed by when it happened in the world, or by when memory recorded it when that is unknown). */
+                time_from?: string;
+                /** @description Entries placed on or before this day. */
+                time_to?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The end user's id in your system. */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimelinePageOutput"];
                 };
             };
         };
