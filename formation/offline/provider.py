@@ -449,13 +449,11 @@ class OfflineLLM(LLMProvider):
                     decision |= {"action": "NONE", "target": number, "reason": "already known"}
                     break
                 if _attribute(existing[number]) == _attribute(new["content"]):
+                    # A new value of the same attribute is a change in the world: the old one ended, the new one is
+                    # added (a correction would be an UPDATE; rules cannot tell one from the other, and people
+                    # change homes and jobs far more often than they correct what they said).
                     updated.add(number)
-                    decision |= {
-                        "action": "UPDATE",
-                        "target": number,
-                        "content": new["content"],
-                        "reason": "new value",
-                    }
+                    decision |= {"action": "ENDED", "target": number, "reason": "new value"}
                     break
             decisions.append(decision)
         return {"decisions": decisions}
