@@ -7,6 +7,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from facts.world_time import UNKNOWN_WORLD_TIME, WorldTime
+
 
 @dataclass(frozen=True)
 class ImportedMessage:
@@ -39,6 +41,7 @@ class ImportedFact:
     source_session: str | None = None
     source_messages: tuple[tuple[str, str], ...] = ()
     key: str = ""  # a profile key: the fact becomes that attribute's value, superseding an earlier one
+    world_time: WorldTime = UNKNOWN_WORLD_TIME  # when its statement held, where the source says
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,9 @@
 """LoCoMo (Maharana et al., ACL 2024) conversations, the benchmark's format (../shared/benchmarks/README.md).
 
 Each conversation is its own memory store, as in the benchmark's protocol: agent `<--agent>-<sample_id>`, whose two
-speakers are its users. Question/answer items are evaluation data and are never imported."""
+speakers are its users. Question/answer items are evaluation data and are never imported. An observation's relative
+times ("last Saturday", "last year") are its session's: its world time is read against the session's date
+(facts.grammar.world_time_phrases)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from facts.grammar.world_time_phrases import world_time_said
+from facts.world_time import UNKNOWN_WORLD_TIME
 from portability.formats.common import ImportFormatError, require_file
 from portability.records import ImportedBlob, ImportedFact, ImportedMessage, ImportedSession, MemoryImport
 
@@ -85,6 +89,11 @@ def _conversation_import(sample: dict, *, agent_prefix: str, source: str) -> Mem
                         metadata={"dia_ids": dia_ids, "speaker": speaker},
                         source_session=f"{sample_id}:{key}" if key in dates else None,
                         source_messages=tuple((message_session[dia_id], dia_id) for dia_id in dia_ids),
+                        world_time=(
+                            world_time_said(str(statement), said_on=dates[key].date())
+                            if key in dates
+                            else UNKNOWN_WORLD_TIME
+                        ),
                     )
                 )
     for summary_key, summary in (sample.get("session_summary") or {}).items():

@@ -330,6 +330,7 @@ class _AgentImport:
                         source_session=self._session(fact.source_session) if fact.source_session else None,
                         tags=fact.tags,
                         metadata={**fact.metadata, "import": _provenance(self.data, fact.original_id)},
+                        world_time=fact.world_time,
                     )
                     for index, (fact, content, owner, scopes) in enumerate(new)
                 ],
@@ -356,6 +357,7 @@ class _AgentImport:
                 metadata={**fact.metadata, "import": _provenance(self.data, fact.original_id)},
                 change_reason=f"imported from {self.data.format}",
                 written_by=FactWriter.IMPORT,
+                world_time=fact.world_time,
             )
         except ApplicationError:
             self.report.add("facts", "invalid")
