@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from facts.world_time import UNKNOWN_WORLD_TIME, TimePrecision, WorldTime
+from facts.world_time import UNKNOWN_WORLD_TIME, TimePrecision, WorldTime, event_on
 
 _NUMBERS = {
     "a": 1,
@@ -307,8 +307,10 @@ def world_time_said(text: str, *, said_on: date) -> WorldTime:
         day, precision = _bound(span, rough)
         if _BEGINS.search(lowered) and not over:
             world = WorldTime(start=day, start_precision=precision)
-        else:  # an event, or a state that held then: over that day, month or year
+        elif precision == TimePrecision.APPROXIMATE:  # roughly then: over the span said ("last week": that week)
             world = WorldTime(start=day, start_precision=precision, end=span.end, end_precision=precision)
+        else:  # an event, or a state that held then: over that day, month or year
+            world = event_on(day, precision=precision)
     elif over:
         world = WorldTime(end_precision=TimePrecision.UNKNOWN)
     return world

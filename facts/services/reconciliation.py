@@ -49,7 +49,7 @@ from facts.services.world_changes import (
     stored_slots,
     world_ends_apply,
 )
-from facts.world_time import WorldTimeInvalid, world_time_parse
+from facts.world_time import WorldTime, WorldTimeInvalid, world_time_format, world_time_parse
 
 PROMPT = Path(__file__).resolve().parent.parent / "prompts" / "reconcile_facts.txt"
 # ENDED: the new fact says the target stopped holding in the world (a changed job, a move): the target stays current
@@ -287,6 +287,20 @@ def _slot_changes_plan(*, decisions: list[FactDecision], agent: Agent, user: End
             decision.new = replace(decision.new, world_time=changes.world_time, key=changes.key)
 
 
+def _held(world_time: WorldTime) -> dict[str, str]:
+    """A fact's world time as the reconciliation prompt shows it, as the extraction writes it; none when unknown."""
+    bounds = {
+        "held_from": world_time_format(world_time.start, world_time.start_precision),
+        "held_until": world_time_format(world_time.end, world_time.end_precision),
+    }
+    return {name: value for name, value in bounds.items() if value}
+
+
+def _held_text(item: dict[str, Any]) -> str:
+    said = [f"{name.replace('_', ' ')} {item[name]}" for name in ("held_from", "held_until") if name in item]
+    return f" [{'; '.join(said)}]" if said else ""
+
+
 def _decide_with_llm(*, pending: list[FactDecision], agent: Agent, job_id: int | None) -> None:
     existing: list[Fact] = []
     for decision in pending:
@@ -299,13 +313,17 @@ def _decide_with_llm(*, pending: list[FactDecision], agent: Agent, job_id: int |
             "number": number,
             "content": decision.new.content,
             "candidates": [number_of[fact.pk] for fact, _ in decision.candidates],
+            **_held(decision.new.world_time),
         }
         for number, decision in enumerate(pending, start=1)
     ]
-    existing_inputs = [{"number": number_of[fact.pk], "content": fact.content} for fact in existing]
-    listing = "EXISTING facts:\n" + "\n".join(f"{e['number']}. {e['content']}" for e in existing_inputs)
+    existing_inputs = [
+        {"number": number_of[fact.pk], "content": fact.content, **_held(fact.world_time)} for fact in existing
+    ]
+    listing = "EXISTING facts:\n" + "\n".join(f"{e['number']}. {e['content']}{_held_text(e)}" for e in existing_inputs)
     listing += "\n\nNEW facts (with the existing facts similar to each):\n" + "\n".join(
-        f"{n['number']}. {n['content']}  (similar: {', '.join(map(str, n['candidates']))})" for n in new_inputs
+        f"{n['number']}. {n['content']}{_held_text(n)}  (similar: {', '.join(map(str, n['candidates']))})"
+        for n in new_inputs
     )
     decided = llm_complete_json(
         purpose="reconcile_facts",

@@ -248,6 +248,8 @@ def test_the_llms_ended_decision_ends_its_target_when_it_says(agent, scripted_ll
 
     formation_run(session)
 
+    prompt = scripted_llm.calls("reconcile_facts")[0].messages[-1]["content"]
+    assert "The user lives in Porto. [held from 2026-10]" in prompt  # the model sees each fact's world time
     ended = _current(agent, "The user lives in Lisbon.")
     assert ended.lineage == lisbon.lineage and ended.change_reason == "ended: moved"
     assert ended.world_time == WorldTime(end=date(2026, 10, 1), end_precision=TimePrecision.MONTH)
