@@ -12,8 +12,6 @@ import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from facts.grammar.world_time_phrases import world_time_said
-from facts.world_time import UNKNOWN_WORLD_TIME
 from portability.formats.common import ImportFormatError, require_file
 from portability.records import ImportedBlob, ImportedFact, ImportedMessage, ImportedSession, MemoryImport
 
@@ -43,6 +41,9 @@ def _turn_content(turn: dict) -> str:
 
 
 def _conversation_import(sample: dict, *, agent_prefix: str, source: str) -> MemoryImport:
+    # Imported here: the readers' module is read before Django is set up (benchmarks take DATE_FORMAT from it).
+    from facts.grammar.world_time_phrases import world_time_said
+
     sample_id = str(sample["sample_id"])
     conversation = sample["conversation"]
     owner = str(conversation["speaker_a"])
@@ -89,11 +90,7 @@ def _conversation_import(sample: dict, *, agent_prefix: str, source: str) -> Mem
                         metadata={"dia_ids": dia_ids, "speaker": speaker},
                         source_session=f"{sample_id}:{key}" if key in dates else None,
                         source_messages=tuple((message_session[dia_id], dia_id) for dia_id in dia_ids),
-                        world_time=(
-                            world_time_said(str(statement), said_on=dates[key].date())
-                            if key in dates
-                            else UNKNOWN_WORLD_TIME
-                        ),
+                        world_time=world_time_said(str(statement), said_on=dates[key].date()) if key in dates else None,
                     )
                 )
     for summary_key, summary in (sample.get("session_summary") or {}).items():

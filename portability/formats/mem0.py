@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from facts.grammar.world_time_phrases import world_time_said
-from facts.world_time import UNKNOWN_WORLD_TIME
 from portability.formats.common import parse_timestamp, plain_id, read_json_records, require_file
 from portability.records import ImportedFact, MemoryImport
 
@@ -17,6 +15,8 @@ def read_mem0(*, path: Path, agent_external_id: str, user_external_id: str | Non
     ("moved last year") were written then: its world time is read against that day
     (facts.grammar.world_time_phrases); both dates, the agent_id, run_id and hash are kept in metadata, categories
     become tags."""
+    from facts.grammar.world_time_phrases import world_time_said  # see locomo.py: readers load before Django
+
     data = MemoryImport(format="mem0", source=path.name, agent_external_id=agent_external_id)
     for memory in read_json_records(require_file(path), list_keys=("results", "memories")):
         user = user_external_id or (str(memory["user_id"]) if memory.get("user_id") else None)
@@ -36,7 +36,7 @@ def read_mem0(*, path: Path, agent_external_id: str, user_external_id: str | Non
                 user_external_id=user,
                 scopes=("user",) if user else ("agent",),
                 valid_from=written,
-                world_time=world_time_said(content, said_on=written.date()) if written else UNKNOWN_WORLD_TIME,
+                world_time=world_time_said(content, said_on=written.date()) if written else None,
                 tags=tuple(str(category) for category in memory.get("categories") or ()),
                 metadata={"mem0": original} if original else {},
             )
