@@ -89,3 +89,17 @@ def test_events_and_beginnings_are_dated_by_the_day_they_were_said(agent):
     assert _world(agent, "The user adopted a cat named Luna.") == WorldTime(
         start=date(2023, 1, 1), start_precision="year"
     )
+
+
+@pytest.mark.django_db
+def test_a_new_job_said_in_a_later_session_ends_the_old_employer_where_it_began(agent):
+    _form(agent, "I work at Globex.", at=MONDAY - timedelta(days=400), session="s0")
+    session = _form(agent, "Last week I started a new job at Initech.")
+
+    assert _world(agent, "The user works at Globex.") == WorldTime(
+        end=date(2026, 11, 16), end_precision=TimePrecision.APPROXIMATE
+    )
+    ended = Fact.objects.get(content="The user works at Globex.", valid_to__isnull=True)
+    assert list(ended.source_messages.values_list("content", flat=True)) == ["Last week I started a new job at Initech."]
+    hits = facts_search(agent=agent, user=session.user, query="Where does the user work now?", record_access=False)
+    assert hits[0].fact.content == "The user started a new job at Initech."
