@@ -53,6 +53,10 @@ CURRENT = {
 }
 # The files behind the dated tables of docs/benchmarks/history.md, by the section that has them.
 HISTORY = {
+    "i34_extract_locomo_dev_before.json": "world time set by formation (issue 34): LoCoMo dev recall before",
+    "i34_extract_locomo_dev_after.json": "world time set by formation (issue 34): LoCoMo dev recall after",
+    "i34_extract_locomo_eval_before.json": "world time set by formation (issue 34): LoCoMo eval recall before",
+    "i34_extract_locomo_eval_after.json": "world time set by formation (issue 34): LoCoMo eval recall after",
     "layout_search_latency_10k_1.json": "the layout change (issue 33): fact search at 10k, before and after, run 1",
     "layout_search_latency_10k_2.json": "the layout change (issue 33): fact search at 10k, before and after, run 2",
     "layout_locomo_dev_before.json": "the layout change (issue 33): LoCoMo dev recall before",

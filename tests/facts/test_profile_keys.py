@@ -1,5 +1,7 @@
 """Profile facts by key: a new value for the same user and key takes the key; the old one ends in the world."""
 
+from datetime import date
+
 import pytest
 from django.utils import timezone
 
@@ -67,7 +69,7 @@ def test_invalid_keys_are_refused_naming_the_field(agent, end_user, key):
 
 
 @pytest.mark.django_db
-def test_formation_supersedes_a_keyed_value_without_a_reconciliation_call(agent, scripted_llm):
+def test_formation_ends_a_keyed_value_in_the_world_without_a_reconciliation_call(agent, scripted_llm):
     session = session_append_messages(
         agent=agent,
         user_external_id="u",
@@ -84,7 +86,11 @@ def test_formation_supersedes_a_keyed_value_without_a_reconciliation_call(agent,
     assert scripted_llm.calls("reconcile_facts") == []
     assert job.facts_updated == 1
     profile = user_profile(agent=agent, user=session.user)
-    assert profile["job_title"].value == "The user works as a pilot." and profile["job_title"].version == 2
+    assert profile["job_title"].value == "The user works as a pilot." and profile["job_title"].version == 1
+    # A new job is a change in the world: the old one stays current memory, ended (a new version of its own).
+    nurse = Fact.objects.get(content="The user works as a nurse.", valid_to__isnull=True)
+    assert (nurse.version, nurse.key, nurse.change_reason) == (2, "", "new value")
+    assert nurse.world_time.ended and not nurse.world_time.holds_on(date.today())
 
 
 @pytest.mark.django_db
