@@ -100,6 +100,7 @@ def test_a_new_job_said_in_a_later_session_ends_the_old_employer_where_it_began(
         end=date(2026, 11, 16), end_precision=TimePrecision.APPROXIMATE
     )
     ended = Fact.objects.get(content="The user works at Globex.", valid_to__isnull=True)
-    assert list(ended.source_messages.values_list("content", flat=True)) == ["Last week I started a new job at Initech."]
+    sources = list(ended.source_messages.values_list("content", flat=True))
+    assert sources == ["Last week I started a new job at Initech."]
     hits = facts_search(agent=agent, user=session.user, query="Where does the user work now?", record_access=False)
     assert hits[0].fact.content == "The user started a new job at Initech."
