@@ -73,6 +73,23 @@ class WorldTime:
         """It is known to have ended (or to end: a future end counts only once it is reached, see holds_on)."""
         return bool(self.end_precision)
 
+    @property
+    def is_event(self) -> bool:
+        """It held for one day, month or year as said: an event ("she ran a marathon on 3 May"), not a state."""
+        return (
+            self.start is not None
+            and self.end is not None
+            and self.start_precision == self.end_precision
+            and self.end == _after(self.start, self.start_precision)
+        )
+
+    def may_hold_during(self, *, start: date, end: date) -> bool:
+        """Whether the statement may have held at some time from `start` to `end` (both included): only a known bound
+        outside rules it out."""
+        if self.start is not None and self.start > end:
+            return False
+        return self.end is None or self.end > start
+
     def holds_on(self, day: date) -> bool:
         """Whether the statement held on that day, as far as memory knows: not before its start, not from its end
         on, and not at all after an end of unknown time when the day is after what memory was told (the caller

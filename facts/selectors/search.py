@@ -37,12 +37,18 @@ from core.search.retrieval import (
     time_ranking,
 )
 from core.search.time_expressions import Period
-from facts.grammar.time_questions import asks_about_the_present
+from facts.grammar.time_questions import (
+    RelativeAnchor,
+    anchor_names_the_statement,
+    asks_about_the_present,
+    relative_anchor,
+)
 from facts.models import Fact, FactEmbedding, FactScope
 from facts.selectors.first_person import first_person_query
 from facts.selectors.fulltext import facts_text_ranking
 from facts.selectors.graph_search import GraphRow, facts_graph_ranking
 from facts.selectors.search_scope import FactSearchScope
+from facts.selectors.user_names import user_names_as_first_person
 from facts.selectors.vectors import facts_vector_ranking
 from facts.services.access import facts_access_record_later
 from facts.world_time import UNKNOWN_WORLD_TIME, WORLD_TIME_FIELDS, TimePrecision, WorldTime
@@ -98,6 +104,7 @@ class _Candidate:
     time_rank: int | None = None
     graph_rank: int | None = None
     score: float = 0.0
+    tier: int = 0  # by world time: a lower tier ranks first whatever the score (_world_time_tiers)
 
 
 def _options_validate(
@@ -268,21 +275,81 @@ def _world_holds_the_time(world: WorldTime | None, time_query: TimeQuery) -> boo
     return begun and not_over and world.end_precision != TimePrecision.UNKNOWN
 
 
-def _world_time_weigh(
-    *, candidates: dict[int, _Candidate], world: _World, holds_at: date | None, present: bool, today: date
-) -> None:
-    """What held in the world, weighed: with `holds_at`, the facts that held that day for certain before those that
-    only may have (an unknown bound); for a question about the present, what ended counts MEMORY_ENDED_WEIGHT of its
-    score."""
-    if not candidates or (holds_at is None and not present):
+@dataclass(frozen=True)
+class _TimeAsked:
+    """The time a question asks about in the world: a day (`holds_at`), now (a question in the present), a period it
+    names ("in 2019"), or what held before or after a statement it names ("before she moved to Austin")."""
+
+    holds_at: date | None = None
+    present: bool = False
+    period: Period | None = None
+    anchor: RelativeAnchor | None = None
+
+    @property
+    def asked(self) -> bool:
+        return self.holds_at is not None or self.present or self.period is not None or self.anchor is not None
+
+
+# How many of the best candidates are looked through for the statement a "before/after" question names.
+ANCHOR_CANDIDATES = 20
+
+
+def _world_time_tiers(*, candidates: dict[int, _Candidate], world: _World, asked: _TimeAsked, today: date) -> None:
+    """A statement known not to hold at the time asked about ranks below every one that may (tier 1 and more), so
+    that what ended never answers for now and what began later never answers for then; the signals order each tier.
+    With `holds_at` (which leaves out what is known not to have held that day), those whose known bounds say they held
+    that day come before those that only may have (no bound known, or an end of unknown time). Before/after a named statement: its own statement and those known to lie on the wrong side of its start
+    go last, and, before it, a statement that ended where it began (the value it replaced) goes first."""
+    if not candidates or not asked.asked:
         return
     world.read(fact_ids=list(candidates))
+    anchor = _anchor_find(candidates=candidates, world=world, anchor=asked.anchor) if asked.anchor else None
     for candidate in candidates.values():
         times = world.times.get(candidate.fact_id, UNKNOWN_WORLD_TIME)
-        if holds_at is not None and not times.holds_on(holds_at):
-            candidate.score *= settings.MEMORY_ENDED_WEIGHT
-        if present and times.ended and not times.holds_on(today):
-            candidate.score *= settings.MEMORY_ENDED_WEIGHT
+        tier = 0
+        if asked.holds_at is not None and not (times.known and times.holds_on(asked.holds_at)):
+            tier = 1
+        if asked.present and times.ended and not times.is_event and not times.holds_on(today):
+            tier = 1
+        if asked.period is not None and not times.may_hold_during(start=asked.period.start, end=asked.period.end):
+            tier = 1
+        if anchor is not None and asked.anchor is not None:
+            tier = max(tier, _anchor_tier(times=times, anchor=anchor, before=asked.anchor.before))
+            if candidate.fact_id == anchor[0]:
+                tier = 2
+        candidate.tier = tier
+
+
+def _anchor_find(
+    *, candidates: dict[int, _Candidate], world: _World, anchor: RelativeAnchor
+) -> tuple[int, date] | None:
+    """The best-scored candidate that states the anchor and says when it began: (its id, its start)."""
+    best = sorted(candidates.values(), key=lambda c: (-c.score, -c.fact_id))[:ANCHOR_CANDIDATES]
+    started = [c.fact_id for c in best if (times := world.times.get(c.fact_id)) and times.start is not None]
+    contents = dict(Fact.objects.filter(pk__in=started).values_list("pk", "content"))
+    for fact_id in started:
+        if anchor_names_the_statement(anchor, contents.get(fact_id, "")):
+            start = world.times[fact_id].start
+            assert start is not None
+            return fact_id, start
+    return None
+
+
+def _anchor_tier(*, times: WorldTime, anchor: tuple[int, date], before: bool) -> int:
+    """0: the value the anchor replaced (before) or one that began with or after it (after); 1: may lie on the asked
+    side; 2: known to lie on the other side."""
+    anchor_start = anchor[1]
+    if before:
+        if times.start is not None and times.start >= anchor_start:
+            return 2
+        return 0 if times.end is not None and abs((times.end - anchor_start).days) <= ANCHOR_SAME_DAYS else 1
+    if times.end is not None and times.end <= anchor_start:
+        return 2
+    return 0 if times.start is not None and times.start >= anchor_start else 1
+
+
+# An end this close to the anchor's start is where the anchor began (a month's precision against a day's).
+ANCHOR_SAME_DAYS = 31
 
 
 def _recency_blend(*, candidates: list[_Candidate], weight: float, now: datetime) -> None:
@@ -358,8 +425,9 @@ def facts_search(
     - `as_of` reads the versions valid at that time (what memory held then); otherwise `include_history` adds closed
       versions to the current.
     - World time: `holds_at` keeps the facts whose statement may have held in the world that day, those that held
-      for certain first; a question about the present ranks what holds now above what ended (MEMORY_ENDED_WEIGHT),
-      one about a period or asking when ranks what held then (the time signal).
+      for certain first. A statement known not to hold at the time a question asks about (now, a period it names,
+      before or after a statement it names) ranks below every one that may (_world_time_tiers); among those that
+      may, a question asking when or about a period ranks what held then first (the time signal).
     - Graph: in hybrid mode (unless MEMORY_GRAPH_WEIGHT is 0), the facts about the entities the query names and those
       up to MEMORY_GRAPH_HOPS relations from them (facts.selectors.graph_search) are a further signal; for a query
       about a period, those whose relations held in it first.
@@ -401,16 +469,18 @@ def facts_search(
         period=time_query.period if time_query.restrict else None,
         holds_at=holds_at,
     )
-    first_person = first_person_query(query) if user is not None else None
+    about_the_user = user_names_as_first_person(query=query, user=user) if user is not None else None
+    first_person = first_person_query(about_the_user or query) if user is not None else None
+    vector_query = first_person.vector_query if first_person else (about_the_user or query)
     signals = _signals_rank(
         scope=scope,
         space=space,
-        vector_query=first_person.vector_query if first_person else query,
-        text_query=first_person.text_query if first_person else query,
+        vector_query=vector_query,
+        text_query=first_person.text_query if first_person else (about_the_user or query),
         mode=mode,
         limit=max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES),
         min_similarity=min_similarity,
-        graph_query=query,
+        graph_query=vector_query if about_the_user else query,
         graph_period=time_query.period,
     )
     fusion_started = time.perf_counter()
@@ -424,11 +494,15 @@ def facts_search(
     )
     if signals.small_store or (fallback_to_recent and not candidates):
         _unranked_add(candidates=candidates, scope=scope, limit=top_k)
-    _world_time_weigh(
+    _world_time_tiers(
         candidates=candidates,
         world=world,
-        holds_at=holds_at,
-        present=not time_query.active and asks_about_the_present(query),
+        asked=_TimeAsked(
+            holds_at=holds_at,
+            present=not time_query.active and asks_about_the_present(query),
+            period=time_query.period if not time_query.restrict else None,
+            anchor=relative_anchor(query) if time_query.period is None else None,
+        ),
         today=(as_of or timezone.now()).date(),
     )
     ranked = _candidates_order(
@@ -468,7 +542,14 @@ def _candidates_order(
         _own_facts_boost(candidates=candidates, user=own_facts_of, boost=settings.FIRST_PERSON_USER_BOOST)
     if recency_weight:
         _recency_blend(candidates=candidates, weight=recency_weight, now=now)
-    candidates.sort(key=lambda candidate: (-candidate.score, -candidate.valid_from.timestamp(), -candidate.fact_id))
+    candidates.sort(
+        key=lambda candidate: (
+            candidate.tier,
+            -candidate.score,
+            -candidate.valid_from.timestamp(),
+            -candidate.fact_id,
+        )
+    )
     if mmr_lambda is not None and len(candidates) > 1:
         candidates = _mmr_select(candidates=candidates, space=space, mmr_lambda=mmr_lambda, top_k=top_k)
     return candidates[:top_k]
