@@ -75,13 +75,11 @@ class WorldTime:
 
     @property
     def is_event(self) -> bool:
-        """It held for one day, month or year as said: an event ("she ran a marathon on 3 May"), not a state."""
-        return (
-            self.start is not None
-            and self.end is not None
-            and self.start_precision == self.end_precision
-            and self.end == _after(self.start, self.start_precision)
-        )
+        """Said as one time: a day, a month or a year ("on 3 May", "in 2019"), or a rough span ("last week"). An event,
+        or a state said only for then, not a state that ended later."""
+        if self.start is None or self.end is None or self.start_precision != self.end_precision:
+            return False
+        return self.start_precision == TimePrecision.APPROXIMATE or self.end == _after(self.start, self.start_precision)
 
     def may_hold_during(self, *, start: date, end: date) -> bool:
         """Whether the statement may have held at some time from `start` to `end` (both included): only a known bound

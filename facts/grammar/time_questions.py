@@ -22,6 +22,14 @@ _THEN = re.compile(
 _PRESENT_VERB = re.compile(r"^\s*(?:\w+\s+){0,2}?(does|do|is|are|am|has|have)\b|'s\b", re.IGNORECASE)
 
 
+_YEAR = re.compile(r"\b(1[89]|20)\d\d\b")
+
+
+def names_a_year(query: str) -> bool:
+    """Whether the question dates what it asks about with a year ("in 2019", "in May 2023")."""
+    return _YEAR.search(query) is not None
+
+
 def asks_about_the_present(query: str) -> bool:
     """A present-tense question, or one that says now: what holds now answers it."""
     if _NOW.search(query):

@@ -41,6 +41,7 @@ from facts.grammar.time_questions import (
     RelativeAnchor,
     anchor_names_the_statement,
     asks_about_the_present,
+    names_a_year,
     relative_anchor,
 )
 from facts.models import Fact, FactEmbedding, FactScope
@@ -297,9 +298,12 @@ ANCHOR_CANDIDATES = 20
 def _world_time_tiers(*, candidates: dict[int, _Candidate], world: _World, asked: _TimeAsked, today: date) -> None:
     """A statement known not to hold at the time asked about ranks below every one that may (tier 1 and more), so
     that what ended never answers for now and what began later never answers for then; the signals order each tier.
+    An event (said as one time) is not a state: a question about now does not put it below.
     With `holds_at` (which leaves out what is known not to have held that day), those whose known bounds say they held
-    that day come before those that only may have (no bound known, or an end of unknown time). Before/after a named statement: its own statement and those known to lie on the wrong side of its start
-    go last, and, before it, a statement that ended where it began (the value it replaced) goes first."""
+    that day come before those that only may have (no bound known, or an end of unknown time).
+    Before/after a named statement: those known to lie on the wrong side of its start go last (before it: the
+    statement itself too), and, before it, a statement that ended where it began (the value it replaced) goes first;
+    after it, the statement itself stays, as it often says what followed ("What did she realise after the race?")."""
     if not candidates or not asked.asked:
         return
     world.read(fact_ids=list(candidates))
@@ -315,8 +319,6 @@ def _world_time_tiers(*, candidates: dict[int, _Candidate], world: _World, asked
             tier = 1
         if anchor is not None and asked.anchor is not None:
             tier = max(tier, _anchor_tier(times=times, anchor=anchor, before=asked.anchor.before))
-            if candidate.fact_id == anchor[0]:
-                tier = 2
         candidate.tier = tier
 
 
@@ -336,16 +338,14 @@ def _anchor_find(
 
 
 def _anchor_tier(*, times: WorldTime, anchor: tuple[int, date], before: bool) -> int:
-    """0: the value the anchor replaced (before) or one that began with or after it (after); 1: may lie on the asked
-    side; 2: known to lie on the other side."""
+    """0: before it, the value it replaced; 0 after it, 1 before it: may lie on the asked side; 2: known to lie on the
+    other side. (After it, what began later is not lifted: it is any later statement, not the one asked about.)"""
     anchor_start = anchor[1]
     if before:
         if times.start is not None and times.start >= anchor_start:
             return 2
         return 0 if times.end is not None and abs((times.end - anchor_start).days) <= ANCHOR_SAME_DAYS else 1
-    if times.end is not None and times.end <= anchor_start:
-        return 2
-    return 0 if times.start is not None and times.start >= anchor_start else 1
+    return 2 if times.end is not None and times.end <= anchor_start else 0
 
 
 # An end this close to the anchor's start is where the anchor began (a month's precision against a day's).
@@ -494,13 +494,16 @@ def facts_search(
     )
     if signals.small_store or (fallback_to_recent and not candidates):
         _unranked_add(candidates=candidates, scope=scope, limit=top_k)
+    # A period the caller gives, or one the question dates with its year ("in 2019", "in May 2023"), is one time; a
+    # period read from "in June" or "last year" is resolved against today, which a user may not mean.
+    dated = time_from is not None or time_to is not None or names_a_year(query)
     _world_time_tiers(
         candidates=candidates,
         world=world,
         asked=_TimeAsked(
             holds_at=holds_at,
             present=not time_query.active and asks_about_the_present(query),
-            period=time_query.period if not time_query.restrict else None,
+            period=time_query.period if time_query.period and not time_query.restrict and dated else None,
             anchor=relative_anchor(query) if time_query.period is None else None,
         ),
         today=(as_of or timezone.now()).date(),
