@@ -38,6 +38,9 @@ app.conf.beat_schedule = {
     # Per-agent HNSW indexes of agents that grew past MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS
     # (facts/services/vector_indexes.py).
     "fact-vector-indexes": {"task": "facts.vector_indexes_maintain", "schedule": 600.0},
+    # Webhook deliveries due (retries, and any whose queueing after commit was lost).
+    "webhooks-sweep": {"task": "webhooks.sweep_deliveries", "schedule": 30.0},
+    "webhooks-prune": {"task": "webhooks.prune_events", "schedule": crontab(hour=4, minute=0)},
     # Only agents opted in through CLEANUP_DUPLICATE_FACTS_AGENTS; off for everyone else.
     "cleanup-duplicate-facts-nightly": {
         "task": "facts.cleanup_duplicate_facts_nightly",

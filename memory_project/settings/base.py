@@ -29,6 +29,7 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "core",
     "agents",
+    "webhooks",
     "conversations",
     "facts",
     "reflections",
@@ -216,6 +217,8 @@ CELERY_TASK_ROUTES = {
     # The tasks' names before they moved (what an older release queued): formation/task_names.py LEGACY_NAMES.
     "conversations.form_session_memories": {"queue": FORMATION_QUEUE},
     "conversations.consolidate_scope": {"queue": FORMATION_QUEUE},
+    # Webhook deliveries wait on other servers, as formation waits on the LLM: the same thread-pool worker.
+    "webhooks.deliver": {"queue": FORMATION_QUEUE},
 }
 # Workers log through LOGGING below (task ids, secret redaction) instead of replacing the root logger's handlers.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
@@ -392,6 +395,25 @@ MEMORY_CONTEXT_RECENT_REFLECTIONS = env.int("MEMORY_CONTEXT_RECENT_REFLECTIONS",
 MEMORY_CONTEXT_REFRESH_ACTIVE_MINUTES = env.int("MEMORY_CONTEXT_REFRESH_ACTIVE_MINUTES", default=30)
 # Similar-message search widens from the session to all the user's sessions while the session has fewer messages.
 MESSAGE_SEARCH_WIDEN_BELOW_MESSAGES = env.int("MESSAGE_SEARCH_WIDEN_BELOW_MESSAGES", default=50)
+
+# --- Webhooks (docs/api.md "Webhooks", docs/security.md "Webhooks") -------------------------------------------------
+# Endpoints must be https:// on a public address: every address the host resolves to is checked when the endpoint is
+# saved and at every send. True lets private, loopback and link-local addresses through (a receiver on this machine or
+# network); `make run` and the tests allow them.
+WEBHOOK_ALLOW_PRIVATE_ADDRESSES = env.bool("WEBHOOK_ALLOW_PRIVATE_ADDRESSES", default=False)
+WEBHOOK_REQUIRE_HTTPS = env.bool("WEBHOOK_REQUIRE_HTTPS", default=True)
+# One request's deadline (connect, send, answer), and how long a sender holds a delivery before another may take it.
+WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+WEBHOOK_DELIVERY_LEASE_SECONDS = env.int("WEBHOOK_DELIVERY_LEASE_SECONDS", default=60)
+# Seconds before each retry (±20%): 5 s, 1 min, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: nine attempts over 27.6 hours,
+# then the delivery is failed (an operator may redeliver it).
+WEBHOOK_RETRY_SCHEDULE_SECONDS = env.list(
+    "WEBHOOK_RETRY_SCHEDULE_SECONDS", cast=float, default=[5, 60, 300, 1800, 7200, 18000, 36000, 36000]
+)
+# A retry due within this many seconds is queued at once with a countdown; later ones are queued by the sweep.
+WEBHOOK_REQUEUE_MAX_SECONDS = env.float("WEBHOOK_REQUEUE_MAX_SECONDS", default=60.0)
+# Settled events (delivered or failed) and their delivery log are deleted after this many days.
+WEBHOOK_EVENT_RETENTION_DAYS = env.int("WEBHOOK_EVENT_RETENTION_DAYS", default=30)
 
 # --- Management commands: reembed, cleanup_duplicate_facts ----------------------------------------------------------
 # maintenance_work_mem while reembed builds a new space's HNSW indexes (2GB builds 1M rows ~3.5x faster than 64MB).

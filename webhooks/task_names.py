@@ -1,0 +1,4 @@
+"""The names of the webhooks app's Celery tasks (webhooks/tasks.py), for code that queues them without importing the
+tasks module, which imports the services that queue them."""
+
+DELIVER = "webhooks.deliver"
