@@ -8,6 +8,7 @@ urlpatterns = [
     path("facts", views.FactListView.as_view(), name="fact-list"),
     path("facts/<int:fact_id>", views.FactDetailView.as_view(), name="fact-detail"),
     path("facts/<int:fact_id>/history", views.FactHistoryView.as_view(), name="fact-history"),
+    path("facts/<int:fact_id>/feedback", views.FactFeedbackView.as_view(), name="fact-feedback"),
     path("entities", entity_views.EntityListView.as_view(), name="entity-list"),
     path("entities/<int:entity_id>", entity_views.EntityDetailView.as_view(), name="entity-detail"),
     path("memory/search", views.MemorySearchView.as_view(), name="memory-search"),

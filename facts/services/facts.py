@@ -261,6 +261,7 @@ def fact_profile_set(
     change_reason: str = "created",
     metadata: dict | None = None,
     written_by: str = FactWriter.FORMATION,
+    expires_at: datetime | None = None,
 ) -> tuple[Fact, str]:
     """Set a user's profile attribute. A new value supersedes the current one as a new version (reason "new
     value"); the same value changes nothing. Returns the current fact and what happened: created, updated or
@@ -282,6 +283,7 @@ def fact_profile_set(
             space=space,
             metadata={**current.metadata, **metadata},
             written_by=written_by,
+            expires_at=expires_at,
         )
         return successor, "updated"
     same_statement = Fact.objects.filter(
@@ -306,6 +308,7 @@ def fact_profile_set(
         space=space,
         key=key,
         written_by=written_by,
+        expires_at=expires_at,
     )
     return fact, "created"
 
@@ -552,6 +555,21 @@ def facts_erase(*, fact_ids: Iterable[int]) -> int:
     relations_erase_for_facts(fact_ids=list(Fact.objects.filter(lineage__in=lineages).values_list("pk", flat=True)))
     _, per_model = Fact.objects.filter(lineage__in=lineages).delete()
     return per_model.get(Fact._meta.label, 0)
+
+
+def fact_expiry_set(*, fact: Fact, expires_at: datetime | None) -> Fact:
+    """Set (or clear, None) when a current fact expires. Like pinning, no new version: it is a decision about keeping
+    the fact, not a change of what it says. The database copies it to the fact's search rows."""
+    Fact.objects.filter(pk=fact.pk).update(expires_at=expires_at)
+    fact.expires_at = expires_at
+    return fact
+
+
+def facts_expired_close(*, limit: int = 1000) -> int:
+    """Close the current facts whose expiry has passed (retention's pass; they already left search at that moment),
+    each kept as history with the reason "expired". Returns how many."""
+    expired = Fact.objects.filter(valid_to__isnull=True, expires_at__lte=timezone.now()).order_by("expires_at")
+    return facts_close(facts=expired.select_related("agent", "user")[:limit], reason="expired")
 
 
 def facts_pin(*, fact_ids: Iterable[int], pinned: bool) -> int:
