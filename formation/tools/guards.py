@@ -101,4 +101,7 @@ def memory_in_conversation(context: ToolContext, fact_id: int) -> Fact:
 
 def memory_shown(fact: Fact) -> dict[str, Any]:
     """A memory as the tools show it to the model."""
-    return {"id": fact.pk, "content": fact.content, "scope": fact.scopes, "since": fact.valid_from.date().isoformat()}
+    shown = {"id": fact.pk, "content": fact.content, "scope": fact.scopes, "since": fact.valid_from.date().isoformat()}
+    if fact.expires_at is not None:
+        shown["until"] = fact.expires_at.isoformat()
+    return shown
