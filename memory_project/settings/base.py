@@ -342,7 +342,8 @@ SESSION_SUMMARY_EVERY_N_PAIRS = env.int("SESSION_SUMMARY_EVERY_N_PAIRS", default
 REFLECTION_MAX_WORDS = env.int("REFLECTION_MAX_WORDS", default=35)
 
 # Every line names its request (X-Request-ID; in a task, the request that queued it), its Celery task (the task_id of
-# job rows) and its agent; secrets are redacted. LOG_FORMAT: "plain" (one line of text) or "json" (one JSON object).
+# job rows) and its agent; secrets are redacted; periodic tasks' routine lines (beat sending them, a run that did
+# nothing) are DEBUG. LOG_FORMAT: "plain" (one line of text) or "json" (one JSON object).
 LOG_FORMAT = env("LOG_FORMAT", default="plain")
 if LOG_FORMAT not in ("plain", "json"):
     raise ValueError(f"LOG_FORMAT must be plain or json, not {LOG_FORMAT!r}")
@@ -352,6 +353,7 @@ LOGGING = {
     "filters": {
         "request_id": {"()": "core.runtime.logging.RequestIdFilter"},
         "redact_secrets": {"()": "core.runtime.logging.SecretRedactionFilter"},
+        "idle_periodic_tasks": {"()": "core.runtime.logging.IdlePeriodicTaskFilter"},
     },
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(log_ids)s] %(message)s"},
@@ -361,7 +363,7 @@ LOGGING = {
         "console": {
             "class": "logging.StreamHandler",
             "formatter": LOG_FORMAT,
-            "filters": ["request_id", "redact_secrets"],
+            "filters": ["idle_periodic_tasks", "request_id", "redact_secrets"],
         }
     },
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
