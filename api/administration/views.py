@@ -144,7 +144,7 @@ class APIKeyDetailView(OperatorView):
     @extend_schema(
         parameters=[AGENT_ID_PARAMETER],
         request=None,
-        responses=APIKeyOutputSerializer,
+        responses={200: APIKeyOutputSerializer},
         summary="Revoke an API key: refused from the next request on, in every process",
     )
     def delete(self, request: Request, agent_id: str, key_id: int) -> Response:

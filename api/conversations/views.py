@@ -95,7 +95,7 @@ class SessionDetailView(APIView):
     @extend_schema(
         parameters=[SESSION_ID_PARAMETER],
         request=None,
-        responses=SessionDeletedOutputSerializer,
+        responses={200: SessionDeletedOutputSerializer},
         summary="Delete a session: its messages, session memory and jobs",
         description="Deletes the session's messages (and their embeddings), its session-scope reflections and blob "
         "(with past versions), its formation and consolidation jobs and its cached context. What formation already "

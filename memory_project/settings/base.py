@@ -185,6 +185,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Named here so that a new `status` field does not rename the existing StatusEnum (the bundle parts': clients
+    # refer to the schema's names).
+    "ENUM_NAME_OVERRIDES": {
+        "StatusEnum": ["included", "partial", "over_budget", "empty", "disabled", "in_context"],
+        "WebhookDeliveryStatusEnum": "webhooks.models.WebhookDelivery.Status",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "core.api.schema.optional_query_parameters_allow_empty",
