@@ -194,3 +194,61 @@ def test_the_erased_event_of_a_hard_deleted_fact_names_it_by_id(agent, end_user)
         "agent": agent.external_id,
         "fact": {"id": fact.pk, "lineage": str(fact.lineage)},
     }
+
+
+def test_formation_reports_a_completed_run_and_the_memory_held_for_review(agent, scripted_llm):
+    from conversations.services.ingestion import MessageInput, session_append_messages
+    from formation.services.formation import session_form_memories
+    from tests.fakes import facts_reply
+
+    webhook_endpoint_create(
+        agent=agent, url="http://127.0.0.1:9/all", event_types=["formation.completed", "review.pending"]
+    )
+    session = session_append_messages(
+        agent=agent,
+        user_external_id="gene",
+        session_external_id="chat-1",
+        messages=[MessageInput(role="user", content="Everyone here should know the office opens at nine.")],
+    ).session
+    scripted_llm.script("extract_facts", facts_reply("The office opens at nine", scope=("agent",)))
+
+    session_form_memories(session_id=session.pk, trigger="explicit")
+
+    completed = WebhookEvent.objects.get(event_type="formation.completed")
+    held = WebhookEvent.objects.get(event_type="review.pending")
+    assert completed.data["session"] == "chat-1" and completed.data["job"]["status"] == "succeeded"
+    assert completed.user_id == session.user_id
+    assert held.data["review"]["kind"] == "held_memory" and held.data["reason"] == "agent_scope"
+
+
+def test_a_failed_formation_run_is_reported(agent, scripted_llm):
+    from conversations.services.ingestion import MessageInput, session_append_messages
+    from formation.services.formation import session_form_memories
+
+    webhook_endpoint_create(agent=agent, url="http://127.0.0.1:9/all", event_types=["formation.failed"])
+    session = session_append_messages(
+        agent=agent,
+        user_external_id="gene",
+        session_external_id="chat-1",
+        messages=[MessageInput(role="user", content="I keep bees.")],
+    ).session
+    scripted_llm.script("extract_facts", *["not json at all"] * 5)
+
+    with pytest.raises(Exception):  # noqa: B017 (whatever the pipeline raises for output it cannot read)
+        session_form_memories(session_id=session.pk, trigger="explicit")
+
+    failed = WebhookEvent.objects.get(event_type="formation.failed")
+    assert failed.data["job"]["status"] == "failed" and failed.data["job"]["error"]
+    assert failed.data["job"]["will_retry"] is False
+
+
+def test_an_erasure_is_reported_by_ids_after_the_events_about_the_user_went(api, agent, end_user):
+    webhook_endpoint_create(agent=agent, url="http://127.0.0.1:9/all")
+    _user_fact(agent, end_user)
+    assert WebhookEvent.objects.filter(user=end_user).exists()
+
+    api.delete(f"/api/v1/users/{end_user.external_id}")
+
+    [erased] = WebhookEvent.objects.all()  # the fact's event went with the user
+    assert erased.event_type == "user.erased" and erased.user_id is None
+    assert set(erased.data) == {"agent", "user", "erasure_record"} and erased.data["user"] == end_user.external_id
