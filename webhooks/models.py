@@ -56,19 +56,28 @@ class WebhookEndpoint(models.Model):
 
 
 class WebhookEvent(models.Model):
-    """One change to report, written in the transaction that made it (the outbox). `user` is the end user it concerns,
-    so that erasing the user erases what the outbox holds about them."""
+    """One change to report, written in the transaction that made it (the outbox), with the endpoints that wanted it
+    then; a worker turns it into one delivery per endpoint (`dispatched_at`). `user` is the end user it concerns, so
+    that erasing the user erases what the outbox holds about them."""
 
     message_id = models.CharField(max_length=40, unique=True, default=message_id_new)
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
     user = models.ForeignKey(EndUser, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     event_type = models.CharField(max_length=40, choices=WebhookEventType.choices)
     data = models.JSONField(help_text="The event's `data`, as sent.")
+    endpoint_ids = ArrayField(models.BigIntegerField(), help_text="The endpoints that wanted it when it happened.")
     created_at = models.DateTimeField(default=timezone.now)
+    dispatched_at = models.DateTimeField(null=True, blank=True, help_text="When its deliveries were made.")
 
     class Meta:
         verbose_name = "webhook event"
-        indexes = [models.Index(fields=["created_at"], name="webhookevent_created")]
+        indexes = [
+            models.Index(fields=["created_at"], name="webhookevent_created"),
+            # The sweep's read: events whose dispatch after commit was lost.
+            models.Index(
+                fields=["created_at"], condition=Q(dispatched_at__isnull=True), name="webhookevent_undispatched"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.event_type} {self.message_id}"

@@ -2,3 +2,4 @@
 tasks module, which imports the services that queue them."""
 
 DELIVER = "webhooks.deliver"
+DISPATCH = "webhooks.dispatch_events"

@@ -225,6 +225,7 @@ CELERY_TASK_ROUTES = {
     "conversations.consolidate_scope": {"queue": FORMATION_QUEUE},
     # Webhook deliveries wait on other servers, as formation waits on the LLM: the same thread-pool worker.
     "webhooks.deliver": {"queue": FORMATION_QUEUE},
+    "webhooks.dispatch_events": {"queue": FORMATION_QUEUE},
 }
 # Workers log through LOGGING below (task ids, secret redaction) instead of replacing the root logger's handlers.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False

@@ -14,6 +14,7 @@ from agents.models import Agent, AgentAPIKey
 from agents.services.operator_keys import operator_key_create
 from tests.factories import AgentFactory
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
+from webhooks.services.events import webhook_events_dispatch
 
 pytestmark = pytest.mark.django_db
 
@@ -187,6 +188,7 @@ def test_the_delivery_log_lists_each_delivery_with_its_outcome(operator, agent, 
         content_type="application/json",
     ).json()
     fact_create(agent=agent, user=end_user, scopes=["user"], content="Gene likes tea")
+    webhook_events_dispatch(event_ids=list(WebhookEvent.objects.values_list("pk", flat=True)))  # as a worker does
 
     log = operator.get(f"/api/v1/admin/agents/{agent.external_id}/webhooks/{endpoint['id']}/deliveries").json()
 

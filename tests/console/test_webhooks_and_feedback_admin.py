@@ -8,8 +8,9 @@ import pytest
 from facts.models import Fact, FactFeedback, FactScope
 from facts.services.facts import fact_create
 from facts.services.feedback import fact_feedback_give
-from webhooks.models import WebhookDelivery, WebhookEndpoint
+from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from webhooks.services.endpoints import webhook_endpoint_create
+from webhooks.services.events import webhook_events_dispatch
 
 pytestmark = pytest.mark.django_db
 
@@ -35,7 +36,8 @@ def test_an_endpoint_is_added_with_a_generated_secret_and_a_refused_url_is_a_for
 def test_failed_deliveries_are_listed_and_redelivered(admin_client, agent, end_user):
     webhook_endpoint_create(agent=agent, url="http://127.0.0.1:9/hooks")
     fact_create(agent=agent, user=end_user, scopes=[FactScope.USER], content="Gene likes tea")
-    delivery = WebhookDelivery.objects.get()
+    [delivery_id] = webhook_events_dispatch(event_ids=list(WebhookEvent.objects.values_list("pk", flat=True)))
+    delivery = WebhookDelivery.objects.get(pk=delivery_id)
     WebhookDelivery.objects.filter(pk=delivery.pk).update(status="failed", attempts=9, last_error="HTTP 500: oops")
 
     listed = admin_client.get("/admin/webhooks/webhookdelivery/?status__exact=failed")

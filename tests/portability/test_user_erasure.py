@@ -38,6 +38,7 @@ from tests.fakes import facts_reply
 from tests.graph_support import USER, relation_stated
 from webhooks.models import WebhookEvent
 from webhooks.services.endpoints import webhook_endpoint_create
+from webhooks.services.events import webhook_events_dispatch
 
 
 def _cascading_paths(model: type[models.Model], depth: int = 4) -> list[str]:
@@ -127,6 +128,7 @@ def test_erasure_leaves_no_row_of_the_user_in_any_model_and_the_others_as_they_w
     fact_create(
         agent=agent, user=None, scopes=[FactScope.AGENT], content="Lockers need codes", written_by=FactWriter.API
     )
+    webhook_events_dispatch(event_ids=list(WebhookEvent.objects.values_list("pk", flat=True)))  # a worker's part
     memory_context_get(agent=agent, user=gene, session=None)
     cached = context_cache_key(agent_id=agent.pk, user_id=gene.pk, session_id=None)
     assert cache.get(cached) is not None

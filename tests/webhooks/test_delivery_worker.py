@@ -70,7 +70,9 @@ def test_a_worker_killed_while_sending_loses_no_event(celery_worker_launcher):
     with webhook_receiver(hold_seconds=10) as receiver:
         endpoint = webhook_endpoint_create(agent=agent, url=receiver.url, event_types=["user.erased"])
         receiver.secret = endpoint.secret
-        event = WebhookEvent.objects.create(agent=agent, event_type="user.erased", data={"user": "gene"})
+        event = WebhookEvent.objects.create(
+            agent=agent, event_type="user.erased", data={"user": "gene"}, endpoint_ids=[endpoint.pk]
+        )
         delivery = WebhookDelivery.objects.create(event=event, endpoint=endpoint)
         doomed = celery_worker_launcher(queues="webhooks-kill-test")
         app.send_task(task_names.DELIVER, args=([delivery.pk],), queue="webhooks-kill-test")

@@ -14,6 +14,7 @@ from tests.webhook_receiver_support import webhook_receiver
 from webhooks.models import WebhookDelivery, WebhookEvent, WebhookEventType
 from webhooks.services.delivery import webhook_deliveries_due, webhook_deliveries_redeliver, webhook_delivery_attempt
 from webhooks.services.endpoints import webhook_endpoint_create, webhook_endpoint_update
+from webhooks.services.events import webhook_events_dispatch
 from webhooks.services.signing import webhook_signature
 
 pytestmark = pytest.mark.django_db
@@ -29,6 +30,12 @@ def test_the_signature_is_standard_webhooks_one():
     )
 
     assert signature == "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+
+
+def _dispatched() -> list[WebhookDelivery]:
+    """What a worker does with the events committed: one delivery per endpoint that wanted each."""
+    webhook_events_dispatch(event_ids=list(WebhookEvent.objects.values_list("pk", flat=True)))
+    return list(WebhookDelivery.objects.select_related("event").order_by("pk"))
 
 
 def _user_fact(agent, end_user, content="Gene's birthday is March 15th"):
@@ -58,7 +65,12 @@ def test_each_change_of_a_fact_is_an_event_for_the_endpoints_that_want_it(agent,
     assert updated["fact"] | {"id": successor.pk, "version": 2} == updated["fact"]
     assert updated["previous"] == {"id": fact.pk, "version": 1}
     assert closed["fact"]["closed_reason"] == "the user asked" and closed["fact"]["valid_to"] is not None
-    delivered_to = {(d.event.event_type, d.endpoint_id) for d in WebhookDelivery.objects.select_related("event")}
+    assert [event.endpoint_ids for event in events] == [
+        [everything.pk],
+        [everything.pk],
+        [everything.pk, closed_only.pk],
+    ]
+    delivered_to = {(d.event.event_type, d.endpoint_id) for d in _dispatched()}
     assert delivered_to == {
         ("fact.created", everything.pk),
         ("fact.updated", everything.pk),
@@ -91,7 +103,7 @@ def test_an_attempt_delivers_the_event_signed_to_a_real_receiver(agent, end_user
         endpoint = webhook_endpoint_create(agent=agent, url=receiver.url, event_types=["fact.created"])
         receiver.secret = endpoint.secret
         fact = _user_fact(agent, end_user)
-        delivery = WebhookDelivery.objects.get()
+        [delivery] = _dispatched()
 
         outcome = webhook_delivery_attempt(delivery_id=delivery.pk)
 
@@ -111,7 +123,7 @@ def test_a_failing_endpoint_is_retried_on_the_schedule_then_given_up(agent, end_
         endpoint = webhook_endpoint_create(agent=agent, url=receiver.url)
         receiver.secret = endpoint.secret
         _user_fact(agent, end_user)
-        delivery = WebhookDelivery.objects.get()
+        [delivery] = _dispatched()
 
         outcomes = [webhook_delivery_attempt(delivery_id=delivery.pk) for _ in range(4)]
 
@@ -130,7 +142,7 @@ def test_the_first_retry_waits_as_the_schedule_says(agent, end_user, settings):
     with webhook_receiver(failing=True) as receiver:
         webhook_endpoint_create(agent=agent, url=receiver.url)
         _user_fact(agent, end_user)
-        delivery = WebhookDelivery.objects.get()
+        [delivery] = _dispatched()
 
         outcome = webhook_delivery_attempt(delivery_id=delivery.pk)
 
@@ -142,7 +154,7 @@ def test_a_redirect_is_not_followed(agent, end_user):
     with webhook_receiver() as elsewhere, webhook_receiver(redirect_to=elsewhere.url) as receiver:
         webhook_endpoint_create(agent=agent, url=receiver.url)
         _user_fact(agent, end_user)
-        delivery = WebhookDelivery.objects.get()
+        [delivery] = _dispatched()
 
         outcome = webhook_delivery_attempt(delivery_id=delivery.pk)
 
@@ -157,7 +169,7 @@ def test_a_slow_endpoint_is_cut_at_the_deadline(agent, end_user, settings):
     with webhook_receiver(hold_seconds=3) as receiver:
         webhook_endpoint_create(agent=agent, url=receiver.url)
         _user_fact(agent, end_user)
-        delivery = WebhookDelivery.objects.get()
+        [delivery] = _dispatched()
 
         outcome = webhook_delivery_attempt(delivery_id=delivery.pk)
 
@@ -171,7 +183,7 @@ def test_an_address_that_became_private_is_refused_at_send_time(agent, end_user,
     with webhook_receiver() as receiver:
         webhook_endpoint_create(agent=agent, url=receiver.url)
         _user_fact(agent, end_user)
-        delivery = WebhookDelivery.objects.get()
+        [delivery] = _dispatched()
         settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES = False
 
         webhook_delivery_attempt(delivery_id=delivery.pk)
@@ -252,3 +264,16 @@ def test_an_erasure_is_reported_by_ids_after_the_events_about_the_user_went(api,
     [erased] = WebhookEvent.objects.all()  # the fact's event went with the user
     assert erased.event_type == "user.erased" and erased.user_id is None
     assert set(erased.data) == {"agent", "user", "erasure_record"} and erased.data["user"] == end_user.external_id
+
+
+def test_a_second_dispatch_makes_nothing_twice_and_a_removed_endpoint_gets_nothing(agent, end_user):
+    kept = webhook_endpoint_create(agent=agent, url="http://127.0.0.1:9/kept")
+    removed = webhook_endpoint_create(agent=agent, url="http://127.0.0.1:9/removed")
+    _user_fact(agent, end_user)
+    removed.delete()
+
+    first = _dispatched()
+    again = _dispatched()
+
+    assert [delivery.endpoint_id for delivery in first] == [kept.pk] and again == first
+    assert WebhookEvent.objects.get().dispatched_at is not None

@@ -20,8 +20,9 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from core.runtime.db import release_connection_while_waiting
+from core.runtime.queueing import task_enqueue_safely
+from webhooks import task_names
 from webhooks.models import WebhookDelivery, WebhookEvent
-from webhooks.services.events import webhook_deliveries_queue
 from webhooks.services.outbound import WebhookSendError, webhook_post
 from webhooks.services.signing import webhook_signature
 
@@ -134,8 +135,19 @@ def webhook_deliveries_redeliver(*, delivery_ids: list[int]) -> int:
     changed = WebhookDelivery.objects.filter(pk__in=delivery_ids).update(
         status=WebhookDelivery.Status.PENDING, attempts=0, next_attempt_at=timezone.now(), last_error=""
     )
-    webhook_deliveries_queue(delivery_ids)
+    ids = list(delivery_ids)
+    transaction.on_commit(lambda: task_enqueue_safely(task_names.DELIVER, ids))
     return changed
+
+
+def webhook_events_undispatched(*, older_than_seconds: float, limit: int) -> list[int]:
+    """Events committed a while ago whose dispatch never ran (its hand-over was lost): the sweep's to queue."""
+    cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
+    return list(
+        WebhookEvent.objects.filter(dispatched_at__isnull=True, created_at__lt=cutoff)
+        .order_by("created_at")
+        .values_list("pk", flat=True)[:limit]
+    )
 
 
 def webhook_events_prune() -> int:
@@ -144,7 +156,9 @@ def webhook_events_prune() -> int:
     cutoff = timezone.now() - timedelta(days=settings.WEBHOOK_EVENT_RETENTION_DAYS)
     unsettled = Q(deliveries__status__in=DUE_STATUSES)
     old = list(
-        WebhookEvent.objects.filter(created_at__lt=cutoff).exclude(unsettled).values_list("pk", flat=True)[:10_000]
+        WebhookEvent.objects.filter(created_at__lt=cutoff, dispatched_at__isnull=False)
+        .exclude(unsettled)
+        .values_list("pk", flat=True)[:10_000]
     )
     _, per_model = WebhookEvent.objects.filter(pk__in=old).delete()
     return per_model.get(WebhookEvent._meta.label, 0)

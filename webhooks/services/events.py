@@ -1,13 +1,19 @@
-"""The outbox: `webhook_event_record` writes an event, and its deliveries to the agent's endpoints that want it, in the
-caller's transaction, so an event exists exactly when the change it reports committed. Apps above call it where the
-change happens (facts' services, formation, portability). After commit the deliveries are queued from a background
-thread, off the request; should that enqueue be lost (a crash, the broker away), the sweep finds them pending.
+"""The outbox: `webhook_event_record` writes an event in the caller's transaction, with the endpoints of the agent that
+want it, so an event exists exactly when the change it reports committed; apps above call it where the change happens
+(facts' services, formation, portability). It is one INSERT, and nothing at all for an agent without endpoints (which
+endpoints want what is kept per process: the request path caches, invalidated in every process when an endpoint
+changes).
 
-Which endpoints want what is kept per process (the request path caches: one lookup per agent, invalidated in every
-process when an endpoint changes), so an agent without endpoints costs a write nothing."""
+After commit the event's id is handed to this process's dispatch thread, which queues the events of the last few
+milliseconds as one task (`webhooks.dispatch_events`): the writing request neither waits for the broker nor pays a
+task per write. A worker then makes one delivery per endpoint and sends them. Should the hand-over be lost (the
+process exits, the broker is away), the sweep finds the event undispatched (docs/decisions/0043)."""
 
 from __future__ import annotations
 
+import os
+import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +21,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from core.runtime.queueing import call_in_background, task_enqueue_safely
+from core.runtime.queueing import task_enqueue_safely
 from core.runtime.request_path_cache import ProcessCache
 from webhooks import task_names
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
@@ -23,6 +29,9 @@ from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 Subscriptions = tuple[tuple[int, frozenset[str]], ...]
 # Each agent's active endpoints and the event types they want (webhooks/signals.py invalidates on any change).
 _subscriptions: ProcessCache[Subscriptions] = ProcessCache(max_entries=20_000)
+# How long the dispatch thread gathers events before it queues them as one task, and how many a task takes.
+DISPATCH_GATHER_SECONDS = 0.05
+DISPATCH_CHUNK = 100
 
 
 @dataclass(frozen=True)
@@ -46,17 +55,44 @@ def _subscriptions_of(agent_id: int) -> Subscriptions:
     )
 
 
-def webhook_deliveries_queue(delivery_ids: Sequence[int]) -> None:
-    """Queue the deliveries once the caller's transaction commits, from this process's background thread."""
-    ids = list(delivery_ids)
-    if ids:
-        transaction.on_commit(
-            lambda: call_in_background(task_enqueue_safely, task_names.DELIVER, ids, what="queueing webhooks")
-        )
+class _DispatchThread:
+    """Event ids committed in this process, queued for dispatch from a thread of its own: the ids handed over within
+    DISPATCH_GATHER_SECONDS of the first go as one task. Started on first use in each process (forked workers too)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ids: list[int] = []
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._pid = 0
+
+    def hand_over(self, event_ids: Sequence[int]) -> None:
+        with self._lock:
+            first_of_a_batch = not self._ids
+            self._ids.extend(event_ids)
+            if self._thread is None or self._pid != os.getpid() or not self._thread.is_alive():
+                self._pid = os.getpid()
+                self._thread = threading.Thread(target=self._run, name="webhook-dispatch", daemon=True)
+                self._thread.start()
+        if first_of_a_batch:  # the thread is asleep, or gathering ids already: only the first of a batch wakes it
+            self._wake.set()
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait()
+            time.sleep(DISPATCH_GATHER_SECONDS)
+            with self._lock:
+                ids, self._ids = self._ids, []
+                self._wake.clear()
+            for start in range(0, len(ids), DISPATCH_CHUNK):
+                task_enqueue_safely(task_names.DISPATCH, ids[start : start + DISPATCH_CHUNK])
+
+
+_dispatch_thread = _DispatchThread()
 
 
 def webhook_events_record(*, agent_id: int, events: Sequence[NewWebhookEvent]) -> list[WebhookEvent]:
-    """Write the events some active endpoint of the agent wants, with a delivery per such endpoint, in the caller's
+    """Write the events some active endpoint of the agent wants, each with those endpoints, in the caller's
     transaction; nothing when none does. Returns the events written."""
     subscriptions = _subscriptions_of(agent_id)
     if not subscriptions:
@@ -64,9 +100,6 @@ def webhook_events_record(*, agent_id: int, events: Sequence[NewWebhookEvent]) -
     wanted = [
         (event, [endpoint_id for endpoint_id, types in subscriptions if event.event_type in types]) for event in events
     ]
-    wanted = [(event, endpoint_ids) for event, endpoint_ids in wanted if endpoint_ids]
-    if not wanted:
-        return []
     now = timezone.now()
     written = WebhookEvent.objects.bulk_create(
         [
@@ -75,19 +108,16 @@ def webhook_events_record(*, agent_id: int, events: Sequence[NewWebhookEvent]) -
                 user_id=event.user_id,
                 event_type=event.event_type,
                 data=event.data() if callable(event.data) else event.data,
+                endpoint_ids=endpoint_ids,
                 created_at=now,
             )
-            for event, _ in wanted
+            for event, endpoint_ids in wanted
+            if endpoint_ids
         ]
     )
-    deliveries = WebhookDelivery.objects.bulk_create(
-        [
-            WebhookDelivery(event=row, endpoint_id=endpoint_id, next_attempt_at=now)
-            for row, (_, endpoint_ids) in zip(written, wanted, strict=True)
-            for endpoint_id in endpoint_ids
-        ]
-    )
-    webhook_deliveries_queue([delivery.pk for delivery in deliveries])
+    if written:
+        event_ids = [event.pk for event in written]
+        transaction.on_commit(lambda: _dispatch_thread.hand_over(event_ids))
     return written
 
 
@@ -99,3 +129,32 @@ def webhook_event_record(
         agent_id=agent_id, events=[NewWebhookEvent(event_type=event_type, data=data, user_id=user_id)]
     )
     return written[0] if written else None
+
+
+@transaction.atomic
+def webhook_events_dispatch(*, event_ids: Sequence[int]) -> list[int]:
+    """One delivery per endpoint that wanted each event and still exists, for the events not dispatched yet (a second
+    dispatch of the same events makes nothing twice). Returns the ids of those events' pending deliveries."""
+    events = list(WebhookEvent.objects.select_for_update().filter(pk__in=list(event_ids), dispatched_at__isnull=True))
+    if events:
+        existing = set(
+            WebhookEndpoint.objects.filter(pk__in={pk for e in events for pk in e.endpoint_ids}).values_list(
+                "pk", flat=True
+            )
+        )
+        now = timezone.now()
+        WebhookDelivery.objects.bulk_create(
+            [
+                WebhookDelivery(event=event, endpoint_id=endpoint_id, next_attempt_at=now)
+                for event in events
+                for endpoint_id in event.endpoint_ids
+                if endpoint_id in existing
+            ],
+            ignore_conflicts=True,
+        )
+        WebhookEvent.objects.filter(pk__in=[event.pk for event in events]).update(dispatched_at=now)
+    return list(
+        WebhookDelivery.objects.filter(event_id__in=list(event_ids), status=WebhookDelivery.Status.PENDING)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
