@@ -18,8 +18,10 @@ from celery.signals import celeryd_after_setup, task_prerun  # noqa: E402
 from core.observability.worker import celery_observability_connect  # noqa: E402
 from core.runtime.worker_heartbeat import WorkerHeartbeatStep  # noqa: E402
 from core.runtime.worker_threads import worker_embedding_threads_limit, worker_processes_record  # noqa: E402
+from webhooks.listener import WebhookEventListenerStep  # noqa: E402
 
 app.steps["worker"].add(WorkerHeartbeatStep)
+app.steps["worker"].add(WebhookEventListenerStep)
 celeryd_after_setup.connect(worker_processes_record, weak=False, dispatch_uid="worker_processes_record")
 task_prerun.connect(worker_embedding_threads_limit, weak=False, dispatch_uid="worker_embedding_threads_limit")
 celery_observability_connect()

@@ -2,4 +2,4 @@
 tasks module, which imports the services that queue them."""
 
 DELIVER = "webhooks.deliver"
-DISPATCH = "webhooks.dispatch_events"
+DISPATCH = "webhooks.dispatch_events"  # no arguments: the events not dispatched yet

@@ -9,11 +9,11 @@ from webhooks.services.delivery import (
     webhook_events_prune,
     webhook_events_undispatched,
 )
-from webhooks.services.events import webhook_events_dispatch
+from webhooks.services.events import DISPATCH_BATCH, webhook_events_dispatch
 
 # Chunks the sweep queues deliveries and events in: each task sends its deliveries one after the other.
 SWEEP_CHUNK = 20
-# An event not dispatched this long after it was written lost its hand-over (the process that wrote it went away).
+# An event not dispatched this long after it was written was not heard (no listener ran, or it was reconnecting).
 UNDISPATCHED_AFTER_SECONDS = 10.0
 
 
@@ -32,10 +32,14 @@ def _attempt_each(delivery_ids: list[int]) -> int:
 
 
 @shared_task(name=task_names.DISPATCH, acks_late=True)
-def webhooks_dispatch_task(event_ids: list[int]) -> int:
-    """Committed events: one delivery per endpoint that wanted each, then their first attempt. Idempotent: events
-    dispatched already make no delivery twice, and a delivery not due or claimed by another sender is skipped."""
-    return _attempt_each(webhook_events_dispatch(event_ids=event_ids))
+def webhooks_dispatch_task() -> int:
+    """The events not dispatched yet (the listener's wake-up, the sweep's catch-up): one delivery per endpoint that
+    wanted each, queued in chunks for their first attempt, in parallel. Idempotent: a dispatched event makes nothing
+    twice, and events another dispatch holds are left to it. Returns how many deliveries were made."""
+    delivery_ids = webhook_events_dispatch()
+    for start in range(0, len(delivery_ids), SWEEP_CHUNK):
+        webhooks_deliver_task.apply_async(args=(delivery_ids[start : start + SWEEP_CHUNK],), ignore_result=True)
+    return len(delivery_ids)
 
 
 @shared_task(name=task_names.DELIVER, acks_late=True)
@@ -49,8 +53,8 @@ def webhooks_sweep_task() -> int:
     """Beat (webhooks-sweep): queue the events whose dispatch was lost and the deliveries that are due, whatever
     queued them before or failed to. Returns how many were queued."""
     events = webhook_events_undispatched(older_than_seconds=UNDISPATCHED_AFTER_SECONDS, limit=2000)
-    for start in range(0, len(events), SWEEP_CHUNK):
-        webhooks_dispatch_task.apply_async(args=(events[start : start + SWEEP_CHUNK],), ignore_result=True)
+    for _ in range(0, len(events), DISPATCH_BATCH):
+        webhooks_dispatch_task.apply_async(ignore_result=True)
     due = webhook_deliveries_due(limit=2000)
     for start in range(0, len(due), SWEEP_CHUNK):
         webhooks_deliver_task.apply_async(args=(due[start : start + SWEEP_CHUNK],), ignore_result=True)

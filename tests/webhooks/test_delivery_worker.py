@@ -1,6 +1,7 @@
 """Webhooks delivered by a real Celery worker to a real local receiver that checks every signature: a receiver down
-for a while then up receives every event exactly once, and a worker killed while sending loses nothing (the delivery
-is claimed again once its lease has passed). The test settings retry within a second, with a lease of 4 s."""
+for a while then up receives every event exactly once (the worker's listener hears the commits and dispatches them),
+and a worker killed while sending loses nothing (the delivery is claimed again once its lease has passed). The test
+settings retry within a second, with a lease of 4 s."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import signal
 import time
 
 import pytest
+from django.utils import timezone
 
 from memory_project.celery import app
 from tests.api_support import api_client_for
@@ -70,8 +72,13 @@ def test_a_worker_killed_while_sending_loses_no_event(celery_worker_launcher):
     with webhook_receiver(hold_seconds=10) as receiver:
         endpoint = webhook_endpoint_create(agent=agent, url=receiver.url, event_types=["user.erased"])
         receiver.secret = endpoint.secret
+        # Dispatched already (by hand, below): no listener of another worker may send it meanwhile.
         event = WebhookEvent.objects.create(
-            agent=agent, event_type="user.erased", data={"user": "gene"}, endpoint_ids=[endpoint.pk]
+            agent=agent,
+            event_type="user.erased",
+            data={"user": "gene"},
+            endpoint_ids=[endpoint.pk],
+            dispatched_at=timezone.now(),
         )
         delivery = WebhookDelivery.objects.create(event=event, endpoint=endpoint)
         doomed = celery_worker_launcher(queues="webhooks-kill-test")

@@ -7,6 +7,23 @@ import webhooks.models
 from django.db import migrations, models
 
 
+# PostgreSQL notifies the webhook listener (webhooks/listener.py, EVENTS_CHANNEL) once per statement that inserts
+# events, when the transaction commits: the writing request makes no round trip of its own for it.
+NOTIFY_ON_EVENTS = """
+    CREATE FUNCTION webhooks_events_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        PERFORM pg_notify('webhook_events', '');
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER webhooks_events_notify AFTER INSERT ON webhooks_webhookevent
+        FOR EACH STATEMENT EXECUTE FUNCTION webhooks_events_notify();
+"""
+NOTIFY_ON_EVENTS_DROP = """
+    DROP TRIGGER IF EXISTS webhooks_events_notify ON webhooks_webhookevent;
+    DROP FUNCTION IF EXISTS webhooks_events_notify();
+"""
+
+
 class Migration(migrations.Migration):
 
     initial = True
@@ -93,4 +110,5 @@ class Migration(migrations.Migration):
             model_name='webhookdelivery',
             constraint=models.UniqueConstraint(fields=('event', 'endpoint'), name='webhookdelivery_unique'),
         ),
+        migrations.RunSQL(NOTIFY_ON_EVENTS, NOTIFY_ON_EVENTS_DROP),
     ]
