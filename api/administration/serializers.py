@@ -1,8 +1,9 @@
+from django.db import models
 from rest_framework import serializers
 
 from agents.models import Agent, AgentAPIKey
 from agents.services.agents import AGENT_SETTINGS
-from core.api.fields import StrictCharField, StrictRegexField
+from core.api.fields import StrictCharField, StrictIntegerField, StrictRegexField
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEventType
 
 EXTERNAL_ID_MAX_LENGTH = 200
@@ -10,7 +11,14 @@ EXTERNAL_ID_MAX_LENGTH = 200
 
 class AgentSettingsSerializer(serializers.ModelSerializer):
     """Every per-agent setting the admin's agent page edits. An empty (null) threshold, cap or budget: the
-    deployment's setting applies."""
+    deployment's setting applies. Text and numbers take their JSON type only, as every input of the API does."""
+
+    serializer_field_mapping = {
+        **serializers.ModelSerializer.serializer_field_mapping,
+        models.CharField: StrictCharField,
+        models.PositiveIntegerField: StrictIntegerField,
+        models.PositiveBigIntegerField: StrictIntegerField,
+    }
 
     class Meta:
         model = Agent

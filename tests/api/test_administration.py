@@ -196,3 +196,12 @@ def test_the_delivery_log_lists_each_delivery_with_its_outcome(operator, agent, 
     assert delivery["event_type"] == "fact.created" and delivery["status"] == "pending"
     assert delivery["message_id"] == WebhookEvent.objects.get().message_id
     assert WebhookDelivery.objects.count() == 1
+
+
+def test_settings_take_their_json_type_only(operator):
+    AgentFactory(external_id="acme")
+
+    for body, field in (({"formation_msg_interval": "20"}, "formation_msg_interval"), ({"name": 5}, "name")):
+        response = _json(operator, "PATCH", "/api/v1/admin/agents/acme", body)
+        assert response.status_code == 400 and field in response.json()["error"]["fields"], response.json()
+    assert Agent.objects.get(external_id="acme").formation_msg_interval is None
