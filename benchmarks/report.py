@@ -106,6 +106,10 @@ HISTORY = {
     "mcp_before_5.json": "MCP since issue 25: before (uvicorn), run 3 of 3",
     "formation_scale_before.json": "formation at production scale (issue 13): before, the legacy workers",
     "ingestion_formation_formation_before.json": "formation overhead without LLM time: before issue 13",
+    "expiry_search_latency_10k.json": "fact expiry (issue 35): fact search at 10k, before and after, run 1",
+    "expiry_search_latency_10k_2.json": "fact expiry (issue 35): fact search at 10k, before and after, run 2",
+    "webhook_overhead.json": "webhooks (issue 35): what the outbox adds to a fact write over HTTP",
+    "feedback_ranking.json": "feedback (issue 35): a boost by useful feedback, LoCoMo dev (not adopted)",
 }
 MANIFEST = CURRENT | HISTORY
 
