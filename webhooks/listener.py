@@ -2,7 +2,7 @@
 migration makes PostgreSQL notify EVENTS_CHANNEL for each statement that inserts events, delivered when (and only if)
 the transaction commits; a thread of each Celery worker that consumes the webhooks' queue listens on a connection of
 its own and queues one dispatch for the notifications of GATHER_SECONDS. When it starts or reconnects it queues one
-too, for what committed while nobody listened; the sweep covers the rest (docs/decisions/0043)."""
+too if events wait undispatched, committed while nobody listened; the sweep covers the rest (docs/decisions/0043)."""
 
 from __future__ import annotations
 
@@ -41,6 +41,15 @@ def _conninfo() -> str:
     )
 
 
+def _undispatched(connection: psycopg.Connection) -> bool:
+    # Imported here: this module is loaded with the Celery app, before Django's apps are (memory_project/celery.py).
+    from webhooks.models import WebhookEvent
+
+    table = WebhookEvent._meta.db_table
+    row = connection.execute(f"SELECT EXISTS (SELECT 1 FROM {table} WHERE dispatched_at IS NULL)").fetchone()
+    return bool(row and row[0])
+
+
 class WebhookEventListenerStep(bootsteps.StartStopStep):
     """The listener thread of a worker that consumes the queue the webhooks' tasks are routed to."""
 
@@ -62,7 +71,8 @@ class WebhookEventListenerStep(bootsteps.StartStopStep):
             try:
                 with psycopg.connect(_conninfo(), autocommit=True) as connection:
                     connection.execute(f"LISTEN {EVENTS_CHANNEL}")
-                    task_enqueue_safely(task_names.DISPATCH)  # what committed while nobody listened
+                    if _undispatched(connection):  # what committed while nobody listened
+                        task_enqueue_safely(task_names.DISPATCH)
                     while not self._stopping.is_set():
                         if next(connection.notifies(timeout=1.0, stop_after=1), None) is None:
                             continue

@@ -3,9 +3,16 @@
 from django.db import migrations, models
 
 
+def operator_key_content_type_delete(apps, schema_editor):
+    """Going back: the model's content type goes with its table (Django keeps content types of models it no longer
+    has), as the content types of this app do when it is unapplied further."""
+    apps.get_model("contenttypes", "ContentType").objects.filter(app_label="agents", model="operatorkey").delete()
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
+        ("contenttypes", "0002_remove_content_type_name"),
         ('agents', '0001_initial'),
     ]
 
@@ -26,4 +33,5 @@ class Migration(migrations.Migration):
                 'verbose_name': 'operator key',
             },
         ),
+        migrations.RunPython(migrations.RunPython.noop, operator_key_content_type_delete),
     ]

@@ -76,7 +76,11 @@ class AgentListView(OperatorListView):
     def get_queryset(self) -> QuerySet[Agent]:
         return Agent.objects.all()
 
-    @extend_schema(summary="List agents, newest first", description="Cursor-paginated: follow `next`.")
+    @extend_schema(
+        summary="List agents, newest first",
+        description="Cursor-paginated: follow `next`.",
+        examples=[examples.AGENT_LIST],
+    )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
@@ -86,7 +90,7 @@ class AgentListView(OperatorListView):
         summary="Create an agent with its settings",
         description="Settings not given take their defaults; an empty (null) threshold, cap or budget means the "
         "deployment's setting applies. Then issue it a key: POST /api/v1/admin/agents/{agent_id}/keys.",
-        examples=[examples.AGENT_CREATE],
+        examples=[examples.AGENT_CREATE, examples.AGENT],
     )
     def post(self, request: Request) -> Response:
         data = AgentCreateInputSerializer(data=request.data)
@@ -97,7 +101,12 @@ class AgentListView(OperatorListView):
 
 
 class AgentDetailView(OperatorView):
-    @extend_schema(parameters=[AGENT_ID_PARAMETER], responses=AgentOutputSerializer, summary="One agent's settings")
+    @extend_schema(
+        parameters=[AGENT_ID_PARAMETER],
+        responses=AgentOutputSerializer,
+        summary="One agent's settings",
+        examples=[examples.AGENT],
+    )
     def get(self, request: Request, agent_id: str) -> Response:
         return Response(AgentOutputSerializer(_agent(agent_id)).data)
 
@@ -106,7 +115,7 @@ class AgentDetailView(OperatorView):
         request=AgentSettingsSerializer,
         responses=AgentOutputSerializer,
         summary="Change an agent's settings (those given; null clears an override)",
-        examples=[examples.AGENT_CHANGE],
+        examples=[examples.AGENT_CHANGE, examples.AGENT],
     )
     def patch(self, request: Request, agent_id: str) -> Response:
         agent = _agent(agent_id)
@@ -172,7 +181,7 @@ class WebhookListView(OperatorListView):
         description="The URL must be https:// on a host that resolves to public addresses only (private, loopback "
         "and link-local addresses are refused unless WEBHOOK_ALLOW_PRIVATE_ADDRESSES is set): a 400 names `url` "
         "otherwise. Requests carry the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature).",
-        examples=[examples.WEBHOOK_CREATE],
+        examples=[examples.WEBHOOK_CREATE, examples.WEBHOOK],
     )
     def post(self, request: Request, agent_id: str) -> Response:
         data = WebhookCreateInputSerializer(data=request.data)
@@ -182,7 +191,12 @@ class WebhookListView(OperatorListView):
 
 
 class WebhookDetailView(OperatorView):
-    @extend_schema(parameters=[AGENT_ID_PARAMETER], responses=WebhookOutputSerializer, summary="One webhook endpoint")
+    @extend_schema(
+        parameters=[AGENT_ID_PARAMETER],
+        responses=WebhookOutputSerializer,
+        summary="One webhook endpoint",
+        examples=[examples.WEBHOOK],
+    )
     def get(self, request: Request, agent_id: str, webhook_id: int) -> Response:
         return Response(WebhookOutputSerializer(_webhook(agent_id, webhook_id)).data)
 
@@ -191,7 +205,7 @@ class WebhookDetailView(OperatorView):
         request=WebhookUpdateInputSerializer,
         responses=WebhookOutputSerializer,
         summary="Change a webhook endpoint (what is given); rotate_secret gives it a new secret",
-        examples=[examples.WEBHOOK_CHANGE],
+        examples=[examples.WEBHOOK_CHANGE, examples.WEBHOOK],
     )
     def patch(self, request: Request, agent_id: str, webhook_id: int) -> Response:
         data = WebhookUpdateInputSerializer(data=request.data)
@@ -219,6 +233,7 @@ class WebhookDeliveryListView(OperatorListView):
     @extend_schema(
         parameters=[AGENT_ID_PARAMETER],
         summary="The delivery log of a webhook endpoint, newest first: status, attempts, last error",
+        examples=[examples.DELIVERIES],
     )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)

@@ -97,6 +97,7 @@ class SessionDetailView(APIView):
         request=None,
         responses={200: SessionDeletedOutputSerializer},
         summary="Delete a session: its messages, session memory and jobs",
+        examples=[examples.SESSION_DELETED],
         description="Deletes the session's messages (and their embeddings), its session-scope reflections and blob "
         "(with past versions), its formation and consolidation jobs and its cached context. What formation already "
         "drew from it into the user's or the agent's memory (facts, user and agent reflections) stays, without its "

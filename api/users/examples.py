@@ -53,3 +53,20 @@ USER_EXPORT = OpenApiExample(
     response_only=True,
     media_type="application/x-ndjson",
 )
+
+USER_LIST = OpenApiExample(
+    "users inactive since a date",
+    value={
+        "next": None,
+        "previous": None,
+        "results": [
+            {
+                "user": "gene",
+                "metadata": {},
+                "created_at": "2025-03-01T09:12:00Z",
+                "last_active_at": "2025-06-14T18:40:11Z",
+            }
+        ],
+    },
+    response_only=True,
+)

@@ -63,6 +63,7 @@ class UserListView(ListAPIView):
     @extend_schema(
         parameters=[UserListFilterSerializer],
         summary="List the agent's end users, newest first, with their last activity",
+        examples=[examples.USER_LIST],
         description="Cursor-paginated: follow `next` until it is null. `active_after` and `active_before` filter by "
         "the last activity (e.g. users inactive for a year: `active_before` a year ago).",
     )

@@ -115,8 +115,9 @@ def _result_did_nothing(result_repr: object) -> bool:
 class IdlePeriodicTaskFilter(logging.Filter):
     """The periodic tasks' routine lines go to DEBUG, so that a console at INFO shows work, not the clock: beat's
     "Sending due task", a periodic task's "received", and its "succeeded" when its result reports nothing done
-    (the beat jobs return what they did: counts, or a dict of them). A periodic task that did something, failed or
-    was retried still logs at INFO and above."""
+    (the beat jobs return what they did: counts, or a dict of them). The same for the tasks of LOG_ROUTINE_TASKS,
+    queued by something other than beat but as often finding nothing. A task that did something, failed or was
+    retried still logs at INFO and above."""
 
     def __init__(self, name: str = "") -> None:
         super().__init__(name)
@@ -127,7 +128,8 @@ class IdlePeriodicTaskFilter(logging.Filter):
             # Imported here: core names no app, and the Celery app is the project's, configured once it loads.
             from celery import current_app
 
-            self._periodic = frozenset(entry["task"] for entry in current_app.conf.beat_schedule.values())
+            scheduled = {entry["task"] for entry in current_app.conf.beat_schedule.values()}
+            self._periodic = frozenset(scheduled | set(settings.LOG_ROUTINE_TASKS))
         return self._periodic
 
     def _routine(self, record: logging.LogRecord) -> bool:

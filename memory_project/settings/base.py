@@ -352,6 +352,9 @@ REFLECTION_MAX_WORDS = env.int("REFLECTION_MAX_WORDS", default=35)
 # job rows) and its agent; secrets are redacted; periodic tasks' routine lines (beat sending them, a run that did
 # nothing) are DEBUG. LOG_FORMAT: "plain" (one line of text) or "json" (one JSON object).
 LOG_FORMAT = env("LOG_FORMAT", default="plain")
+# Tasks besides beat's whose runs often find nothing to do, logged like periodic tasks (at DEBUG when they do nothing):
+# the webhook dispatch, which every worker's listener queues on a commit of events that one of them dispatches.
+LOG_ROUTINE_TASKS = ["webhooks.dispatch_events"]
 if LOG_FORMAT not in ("plain", "json"):
     raise ValueError(f"LOG_FORMAT must be plain or json, not {LOG_FORMAT!r}")
 LOGGING = {

@@ -140,7 +140,8 @@ def webhook_post(*, url: str, headers: dict[str, str], body: bytes, timeout: flo
         answer = response.read(RESPONSE_BODY_KEPT).decode("utf-8", "replace")
         return WebhookAnswer(status=response.status, body=answer)
     except (OSError, http.client.HTTPException) as error:
-        detail = f"no answer within {timeout:g} s" if expired.is_set() else f"{type(error).__name__}: {error}"
+        timed_out = expired.is_set() or isinstance(error, TimeoutError)  # the deadline, or the socket's own timeout
+        detail = f"no answer within {timeout:g} s" if timed_out else f"{type(error).__name__}: {error}"
         raise WebhookSendError(detail) from error
     finally:
         deadline.cancel()

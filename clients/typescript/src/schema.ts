@@ -753,7 +753,7 @@ export interface components {
         };
         /**
          * @description Every per-agent setting the admin's agent page edits. An empty (null) threshold, cap or budget: the
-         *     deployment's setting applies.
+         *     deployment's setting applies. Text and numbers take their JSON type only, as every input of the API does.
          */
         AgentCreateInput: {
             /** @description The agent's id: what its API keys act for, and what X-Agent-ID names. */
@@ -809,7 +809,7 @@ export interface components {
         AgentMemoryFromUsersEnum: "review" | "user_scope" | "open";
         /**
          * @description Every per-agent setting the admin's agent page edits. An empty (null) threshold, cap or budget: the
-         *     deployment's setting applies.
+         *     deployment's setting applies. Text and numbers take their JSON type only, as every input of the API does.
          */
         AgentOutput: {
             agent: string;
@@ -1648,7 +1648,7 @@ export interface components {
         };
         /**
          * @description Every per-agent setting the admin's agent page edits. An empty (null) threshold, cap or budget: the
-         *     deployment's setting applies.
+         *     deployment's setting applies. Text and numbers take their JSON type only, as every input of the API does.
          */
         PatchedAgentSettings: {
             name?: string;
