@@ -53,6 +53,10 @@ CURRENT = {
 }
 # The files behind the dated tables of docs/benchmarks/history.md, by the section that has them.
 HISTORY = {
+    "i34_extract_locomo_dev_before.json": "world time set by formation (issue 34): LoCoMo dev recall before",
+    "i34_extract_locomo_dev_after.json": "world time set by formation (issue 34): LoCoMo dev recall after",
+    "i34_extract_locomo_eval_before.json": "world time set by formation (issue 34): LoCoMo eval recall before",
+    "i34_extract_locomo_eval_after.json": "world time set by formation (issue 34): LoCoMo eval recall after",
     "layout_search_latency_10k_1.json": "the layout change (issue 33): fact search at 10k, before and after, run 1",
     "layout_search_latency_10k_2.json": "the layout change (issue 33): fact search at 10k, before and after, run 2",
     "layout_locomo_dev_before.json": "the layout change (issue 33): LoCoMo dev recall before",
@@ -106,6 +110,8 @@ HISTORY = {
     "mcp_before_5.json": "MCP since issue 25: before (uvicorn), run 3 of 3",
     "formation_scale_before.json": "formation at production scale (issue 13): before, the legacy workers",
     "ingestion_formation_formation_before.json": "formation overhead without LLM time: before issue 13",
+    "time_devset_offline.json": "world time (issue 34): the development set for time, offline extractor, before",
+    "time_devset_scripted.json": "world time (issue 34): the development set for time, scripted LLM, before",
     "expiry_search_latency_10k.json": "fact expiry (issue 35): fact search at 10k, before and after, run 1",
     "expiry_search_latency_10k_2.json": "fact expiry (issue 35): fact search at 10k, before and after, run 2",
     "webhook_overhead.json": "webhooks (issue 35): what the outbox adds to a fact write over HTTP",

@@ -5,7 +5,9 @@ from operator import attrgetter
 from django.conf import settings
 from rest_framework import serializers
 
+from api.facts.world_time import WorldTimeField, WorldTimeInputSerializer
 from core.api.fields import (
+    HoldsAtField,
     MetadataField,
     StrictCharField,
     StrictDurationField,
@@ -36,6 +38,7 @@ class FactOutputSerializer(serializers.ModelSerializer):
     user = serializers.CharField(source="user.external_id", allow_null=True, default=None)
     source_session = serializers.CharField(source="source_session.external_id", allow_null=True, default=None)
     is_current = serializers.BooleanField()
+    world_time = WorldTimeField()
 
     @cached_property
     def _readers(self) -> list[tuple[str, Callable[[object], object], Callable[[object], object]]]:
@@ -75,6 +78,7 @@ class FactOutputSerializer(serializers.ModelSerializer):
             "formed_at",
             "valid_from",
             "valid_to",
+            "world_time",
             "change_reason",
             "closed_reason",
             "superseded_by",
@@ -145,6 +149,7 @@ class FactCreateInputSerializer(serializers.Serializer):
         help_text="A profile attribute (home_city, employer, ...): a new value supersedes the user's previous one.",
         error_messages={"invalid": "a profile key is lowercase letters, digits and underscores, like home_city."},
     )
+    world_time = WorldTimeInputSerializer(required=False, help_text="When the statement held in the world, if known.")
     expires_at = serializers.DateTimeField(required=False, help_text=_EXPIRES_AT_HELP)
     expires_in = StrictDurationField(required=False, help_text=_EXPIRES_IN_HELP)
 
@@ -158,15 +163,18 @@ class FactUpdateInputSerializer(serializers.Serializer):
     tags = _TAGS
     metadata = MetadataField(required=False)
     reason = StrictCharField(max_length=300, required=False, default="edited through the API")
+    world_time = WorldTimeInputSerializer(
+        required=False, help_text="When the statement held in the world: a new version says so (an end, a start)."
+    )
     expires_at = serializers.DateTimeField(
         required=False, allow_null=True, help_text=_EXPIRES_AT_HELP + " null: never. Alone, no new version is written."
     )
     expires_in = StrictDurationField(required=False, help_text=_EXPIRES_IN_HELP)
 
     def validate(self, data: dict) -> dict:
-        if not {"content", "scopes", "tags", "metadata", "expires_at", "expires_in"} & set(data):
+        if not {"content", "scopes", "tags", "metadata", "world_time", "expires_at", "expires_in"} & set(data):
             raise serializers.ValidationError(
-                "give at least one of content, scopes, tags, metadata, expires_at, expires_in."
+                "give at least one of content, scopes, tags, metadata, world_time, expires_at, expires_in."
             )
         return data
 
@@ -203,7 +211,14 @@ class MemorySearchInputSerializer(TimeRangeInputSerializer):
         child=serializers.ChoiceField(choices=FactScope.choices), min_length=1, max_length=2, required=False
     )
     tags = _TAGS
-    as_of = serializers.DateTimeField(required=False, help_text="Read the facts as they were at this time.")
+    as_of = serializers.DateTimeField(
+        required=False, help_text="What memory held at this time (the versions valid then): the record's clock."
+    )
+    holds_at = HoldsAtField(
+        required=False,
+        help_text="What held in the world at this moment (a date or a date-time): facts whose statement held then "
+        "first, then those that may have (an unknown start or end); facts known not to hold then are left out.",
+    )
     include_history = serializers.BooleanField(default=False, help_text="Closed versions too.")
     fallback_to_recent = serializers.BooleanField(
         default=False, help_text="When nothing matches, return the most recent facts (score 0)."

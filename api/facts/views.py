@@ -39,6 +39,7 @@ from facts.selectors.versions import fact_versions
 from facts.services.curation import fact_delete, fact_expiry_resolve, fact_get_or_create, fact_revise
 from facts.services.facts import facts_erase
 from facts.services.feedback import fact_feedback_give
+from facts.world_time import UNKNOWN_WORLD_TIME
 
 
 def _user_for_write(agent: Agent, external_id: str | None) -> EndUser | None:
@@ -103,6 +104,7 @@ class FactListView(ListAPIView):
                 metadata=data.validated_data.get("metadata"),
                 key=data.validated_data.get("key", ""),
                 written_by=FactWriter.API,
+                world_time=data.validated_data.get("world_time", UNKNOWN_WORLD_TIME),
                 expires_at=fact_expiry_resolve(
                     expires_at=data.validated_data.get("expires_at"), expires_in=data.validated_data.get("expires_in")
                 ),
@@ -143,6 +145,7 @@ class FactDetailView(APIView):
                 metadata=data.validated_data.get("metadata"),
                 reason=data.validated_data["reason"],
                 written_by=FactWriter.API,
+                world_time=data.validated_data.get("world_time"),
                 expires_at=expires_at,
                 expiry_changed=bool({"expires_at", "expires_in"} & set(given)),
             )

@@ -1,5 +1,7 @@
 """Facts in the admin. Every write goes through facts.services.facts: an edit supersedes the fact (a new version,
-re-embedded), a delete closes it, and only the explicit erase action destroys rows."""
+re-embedded), a delete closes it, and only the explicit erase action destroys rows. A fact's page shows its two
+clocks apart: when its statement held in the world (editable: an end given is a change in the world, recorded as a
+new version) and when memory recorded this version (formed, valid from and to, its version history)."""
 
 from __future__ import annotations
 
@@ -22,8 +24,10 @@ from console.facts.filters import (
     FactStatusFilter,
     FactTagFilter,
     FactUserFilter,
+    FactWorldTimeFilter,
 )
 from console.facts.forms import FactForm, FactScopeChangeForm, FactSearchForm
+from console.facts.timeline import world_time_text
 from console.utils import (
     FastActionCheckboxMixin,
     admin_change_url,
@@ -50,6 +54,7 @@ from facts.services.facts import (
     facts_reembed_request,
     facts_scope_change,
 )
+from facts.world_time import TimePrecision
 
 
 @admin.register(Fact)
@@ -63,6 +68,7 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
         "user",
         "version",
         "status",
+        "in_the_world",
         "formed_at",
         "access_count",
     ]
@@ -70,6 +76,7 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
     list_select_related = ["agent", "user"]
     list_filter = [
         FactStatusFilter,
+        FactWorldTimeFilter,
         FactScopeFilter,
         "pinned",
         "agent",
@@ -85,11 +92,11 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
     show_full_result_count = False
     autocomplete_fields = ["agent"]
     raw_id_fields = ["user"]
-    readonly_provenance = [
-        "key",
-        "pinned",
+    # When memory recorded this version (its own clock), then where it came from.
+    readonly_recorded = [
         "lineage",
         "version",
+        "version_history_link",
         "status",
         "formed_at",
         "valid_from",
@@ -97,6 +104,10 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
         "change_reason",
         "closed_reason",
         "superseded_by_link",
+    ]
+    readonly_provenance = [
+        "key",
+        "pinned",
         "source_session_link",
         "source_messages_links",
         "closed_by_messages_links",
@@ -143,6 +154,37 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
             return "current"
         return "superseded" if fact.superseded_by_id else "closed"
 
+    @admin.display(description="in the world")
+    def in_the_world(self, fact: Fact) -> str:
+        world = fact.world_time
+        if not world.known:
+            return "-"
+        return world_time_text(world) + ("" if world.holds_on(timezone.now().date()) else " (not now)")
+
+    @admin.display(description="held")
+    def world_time_held(self, fact: Fact) -> str:
+        world = fact.world_time
+        if not world.known:
+            return "not known"
+        parts = []
+        if world.start is not None:
+            parts.append(f"from {world.start.isoformat()} ({world.start_precision})")
+        if world.end_precision == TimePrecision.UNKNOWN:
+            parts.append("until a time not known: it ended")
+        elif world.end is not None:
+            parts.append(f"until {world.end.isoformat()} ({world.end_precision})")
+        return ", ".join(parts)
+
+    @admin.display(description="holds now", boolean=True)
+    def holds_now(self, fact: Fact) -> bool:
+        return fact.world_time.holds_on(timezone.now().date())
+
+    @admin.display(description="versions")
+    def version_history_link(self, fact: Fact) -> str:
+        count = Fact.objects.filter(lineage=fact.lineage).count()
+        url = reverse("admin:facts_fact_history", args=[fact.pk])
+        return format_html('<a href="{}">{} version{} (history)</a>', url, count, "" if count == 1 else "s")
+
     @admin.display(description="superseded by")
     def superseded_by_link(self, fact: Fact) -> str:
         return admin_link(fact.superseded_by, f"#{fact.superseded_by_id}") if fact.superseded_by_id else "-"
@@ -179,17 +221,32 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
 
     # --- the change form: an edit writes a new version ------------------------------------------------------------
 
-    def get_fields(self, request, obj=None):
+    def get_fieldsets(self, request, obj=None):
+        world_note = "When the statement held in the world, apart from when memory recorded it."
         if obj is None:
-            return ["agent", "user", "scopes", "content", "tags", "reason"]
-        if not self.has_change_permission(request, obj):
-            return ["agent", "user", "scopes", "content", "tags", *self.readonly_provenance]
-        return ["agent", "user", "scopes", "content", "tags", "reason", *self.readonly_provenance]
+            return [
+                (None, {"fields": ["agent", "user", "scopes", "content", "tags", "reason"]}),
+                ("In the world", {"fields": ["world_start", "world_end"], "description": world_note}),
+            ]
+        changeable = self.has_change_permission(request, obj)
+        world = ["world_start", "world_end", "holds_now"] if changeable else ["world_time_held", "holds_now"]
+        return [
+            (None, {"fields": ["agent", "user", "scopes", "content", "tags", *(["reason"] if changeable else [])]}),
+            ("In the world", {"fields": world, "description": world_note}),
+            (
+                "Recorded",
+                {
+                    "fields": self.readonly_recorded,
+                    "description": "When memory held this version (its own clock, what `as_of` reads).",
+                },
+            ),
+            ("Provenance", {"fields": self.readonly_provenance}),
+        ]
 
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
             return []
-        return ["agent", *self.readonly_provenance]
+        return ["agent", "world_time_held", "holds_now", *self.readonly_recorded, *self.readonly_provenance]
 
     def has_change_permission(self, request, obj=None) -> bool:
         # A closed version is history: it can be read, not changed.
@@ -209,12 +266,16 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
                 tags=cleaned["tags"],
                 change_reason=f"{cleaned['reason']} ({admin_operator(request)})",
                 written_by=FactWriter.OPERATOR,
+                world_time=cleaned["world_time"],
             )
             obj.pk, obj.lineage, obj.version = created.pk, created.lineage, created.version
             return
         if not form.has_real_change():
             return
         current = Fact.objects.get(pk=obj.pk)
+        # The world time the form showed, as it was or as changed: a correction of the content keeps it. (The
+        # operator's edit is fact_supersede, as before: fact_revise's checks are the API caller's, the word limit
+        # among them, which an operator's form never had.)
         successor = fact_supersede(
             fact=current,
             content=cleaned["content"],
@@ -223,6 +284,7 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
             user=cleaned.get("user"),
             tags=cleaned["tags"],
             written_by=FactWriter.OPERATOR,
+            world_time=cleaned["world_time"],
         )
         request._fact_successor = successor
 

@@ -5,6 +5,7 @@ of any size. A JSON body says what type a value is: these fields take that type 
 from __future__ import annotations
 
 import json
+from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -104,3 +105,13 @@ class StrictDurationField(serializers.DurationField):
         if value.total_seconds() <= 0:
             raise serializers.ValidationError("must be a positive duration.")
         return value
+
+
+class HoldsAtField(serializers.DateField):
+    """A moment in the world (search's `holds_at`): a date, or a date-time (its day, in UTC)."""
+
+    def to_internal_value(self, value: Any) -> Any:
+        if isinstance(value, str) and "T" in value:
+            moment = serializers.DateTimeField().to_internal_value(value)
+            return moment.astimezone(UTC).date()
+        return super().to_internal_value(value)

@@ -10,6 +10,7 @@ from django.db.models import Q
 from agents.models import Agent, EndUser
 from conversations.models import Message, Session
 from core.models import TEXT_SEARCH_CONFIG, EmbeddingRecord
+from facts.world_time import WorldTimeFields, world_time_constraints
 
 PROFILE_KEY_VALIDATOR = RegexValidator(
     r"^[a-z][a-z0-9_]{0,99}$", "a profile key is lowercase letters, digits and underscores, like home_city."
@@ -35,10 +36,12 @@ class FactWriter(models.TextChoices):
 CURATED_WRITERS = (FactWriter.OPERATOR, FactWriter.API)
 
 
-class Fact(models.Model):
+class Fact(WorldTimeFields):
     """One version of an atomic, objective statement. A change never overwrites: the old version is closed
     (valid_to, superseded_by, closed_reason) and a new row carries the same lineage with version + 1.
-    A fact is visible to every conversation of its agent when `agent` is in its scopes, otherwise only to its user."""
+    A fact is visible to every conversation of its agent when `agent` is in its scopes, otherwise only to its user.
+    Two clocks: valid_from/valid_to say when memory held this version (`as_of`); held_from/held_until
+    (WorldTimeFields) when its statement held in the world (`holds_at`)."""
 
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="facts")
     user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="facts", null=True, blank=True)
@@ -99,6 +102,7 @@ class Fact(models.Model):
                 name="fact_current_content_unique_per_scope",
             ),
             models.UniqueConstraint(fields=["lineage", "version"], name="fact_lineage_version_unique"),
+            *world_time_constraints("fact"),
             models.UniqueConstraint(
                 fields=["agent", "user", "key"],
                 condition=Q(valid_to__isnull=True) & ~Q(key=""),

@@ -37,6 +37,7 @@ from core.search.retrieval import (
     time_ranking,
 )
 from core.search.time_expressions import Period
+from facts.grammar.time_questions import asks_about_the_present
 from facts.models import Fact, FactEmbedding, FactScope
 from facts.selectors.first_person import first_person_query
 from facts.selectors.fulltext import facts_text_ranking
@@ -44,6 +45,7 @@ from facts.selectors.graph_search import GraphRow, facts_graph_ranking
 from facts.selectors.search_scope import FactSearchScope
 from facts.selectors.vectors import facts_vector_ranking
 from facts.services.access import facts_access_record_later
+from facts.world_time import UNKNOWN_WORLD_TIME, WORLD_TIME_FIELDS, TimePrecision, WorldTime
 
 TOP_K_MAX = SEARCH_TOP_K_MAX
 SMALL_STORE_MAX_FACTS = 5
@@ -159,10 +161,17 @@ def _scope_embeddings(scope: FactSearchScope) -> QuerySet[FactEmbedding]:
     if scope.period:
         period = (scope.period.start, scope.period.end)
         queryset = queryset.filter(Q(fact__refers_to__range=period) | Q(valid_from__date__range=period))
+    if scope.holds_at:
+        queryset = queryset.filter(
+            Q(fact__held_from__isnull=True) | Q(fact__held_from__lte=scope.holds_at),
+            Q(fact__held_until__isnull=True) | Q(fact__held_until__gt=scope.holds_at),
+        )
     return queryset
 
 
-def _fuse(*, signals: _Signals, use_vector: bool, use_text: bool, time_query: TimeQuery) -> dict[int, _Candidate]:
+def _fuse(
+    *, signals: _Signals, use_vector: bool, use_text: bool, time_query: TimeQuery, world: _World
+) -> dict[int, _Candidate]:
     """Weighted reciprocal rank fusion (core.search.retrieval): score = Σ weight / (k + rank) over the signals used, the
     vector's weight 1 and full text's MEMORY_TEXT_WEIGHT times the strength of the fact's match, scaled so that
     first place in every signal scores 1.0 and scores stay comparable across modes. In hybrid mode the graph signal
@@ -212,19 +221,70 @@ def _fuse(*, signals: _Signals, use_vector: bool, use_text: bool, time_query: Ti
     for candidate in candidates.values():
         candidate.score = score(candidate, with_time=False)
     if time_query.active and use_vector and use_text and candidates:  # a single-signal mode keeps to its signal
-        with stage_timed("time_sql"):
-            refers_to = dict(Fact.objects.filter(pk__in=list(candidates)).values_list("pk", "refers_to"))
+        world.read(fact_ids=list(candidates))
         order = sorted(candidates.values(), key=lambda c: (-c.score, -c.valid_from.timestamp(), -c.fact_id))
         timed = time_ranking(
             order=[c.fact_id for c in order],
-            dates={c.fact_id: (c.valid_from, refers_to.get(c.fact_id)) for c in order},
+            dates={c.fact_id: (c.valid_from, world.refers_to.get(c.fact_id)) for c in order},
             time_query=time_query,
         )
+        # A statement held in the world during the period, or one whose start a "when" question asks for, holds the
+        # time too (the turns' dates alone cannot say that a job held through 2022).
+        dated = set(timed) | {c.fact_id for c in order if _world_holds_the_time(world.times.get(c.fact_id), time_query)}
+        timed = [c.fact_id for c in order if c.fact_id in dated]
         for rank, fact_id in enumerate(timed, start=1):
             candidates[fact_id].time_rank = rank
         for candidate in candidates.values():
             candidate.score = score(candidate, with_time=True)
     return candidates
+
+
+class _World:
+    """The world time (and the day named) of the candidates, read once, when a part of the search needs it."""
+
+    def __init__(self) -> None:
+        self.times: dict[int, WorldTime] = {}
+        self.refers_to: dict[int, date | None] = {}
+
+    def read(self, *, fact_ids: list[int]) -> None:
+        missing = [fact_id for fact_id in fact_ids if fact_id not in self.times]
+        if not missing:
+            return
+        with stage_timed("world_sql"):
+            rows = Fact.objects.filter(pk__in=missing).values_list("pk", "refers_to", *WORLD_TIME_FIELDS)
+        for fact_id, refers_to, start, start_precision, end, end_precision in rows:
+            self.refers_to[fact_id] = refers_to
+            self.times[fact_id] = WorldTime(
+                start=start, start_precision=start_precision, end=end, end_precision=end_precision
+            )
+
+
+def _world_holds_the_time(world: WorldTime | None, time_query: TimeQuery) -> bool:
+    if world is None or not world.known:
+        return False
+    if time_query.period is None:
+        return world.start is not None  # a "when" question: the statement says when it began
+    period = time_query.period
+    begun = world.start is None or world.start <= period.end
+    not_over = world.end is None or world.end > period.start
+    return begun and not_over and world.end_precision != TimePrecision.UNKNOWN
+
+
+def _world_time_weigh(
+    *, candidates: dict[int, _Candidate], world: _World, holds_at: date | None, present: bool, today: date
+) -> None:
+    """What held in the world, weighed: with `holds_at`, the facts that held that day for certain before those that
+    only may have (an unknown bound); for a question about the present, what ended counts MEMORY_ENDED_WEIGHT of its
+    score."""
+    if not candidates or (holds_at is None and not present):
+        return
+    world.read(fact_ids=list(candidates))
+    for candidate in candidates.values():
+        times = world.times.get(candidate.fact_id, UNKNOWN_WORLD_TIME)
+        if holds_at is not None and not times.holds_on(holds_at):
+            candidate.score *= settings.MEMORY_ENDED_WEIGHT
+        if present and times.ended and not times.holds_on(today):
+            candidate.score *= settings.MEMORY_ENDED_WEIGHT
 
 
 def _recency_blend(*, candidates: list[_Candidate], weight: float, now: datetime) -> None:
@@ -290,13 +350,18 @@ def facts_search(
     time_from: date | None = None,
     time_to: date | None = None,
     time_filter: str = "boost",
+    holds_at: date | None = None,
 ) -> list[FactHit]:
     """The facts the agent may show in a conversation with `user` (its agent-wide facts plus the user's own; only
     agent-wide ones without a user) that best answer `query`.
 
     - `min_similarity` drops vector candidates below it; full-text matches stay (a rare name matches by text).
     - `scopes` and `tags` keep facts with any of the given values.
-    - `as_of` reads the versions valid at that time; otherwise `include_history` adds closed versions to the current.
+    - `as_of` reads the versions valid at that time (what memory held then); otherwise `include_history` adds closed
+      versions to the current.
+    - World time: `holds_at` keeps the facts whose statement may have held in the world that day, those that held
+      for certain first; a question about the present ranks what holds now above what ended (MEMORY_ENDED_WEIGHT),
+      one about a period or asking when ranks what held then (the time signal).
     - Graph: in hybrid mode (unless MEMORY_GRAPH_WEIGHT is 0), the facts about the entities the query names and those
       up to MEMORY_GRAPH_HOPS relations from them (facts.selectors.graph_search) are a further signal; for a query
       about a period, those whose relations held in it first.
@@ -336,6 +401,7 @@ def facts_search(
         as_of=as_of,
         include_history=include_history,
         period=time_query.period if time_query.restrict else None,
+        holds_at=holds_at,
     )
     first_person = first_person_query(query) if user is not None else None
     signals = _signals_rank(
@@ -350,14 +416,23 @@ def facts_search(
         graph_period=time_query.period,
     )
     fusion_started = time.perf_counter()
+    world = _World()
     candidates = _fuse(
         signals=signals,
         use_vector=mode != SearchMode.TEXT,
         use_text=mode != SearchMode.SEMANTIC,
         time_query=time_query,
+        world=world,
     )
     if signals.small_store or (fallback_to_recent and not candidates):
         _unranked_add(candidates=candidates, scope=scope, limit=top_k)
+    _world_time_weigh(
+        candidates=candidates,
+        world=world,
+        holds_at=holds_at,
+        present=not time_query.active and asks_about_the_present(query),
+        today=(as_of or timezone.now()).date(),
+    )
     ranked = _candidates_order(
         candidates=list(candidates.values()),
         own_facts_of=user if first_person is not None else None,

@@ -8,7 +8,7 @@ int8 operator class applies, and each signal's scope parts run as separately pla
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 
 from core.search.retrieval import CorpusKey
 from core.search.time_expressions import Period
@@ -40,6 +40,7 @@ class FactSearchScope:
     as_of: datetime | None = None
     include_history: bool = False
     period: Period | None = None  # only facts valid from, or naming a day, within it (time_filter "restrict")
+    holds_at: date | None = None  # only facts whose statement may have held in the world that day
 
     @property
     def current_only(self) -> bool:
@@ -73,10 +74,11 @@ class FactSearchScope:
     @property
     def filtered(self) -> bool:
         """The caller filters on columns of facts_fact (fact_filters_sql)."""
-        return bool(self.scopes or self.tags or self.period)
+        return bool(self.scopes or self.tags or self.period or self.holds_at)
 
     def fact_filters_sql(self, *, alias: str) -> tuple[str, list]:
-        """The caller's scopes and tags filters (any of the given values) and period, on facts_fact."""
+        """The caller's scopes and tags filters (any of the given values), period and world-time moment, on
+        facts_fact."""
         conditions: list[str] = []
         params: list[object] = []
         if self.scopes:
@@ -91,4 +93,11 @@ class FactSearchScope:
                 f"OR ({alias}.valid_from AT TIME ZONE 'UTC')::date BETWEEN %s AND %s)"
             )
             params += [self.period.start, self.period.end, self.period.start, self.period.end]
+        if self.holds_at:
+            # Known not to hold that day: begun after it, or ended by it (facts.world_time.WorldTime.may_hold_on).
+            conditions.append(
+                f"({alias}.held_from IS NULL OR {alias}.held_from <= %s) "
+                f"AND ({alias}.held_until IS NULL OR {alias}.held_until > %s)"
+            )
+            params += [self.holds_at, self.holds_at]
         return " AND ".join(conditions) or "true", params

@@ -24,6 +24,7 @@ from facts.services.facts import (
     fact_scopes_validate,
     fact_supersede,
 )
+from facts.world_time import UNKNOWN_WORLD_TIME, WorldTime
 
 
 def _content_validate(content: str) -> None:
@@ -83,6 +84,7 @@ def fact_get_or_create(
     change_reason: str = "created by hand",
     key: str = "",
     expires_at: datetime | None = None,
+    world_time: WorldTime = UNKNOWN_WORLD_TIME,
 ) -> tuple[Fact, bool]:
     """The current fact with this content in the scope (same normalised hash), else a new one, embedded.
     Returns (fact, created). A concurrent writer of the same content gets the row the other one stored.
@@ -104,6 +106,7 @@ def fact_get_or_create(
             change_reason=change_reason,
             written_by=written_by,
             expires_at=expires_at,
+            world_time=world_time,
         )
         if outcome == "updated" and expires_at is not None and fact.expires_at != expires_at:
             fact_expiry_set(fact=fact, expires_at=expires_at)  # the statement was known already, without a key
@@ -129,6 +132,7 @@ def fact_get_or_create(
                 metadata=metadata,
                 written_by=written_by,
                 expires_at=expires_at,
+                world_time=world_time,
             )
     except IntegrityError:
         return same_content.get(), False
@@ -145,14 +149,16 @@ def fact_revise(
     metadata: dict | None = None,
     reason: str = "edited by hand",
     written_by: str,
+    world_time: WorldTime | None = None,
     expires_at: datetime | None = None,
     expiry_changed: bool = False,
 ) -> Fact:
-    """A new version of a current fact (re-embedded); what is not given carries over. The old version stays as
-    history. With `expiry_changed`, the fact expires at `expires_at` (None: never); an expiry alone changes in place,
-    without a new version, as pinning does."""
+    """A new version of a current fact (re-embedded when its content changes); what is not given carries over. The
+    old version stays as history. `world_time` says when the statement held (an end given here is a change in the
+    world, recorded as this new version). With `expiry_changed`, the fact expires at `expires_at` (None: never); an
+    expiry alone changes in place, without a new version, as pinning does."""
     _current_or_conflict(fact)
-    if content is None and scopes is None and tags is None and metadata is None:
+    if content is None and scopes is None and tags is None and metadata is None and world_time is None:
         if not expiry_changed:
             raise ApplicationError("nothing to change.", fields={"content": ["give something to change"]})
         return fact_expiry_set(fact=fact, expires_at=expires_at)
@@ -169,6 +175,7 @@ def fact_revise(
                 tags=tags,
                 metadata=metadata,
                 written_by=written_by,
+                world_time=world_time,
                 expires_at=expires_at if expiry_changed else fact.expires_at,
             )
     except IntegrityError as error:

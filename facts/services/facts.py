@@ -7,7 +7,7 @@ import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import cast
 
 import numpy as np
@@ -26,6 +26,7 @@ from facts import task_names as facts_tasks
 from facts.models import PROFILE_KEY_VALIDATOR, Fact, FactEmbedding, FactScope, FactWriter
 from facts.services.graph import relations_carry_to_successor, relations_close_for_fact, relations_erase_for_facts
 from facts.signals import user_profile_changed
+from facts.world_time import UNKNOWN_WORLD_TIME, TimePrecision, WorldTime
 from webhooks.models import WebhookEventType
 from webhooks.services.events import NewWebhookEvent, webhook_events_record
 
@@ -76,8 +77,9 @@ def fact_said_at(*, source_messages: Sequence[Message], formed_at: datetime) -> 
 @dataclass(frozen=True)
 class NewFact:
     """One fact for facts_create_bulk: its owner (None for agent-wide), scopes, content, the messages it comes from
-    (or their ids) and its vector in the space given (None: embedded later, facts_embed_missing). An import also
-    gives when it became true, its session, tags and metadata."""
+    (or their ids) and its vector in the space given (None: embedded later, facts_embed_missing), and when its statement
+    held in the world as far as it was said. An import also gives when it was recorded, its session, tags and
+    metadata."""
 
     user: EndUser | None
     scopes: Sequence[str]
@@ -89,6 +91,7 @@ class NewFact:
     source_session: Session | None = None
     tags: Sequence[str] = ()
     metadata: dict | None = None
+    world_time: WorldTime = UNKNOWN_WORLD_TIME
 
 
 # Writers whose facts come without entities and relations: a worker parses them (facts.services.graph_extraction).
@@ -189,6 +192,10 @@ def facts_create_bulk(
                 written_by=written_by,
                 tags=list(item.tags),
                 metadata=item.metadata or {},
+                held_from=item.world_time.start,
+                held_from_precision=item.world_time.start_precision,
+                held_until=item.world_time.end,
+                held_until_precision=item.world_time.end_precision,
             )
         )
     if not rows:
@@ -261,11 +268,13 @@ def fact_profile_set(
     change_reason: str = "created",
     metadata: dict | None = None,
     written_by: str = FactWriter.FORMATION,
+    world_time: WorldTime = UNKNOWN_WORLD_TIME,
     expires_at: datetime | None = None,
 ) -> tuple[Fact, str]:
-    """Set a user's profile attribute. A new value supersedes the current one as a new version (reason "new
-    value"); the same value changes nothing. Returns the current fact and what happened: created, updated or
-    unchanged."""
+    """Set a user's profile attribute (a single-valued slot: home city, employer). A new value is a change in the
+    world: the current value ends where the new one begins (fact_world_end: it stays current memory, ended, and gives
+    up the key), and the new value is a fact of its own holding the key. The same value changes nothing. Returns the
+    current value's fact and what happened: created, updated or unchanged."""
     key = profile_key_validate(key=key, user=user)
     metadata = {**(metadata or {}), **({"value": value} if value is not None else {})}
     current = Fact.objects.select_for_update().filter(agent=agent, user=user, key=key, valid_to__isnull=True).first()
@@ -273,19 +282,18 @@ def fact_profile_set(
     if current is not None:
         if current.content_hash == content_hash:
             return current, "unchanged"
-        successor = fact_supersede(
+        # Where the new value begins; said without a time, it held by the day it was said: the old one ended then or
+        # before, roughly.
+        said = fact_said_at(source_messages=source_messages, formed_at=timezone.now()).date()
+        fact_world_end(
             fact=current,
-            content=content,
+            end=world_time.start or said,
+            end_precision=world_time.start_precision or TimePrecision.APPROXIMATE,
             reason="new value",
-            source_session=source_session,
             source_messages=source_messages,
-            embedding=embedding,
-            space=space,
-            metadata={**current.metadata, **metadata},
             written_by=written_by,
-            expires_at=expires_at,
+            keep_key=False,
         )
-        return successor, "updated"
     same_statement = Fact.objects.filter(
         agent=agent, user=user, content_hash=content_hash, valid_to__isnull=True
     ).first()
@@ -300,7 +308,7 @@ def fact_profile_set(
         user=user,
         scopes=[FactScope.USER],
         content=content,
-        change_reason=change_reason,
+        change_reason="new value" if current is not None else change_reason,
         source_session=source_session,
         source_messages=source_messages,
         metadata=metadata,
@@ -308,9 +316,10 @@ def fact_profile_set(
         space=space,
         key=key,
         written_by=written_by,
+        world_time=world_time,
         expires_at=expires_at,
     )
-    return fact, "created"
+    return fact, "updated" if current is not None else "created"
 
 
 @transaction.atomic
@@ -331,12 +340,13 @@ def fact_create(
     key: str = "",
     pinned: bool = False,
     written_by: str = FactWriter.FORMATION,
+    world_time: WorldTime = UNKNOWN_WORLD_TIME,
     expires_at: datetime | None = None,
 ) -> Fact:
     """Store and embed a new current fact. The caller handles duplicates (the unique constraints reject a second
     current fact with the same content, or the same profile key, in the same scope). A given embedding belongs to
-    `space` (the active space when not given). `expires_at`: when it leaves search, the context block and the bundle
-    (retention then closes it)."""
+    `space` (the active space when not given). `world_time`: when the statement held in the world, if said.
+    `expires_at`: when it leaves search, the context block and the bundle (retention then closes it)."""
     fact = _fact_write(
         agent=agent,
         user=user,
@@ -353,6 +363,7 @@ def fact_create(
         key=key,
         pinned=pinned,
         written_by=written_by,
+        world_time=world_time,
         expires_at=expires_at,
     )
     facts_events_record(facts=[fact], event_type=WebhookEventType.FACT_CREATED)
@@ -376,6 +387,7 @@ def _fact_write(
     key: str = "",
     pinned: bool = False,
     written_by: str = FactWriter.FORMATION,
+    world_time: WorldTime = UNKNOWN_WORLD_TIME,
     expires_at: datetime | None = None,
 ) -> Fact:
     """fact_create without its webhook event (a successor of fact_supersede reports an update instead)."""
@@ -404,6 +416,10 @@ def _fact_write(
         key=key,
         pinned=pinned,
         written_by=written_by,
+        held_from=world_time.start,
+        held_from_precision=world_time.start_precision,
+        held_until=world_time.end,
+        held_until_precision=world_time.end_precision,
         expires_at=expires_at,
     )
     if source_messages:
@@ -467,10 +483,13 @@ def fact_supersede(
     embedding: np.ndarray | None = None,
     space: EmbeddingSpace | None = None,
     written_by: str = FactWriter.FORMATION,
+    world_time: WorldTime | None = None,
+    key: str | None = None,
     expires_at: datetime | None | object = _CARRIED_OVER,
 ) -> Fact:
-    """An UPDATE: close the current version and write its successor (same lineage, version + 1, re-embedded).
-    Scopes, user, tags, metadata and the expiry carry over unless given (`expires_at=None`: none)."""
+    """An UPDATE: close the current version and write its successor (same lineage, version + 1, re-embedded unless
+    it says the same). Scopes, user, tags, metadata, the profile key, the expiry and, for the same content, world
+    time carry over unless given (`expires_at=None`: none)."""
     current = _current_for_update(fact)
     now = timezone.now()
     current.valid_to = now
@@ -479,6 +498,10 @@ def fact_supersede(
     if source_messages:
         current.closed_by_messages.add(*source_messages)
     scopes = list(scopes) if scopes is not None else current.scopes
+    same_content = fact_content_normalize(content) == current.content
+    if embedding is None and same_content:
+        space = space or embedding_space_active()
+        embedding = FactEmbedding.objects.filter(fact=current, space=space).values_list("embedding", flat=True).first()
     successor = _fact_write(
         agent=current.agent,
         user=user if user is not None else current.user,
@@ -492,9 +515,10 @@ def fact_supersede(
         valid_from=now,
         embedding=embedding,
         space=space,
-        key=current.key,
+        key=current.key if key is None else key,
         pinned=current.pinned,
         written_by=written_by,
+        world_time=world_time if world_time is not None else current.world_time if same_content else UNKNOWN_WORLD_TIME,
         expires_at=current.expires_at if expires_at is _CARRIED_OVER else cast(datetime | None, expires_at),
     )
     Fact.objects.filter(pk=successor.pk).update(lineage=current.lineage, version=current.version + 1)
@@ -506,6 +530,43 @@ def fact_supersede(
     relations_close_for_fact(fact=current, reason=reason)
     facts_events_record(facts=[successor], event_type=WebhookEventType.FACT_UPDATED, previous=current)
     return successor
+
+
+@transaction.atomic
+def fact_world_end(
+    *,
+    fact: Fact,
+    end: date | None,
+    end_precision: str,
+    reason: str,
+    source_messages: Sequence[Message] = (),
+    written_by: str = FactWriter.FORMATION,
+    keep_key: bool = True,
+) -> Fact:
+    """A change in the world, not a correction: what the current version `fact` states stopped holding at `end` (with
+    its precision), or at a time unknown (`end` None). A new version of the same lineage says the same, ended, with the
+    reason and the messages that said so (its vector kept): the statement stays current memory, since it is still
+    true that it held; the earlier version stays in history. A correction closes a version instead (fact_close,
+    fact_supersede). An end before the statement's start cannot be: it ended, when unknown. Without `keep_key` the
+    ended statement gives up its profile key (the new value takes it)."""
+    world = fact.world_time
+    if end is not None and world.start is not None and end < world.start:
+        end = None
+    ended = WorldTime(
+        start=world.start,
+        start_precision=world.start_precision,
+        end=end,
+        end_precision=end_precision if end is not None else TimePrecision.UNKNOWN,
+    )
+    return fact_supersede(
+        fact=fact,
+        content=fact.content,
+        reason=reason,
+        source_messages=source_messages,
+        written_by=written_by,
+        world_time=ended,
+        key=None if keep_key else "",
+    )
 
 
 def facts_reembed(*, fact_ids: Iterable[int], space: EmbeddingSpace | None = None) -> int:

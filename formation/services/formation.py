@@ -199,7 +199,7 @@ def _form(*, session: Session, job: FormationJob, snapshot: dict, calls: list[LL
             held=trusted_facts.held + trusted_reflections.held,
             origin="formation",
         )
-        job.facts_added, job.facts_updated = len(facts.added), len(facts.updated)
+        job.facts_added, job.facts_updated = len(facts.added), len(facts.updated) + len(facts.ended)
         job.facts_deleted, job.facts_unchanged = len(facts.deleted), facts.unchanged
         job.reflections_added = len(reflections)
         llm_calls_write(records=calls)

@@ -12,7 +12,7 @@ from core.api.fields import StrictCharField
 from facts.models import Entity, FactScope, Relation
 from facts.selectors.graph import entity_facts, entity_find, entity_relations
 from formation.tools.base import Tool, ToolContext, arguments_validate
-from formation.tools.guards import memory_shown
+from formation.tools.guards import memory_shown, world_time_shown
 
 # What get_entity returns at most, so that one answer about a well-known entity stays a few hundred tokens.
 ENTITY_TOOL_MAX_RELATIONS = 25
@@ -50,7 +50,7 @@ def _relation(relation: Relation, *, ended: bool) -> dict[str, Any]:
         "predicate": relation.predicate,
         "object": relation.object_entity.name if relation.object_entity is not None else relation.object_value,
         "since": relation.valid_from.date().isoformat(),
-    }
+    } | world_time_shown(relation.world_time)
     if ended and relation.valid_to is not None:
         stated |= {"until": relation.valid_to.date().isoformat(), "why_ended": relation.closed_reason}
     return stated

@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from core.api.fields import StrictCharField, StrictIntegerField
+from core.api.fields import HoldsAtField, StrictCharField, StrictIntegerField
 from facts.selectors.search import facts_search
 from formation.tools.base import Tool, ToolContext, arguments_validate
 from formation.tools.guards import memory_shown
@@ -17,6 +17,7 @@ TOOL_SEARCH_TOP_K_MAX = 20
 class SearchMemoryArguments(serializers.Serializer):
     query = StrictCharField(max_length=2000)
     top_k = StrictIntegerField(min_value=1, max_value=TOOL_SEARCH_TOP_K_MAX, default=5)
+    holds_at = HoldsAtField(required=False)
 
 
 def _parameters() -> dict[str, Any]:
@@ -29,6 +30,11 @@ def _parameters() -> dict[str, Any]:
                 "maximum": TOOL_SEARCH_TOP_K_MAX,
                 "description": "How many memories to return (default 5).",
             },
+            "holds_at": {
+                "type": "string",
+                "description": "Only what held in the world on this day (YYYY-MM-DD), for a question about a past "
+                "time ('where did they live in 2021?'); leave it out otherwise.",
+            },
         },
         "required": ["query"],
     }
@@ -36,7 +42,13 @@ def _parameters() -> dict[str, Any]:
 
 def search_memory(context: ToolContext, arguments: dict) -> dict:
     options = arguments_validate(SearchMemoryArguments, arguments)
-    hits = facts_search(agent=context.agent, user=context.user, query=options["query"], top_k=options["top_k"])
+    hits = facts_search(
+        agent=context.agent,
+        user=context.user,
+        query=options["query"],
+        top_k=options["top_k"],
+        holds_at=options.get("holds_at"),
+    )
     return {"memories": [memory_shown(hit.fact) | {"score": round(hit.score, 3)} for hit in hits]}
 
 

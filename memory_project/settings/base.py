@@ -306,6 +306,10 @@ MEMORY_TEXT_WEIGHT = env.float("MEMORY_TEXT_WEIGHT", default=2.0)
 # names and those MEMORY_GRAPH_HOPS (1 or 2) relations away, fused with this weight; 0 switches it off (no statement
 # runs). Chosen on the LoCoMo dev split (docs/benchmarks/history.md, section 1).
 MEMORY_GRAPH_WEIGHT = env.float("MEMORY_GRAPH_WEIGHT", default=0.25)
+# World time in fact search: for a question about the present, a statement that ended counts this share of its score;
+# with holds_at, one that only may have held then (an unknown bound) does. Chosen on the time development set
+# (benchmarks/time_devset.py).
+MEMORY_ENDED_WEIGHT = env.float("MEMORY_ENDED_WEIGHT", default=0.5)
 MEMORY_GRAPH_HOPS = env.int("MEMORY_GRAPH_HOPS", default=2)
 # Agent-wide vector search scans an agent's current agent-wide facts exactly below this many, and uses the agent's own
 # HNSW index (built by the facts.vector_indexes_maintain job) from this many on (docs/benchmarks/history.md: where each

@@ -50,8 +50,8 @@ PATH_PARAMETERS = {
     "key_id": lambda t, variant: t.b.key_id,
     "webhook_id": lambda t, variant: t.b.webhook_id,
 }
-# Path parameters that name the caller's own object in the shared-ids variant, as a session id does.
-CALLERS_OWN_IN_SHARED_IDS = {"session_id", "user_id"}
+# Path parameters that name an external id: with shared ids, A names its own object of that id.
+EXTERNAL_ID_PARAMETERS = {"session_id", "user_id"}
 ADMINISTRATION = "/api/v1/admin/"
 # Operations that create the named object in the caller's own namespace when it does not exist: the session
 # appended to on first use is A's, named like B's. Isolation holds as long as nothing of B's is read or changed.
@@ -138,7 +138,7 @@ def _path(path: str, operation: dict, tenants: Tenants, variant: str) -> tuple[s
         name = parameter["name"]
         assert name in PATH_PARAMETERS, f"new path parameter {name!r} in {path}: map it to B's objects above"
         path = path.replace("{" + name + "}", str(PATH_PARAMETERS[name](tenants, variant)))
-        names_b = names_b or name not in CALLERS_OWN_IN_SHARED_IDS or variant == "b-ids"
+        names_b = names_b or name not in EXTERNAL_ID_PARAMETERS or variant == "b-ids"
     return path, names_b
 
 
@@ -285,6 +285,8 @@ def test_the_schema_walk_covers_every_kind_of_object_of_b():
         ("POST", "/api/v1/memory/search"),
         ("GET", "/api/v1/entities"),
         ("GET", "/api/v1/entities/{entity_id}"),
+        ("GET", "/api/v1/entities/{entity_id}/timeline"),
+        ("GET", "/api/v1/users/{user_id}/timeline"),
         ("POST", "/api/v1/tools/call"),
         ("POST", "/v1/chat/completions"),
         ("GET", "/api/v1/users"),

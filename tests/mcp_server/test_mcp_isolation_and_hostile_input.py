@@ -14,6 +14,7 @@ from agents.models import AgentMemoryFromUsers, EndUser
 from facts.models import EntityType, Fact
 from facts.services.graph import EntityMention
 from formation.models import HeldMemory
+from mcp_server.tools import Caller, memory_tool_call
 from tests.graph_support import relation_stated
 from tests.mcp_server.conftest import (
     conversation_store,
@@ -64,6 +65,9 @@ def test_key_a_never_reaches_agent_bs_memory_through_any_tool(service_url):
                 ("get_memory_context", {"user": "gene"}),
                 ("get_entity", {"name": "quokka", "user": "gene", "include_ended": True}),
                 ("get_entity", {"name": "Zanzibar office"}),
+                ("get_timeline", {"user": "gene"}),
+                ("get_timeline", {"entity": "quokka", "user": "gene"}),
+                ("get_timeline", {"entity": "Zanzibar office"}),
                 ("get_memory_bundle", {"query": "Zanzibar quokka", "user": "gene", "session": "s1"}),
             ]:
                 seen.append(json.dumps(tool_json(await client.call_tool(name, arguments))))
@@ -113,6 +117,13 @@ HOSTILE_CALLS = [
     ("get_entity", {"name": ["Maria"]}, "name"),
     ("get_entity", {"name": "m" * 10_000}, "name"),
     ("get_entity", {"name": "Maria", "include_ended": "yes"}, "include_ended"),
+    ("search_memory", {"query": "birthday", "holds_at": "last summer"}, "holds_at"),
+    ("search_memory", {"query": "birthday", "holds_at": "2023-02-30"}, "holds_at"),
+    ("get_timeline", {"user": "gene", "time_from": "2023-13-01"}, "time_from"),
+    ("get_timeline", {"user": "gene", "time_from": "2024-01-01", "time_to": "2023-01-01"}, "time_to"),
+    ("get_timeline", {"user": "gene", "limit": 500}, "limit"),
+    ("get_timeline", {"user": "gene", "cursor": "not-a-cursor"}, "cursor"),
+    ("get_timeline", {"entity": ["Maria"]}, "entity"),
     ("no_such_tool", {"query": "tea"}, "no_such_tool"),
 ]
 
@@ -184,3 +195,11 @@ def test_a_pinning_header_that_is_not_an_id_is_refused_naming_it(service_url):
     for response in (over_mcp, over_rest):
         assert response.status_code == 400
         assert list(response.json()["error"]["fields"]) == ["X-Memory-User"]
+
+
+def test_get_timeline_is_refused_while_the_agents_rag_is_off():
+    tenant = tenant_create("agent-a", rag_enabled=False)
+
+    outcome = memory_tool_call(caller=Caller(agent=tenant.agent, user="gene"), name="get_timeline", arguments={})
+
+    assert outcome.ok is False and "switched off" in (outcome.error or "")

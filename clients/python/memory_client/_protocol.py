@@ -9,6 +9,7 @@ import json
 import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 USER_AGENT = "agent-memory-client/0.1"
@@ -169,7 +170,13 @@ def bundle(*, query: str, user: str | None, session: str | None, token_budget: i
     return _post("/api/v1/memory/bundle", payload)
 
 
+def _day(value: str | date | None) -> str | None:
+    """A date (or a datetime) as the API reads it; a string as given."""
+    return value.isoformat() if isinstance(value, date) else value
+
+
 def search(*, query: str, user: str | None, top_k: int, options: dict) -> Call:
+    options = {**options, "holds_at": _day(options.get("holds_at"))}
     return _post("/api/v1/memory/search", {"query": query, "user": user, "top_k": top_k, **options})
 
 
@@ -190,10 +197,18 @@ def fact_create(
     scopes: list[str] | None,
     tags: list[str] | None,
     metadata: dict | None,
+    world_time: Mapping[str, Any] | None = None,
     expires_at: str | None = None,
     expires_in: str | None = None,
 ) -> Call:
-    payload = {"content": content, "user": user, "scopes": scopes, "tags": tags, "metadata": metadata}
+    payload = {
+        "content": content,
+        "user": user,
+        "scopes": scopes,
+        "tags": tags,
+        "metadata": metadata,
+        "world_time": world_time,
+    }
     return _post("/api/v1/facts", payload | {"expires_at": expires_at, "expires_in": expires_in})
 
 
@@ -217,6 +232,30 @@ def fact_delete(fact_id: int, *, hard: bool, reason: str | None) -> Call:
 
 def fact_history(fact_id: int) -> Call:
     return Call("GET", _fact_path(fact_id) + "/history")
+
+
+def _timeline_query(*, time_from: str | date | None, time_to: str | date | None, page_size: int) -> dict[str, Any]:
+    return {"time_from": _day(time_from), "time_to": _day(time_to), "page_size": page_size}
+
+
+def user_timeline(user: str, *, time_from: str | date | None, time_to: str | date | None, page_size: int) -> Call:
+    path = "/api/v1/users/" + urllib.parse.quote(user, safe="") + "/timeline"
+    return Call("GET", path, query=_timeline_query(time_from=time_from, time_to=time_to, page_size=page_size))
+
+
+def entity_timeline(
+    entity_id: int, *, time_from: str | date | None, time_to: str | date | None, page_size: int
+) -> Call:
+    path = f"/api/v1/entities/{int(entity_id)}/timeline"
+    return Call("GET", path, query=_timeline_query(time_from=time_from, time_to=time_to, page_size=page_size))
+
+
+def entities_list(*, user: str | None, q: str | None, page_size: int) -> Call:
+    return Call("GET", "/api/v1/entities", query={"user": user, "q": q, "page_size": page_size})
+
+
+def entity_get(entity_id: int) -> Call:
+    return Call("GET", f"/api/v1/entities/{int(entity_id)}")
 
 
 def tools() -> Call:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 from collections.abc import AsyncIterator
+from datetime import date
 from types import TracebackType
 from typing import Any, TypeVar, cast
 
@@ -18,6 +19,8 @@ from memory_client.client import MemoryClient
 from memory_client.types import (
     AppendResult,
     EndUserInfo,
+    Entity,
+    EntityDetail,
     Fact,
     FactFeedback,
     FactHistory,
@@ -31,9 +34,11 @@ from memory_client.types import (
     SessionDeleted,
     SessionInfo,
     StoredMessage,
+    TimelineEntry,
     ToolCallResult,
     UserDetail,
     UserErasure,
+    WorldTimeIn,
 )
 
 __all__ = ["AsyncMemoryClient", "MemoryAPIError"]
@@ -118,8 +123,17 @@ class AsyncMemoryClient:
         call = api.bundle(query=query, user=user, session=session, token_budget=token_budget, options=options)
         return cast(MemoryBundle, await self._call(call))
 
-    async def search(self, *, query: str, user: str | None = None, top_k: int = 10, **options: Any) -> SearchResults:
-        return cast(SearchResults, await self._call(api.search(query=query, user=user, top_k=top_k, options=options)))
+    async def search(
+        self,
+        *,
+        query: str,
+        user: str | None = None,
+        top_k: int = 10,
+        holds_at: str | date | None = None,
+        **options: Any,
+    ) -> SearchResults:
+        call = api.search(query=query, user=user, top_k=top_k, options=options | {"holds_at": holds_at})
+        return cast(SearchResults, await self._call(call))
 
     async def messages_search(
         self, *, query: str, user: str | None = None, session: str | None = None, top_k: int = 10, **options: Any
@@ -150,6 +164,7 @@ class AsyncMemoryClient:
         scopes: list[str] | None = None,
         tags: list[str] | None = None,
         metadata: dict[str, Any] | None = None,
+        world_time: WorldTimeIn | None = None,
         expires_at: str | None = None,
         expires_in: str | None = None,
     ) -> Fact:
@@ -159,6 +174,7 @@ class AsyncMemoryClient:
             scopes=scopes,
             tags=tags,
             metadata=metadata,
+            world_time=world_time,
             expires_at=expires_at,
             expires_in=expires_in,
         )
@@ -177,12 +193,13 @@ class AsyncMemoryClient:
         metadata: dict[str, Any] | None = None,
         user: str | None = None,
         reason: str | None = None,
+        world_time: WorldTimeIn | None = None,
         expires_at: str | None = None,
         expires_in: str | None = None,
         never_expires: bool = False,
     ) -> Fact:
         changes = {"content": content, "scopes": scopes, "tags": tags, "metadata": metadata, "user": user}
-        changes |= {"reason": reason, "expires_at": expires_at, "expires_in": expires_in}
+        changes |= {"reason": reason, "world_time": world_time, "expires_at": expires_at, "expires_in": expires_in}
         return cast(Fact, await self._call(api.fact_update(fact_id, changes=changes, never_expires=never_expires)))
 
     async def fact_delete(self, fact_id: int, *, hard: bool = False, reason: str | None = None) -> None:
@@ -197,6 +214,41 @@ class AsyncMemoryClient:
 
     async def fact_history(self, fact_id: int) -> FactHistory:
         return cast(FactHistory, await self._call(api.fact_history(fact_id)))
+
+    # --- what changed, and the entity graph ------------------------------------------------------------------------
+
+    def user_timeline(
+        self,
+        user: str,
+        *,
+        time_from: str | date | None = None,
+        time_to: str | date | None = None,
+        page_size: int = 50,
+    ) -> AsyncIterator[TimelineEntry]:
+        """What changed about the end user, in world-time order, following the pages: `async for entry in ...`."""
+        call = api.user_timeline(user, time_from=time_from, time_to=time_to, page_size=page_size)
+        return cast(AsyncIterator[TimelineEntry], self._paginate(call))
+
+    def entity_timeline(
+        self,
+        entity_id: int,
+        *,
+        time_from: str | date | None = None,
+        time_to: str | date | None = None,
+        page_size: int = 50,
+    ) -> AsyncIterator[TimelineEntry]:
+        """What changed about one entity, in world-time order, following the pages: `async for entry in ...`."""
+        call = api.entity_timeline(entity_id, time_from=time_from, time_to=time_to, page_size=page_size)
+        return cast(AsyncIterator[TimelineEntry], self._paginate(call))
+
+    def entities_list(
+        self, *, user: str | None = None, q: str | None = None, page_size: int = 50
+    ) -> AsyncIterator[Entity]:
+        """The user's entities (the agent-wide ones without `user`), newest first: `async for entity in ...`."""
+        return cast(AsyncIterator[Entity], self._paginate(api.entities_list(user=user, q=q, page_size=page_size)))
+
+    async def entity_get(self, entity_id: int) -> EntityDetail:
+        return cast(EntityDetail, await self._call(api.entity_get(entity_id)))
 
     # --- tools ----------------------------------------------------------------------------------------------------
 

@@ -29,6 +29,28 @@ class MemoryContext(TypedDict):
     etag: str
 
 
+class WorldTime(TypedDict):
+    """When a statement held in the world (not when memory recorded it). A precision is day, month (the date is the
+    month's first day), year (January 1st) or approximate; an end's may be "unknown" (it ended, when is not known;
+    `end` None); "" with no such bound known."""
+
+    start: str | None
+    start_precision: str
+    end: str | None
+    end_precision: str
+    holds_now: bool
+
+
+class WorldTimeIn(TypedDict, total=False):
+    """World time as a client gives it: a date written YYYY, YYYY-MM or YYYY-MM-DD (its precision follows unless
+    given); end_precision "unknown" without an end: it ended, when unknown."""
+
+    start: str | None
+    start_precision: str
+    end: str | None
+    end_precision: str
+
+
 class Fact(TypedDict):
     id: int
     content: str
@@ -42,6 +64,7 @@ class Fact(TypedDict):
     formed_at: str
     valid_from: str
     valid_to: str | None
+    world_time: WorldTime
     change_reason: str
     closed_reason: str
     superseded_by: int | None
@@ -179,6 +202,77 @@ class AppendResult(TypedDict):
 class FormationQueued(TypedDict):
     session: SessionInfo
     queued: bool
+
+
+class EntityReference(TypedDict):
+    id: int
+    name: str
+    entity_type: str
+
+
+class Entity(TypedDict):
+    id: int
+    user: str | None
+    name: str
+    entity_type: str  # person, place, organisation, thing, event, other
+    aliases: list[str]
+    is_user: bool
+    merged_into: int | None
+    created_at: str
+    updated_at: str
+
+
+class Relation(TypedDict):
+    id: int
+    subject: EntityReference
+    predicate: str
+    object_entity: EntityReference | None
+    object_value: str
+    valid_from: str
+    valid_to: str | None
+    is_current: bool
+    world_time: WorldTime
+    closed_reason: str
+    formed_at: str
+    source_facts: list[int]
+    source_messages: list[int]
+
+
+class EntityDetail(TypedDict):
+    entity: Entity
+    relations: list[Relation]
+    facts: list[Fact]
+
+
+class TimelineFact(TypedDict):
+    id: int
+    content: str
+    version: int
+    lineage: str
+    is_current: bool
+    scopes: list[Literal["user", "agent"]]
+    user: str | None
+    key: str
+
+
+class TimelineMessage(TypedDict):
+    id: int
+    session: str
+    said_at: str
+
+
+class TimelineEntry(TypedDict):
+    """One change, placed by when it happened in the world (placed_by "start" or "end"), or by the day memory
+    recorded it when that is unknown ("recorded")."""
+
+    happened: Literal["started", "ended", "corrected"]
+    at: str
+    placed_by: Literal["start", "end", "recorded"]
+    recorded_at: str
+    reason: str
+    fact: TimelineFact
+    world_time: WorldTime
+    source_messages: list[TimelineMessage]
 
 
 class FactFeedback(TypedDict):

@@ -23,6 +23,7 @@ export interface MemoryToolsOptions {
 interface SearchInput {
   query: string;
   top_k?: number;
+  holds_at?: string;
 }
 
 interface GetEntityInput {
@@ -53,6 +54,12 @@ export function memoryTools({ client, user, session }: MemoryToolsOptions) {
         properties: {
           query: { type: "string", description: "What to look for, as a question or keywords." },
           top_k: { type: "integer", minimum: 1, maximum: 20, description: "How many memories to return (default 5)." },
+          holds_at: {
+            type: "string",
+            description:
+              "Only what held in the world on this day (YYYY-MM-DD), for a question about a past time ('where did they " +
+              "live in 2021?'); leave it out otherwise.",
+          },
         },
         required: ["query"],
         additionalProperties: false,

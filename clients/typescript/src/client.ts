@@ -7,6 +7,9 @@ import type {
   AppendResult,
   DocumentCreateRequest,
   EndUser,
+  EntitiesListQuery,
+  Entity,
+  EntityDetail,
   ExportRow,
   Fact,
   FactCreateRequest,
@@ -30,6 +33,8 @@ import type {
   SessionDeleted,
   SessionInfo,
   StoredMessage,
+  TimelineEntry,
+  TimelineQuery,
   ToolCallRequest,
   ToolCallResult,
   ToolDefinitions,
@@ -113,7 +118,10 @@ export class MemoryClient {
     return (await this.#request("POST", "/api/v1/memory/bundle", { body: request })).body as MemoryBundle;
   }
 
-  /** Hybrid fact search (mode, top_k, min_similarity, recency_weight, as_of, time_from… see docs/api.md). */
+  /**
+   * Hybrid fact search (mode, top_k, min_similarity, recency_weight, as_of, holds_at, time_from… see docs/api.md).
+   * `holds_at`: only what held in the world at that moment; each hit's fact carries its `world_time`.
+   */
   async search(request: SearchRequest): Promise<SearchResults> {
     return (await this.#request("POST", "/api/v1/memory/search", { body: request })).body as SearchResults;
   }
@@ -161,6 +169,31 @@ export class MemoryClient {
   /** Every version of the fact's lineage, oldest first, with the reason for each change. */
   async factHistory(factId: number): Promise<FactHistory> {
     return (await this.#request("GET", `/api/v1/facts/${idOf(factId)}/history`)).body as FactHistory;
+  }
+
+  // --- what changed, and the entity graph --------------------------------------------------------------------
+
+  /**
+   * What changed about the end user, in the order it happened in the world, following the pages:
+   * `for await (const entry of client.userTimeline("gene"))`. A user the agent has never seen: a 404 MemoryAPIError.
+   */
+  userTimeline(user: string, query: TimelineQuery = {}): AsyncGenerator<TimelineEntry> {
+    return this.#paginate<TimelineEntry>(`/api/v1/users/${encodeURIComponent(user)}/timeline`, { page_size: 50, ...query });
+  }
+
+  /** What changed about one entity (the versions of the facts that stated its relations), as userTimeline. */
+  entityTimeline(entityId: number, query: TimelineQuery = {}): AsyncGenerator<TimelineEntry> {
+    return this.#paginate<TimelineEntry>(`/api/v1/entities/${idOf(entityId)}/timeline`, { page_size: 50, ...query });
+  }
+
+  /** The user's entities (the agent-wide ones without `user`), newest first; `q`: a part of any of its names. */
+  entitiesList(query: EntitiesListQuery = {}): AsyncGenerator<Entity> {
+    return this.#paginate<Entity>("/api/v1/entities", { page_size: 50, ...query });
+  }
+
+  /** One entity with its relations (current and ended, each with its world time) and the facts stating them. */
+  async entityGet(entityId: number): Promise<EntityDetail> {
+    return (await this.#request("GET", `/api/v1/entities/${idOf(entityId)}`)).body as EntityDetail;
   }
 
   // --- tools --------------------------------------------------------------------------------------------------

@@ -249,6 +249,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/entities/{entity_id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What changed about an entity, in the order it happened in the world
+         * @description Entries in world-time order: a statement by its start, an ending by its end, one whose time in the world is not known by the day memory recorded it. Each is a fact version and what it says happened (started, ended, corrected), with its world time, when memory recorded it and the messages that said it. `time_from`/`time_to` keep the entries placed in those days. Follow `next` until it is null. The entries are the versions of the facts that stated the entity's relations.
+         */
+        get: operations["api_v1_entities_timeline_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/facts": {
         parameters: {
             query?: never;
@@ -694,6 +714,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/users/{user_id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What changed about an end user, in the order it happened in the world
+         * @description Entries in world-time order: a statement by its start, an ending by its end, one whose time in the world is not known by the day memory recorded it. Each is a fact version and what it says happened (started, ended, corrected), with its world time, when memory recorded it and the messages that said it. `time_from`/`time_to` keep the entries placed in those days. Follow `next` until it is null. A user the agent has never seen is a 404.
+         */
+        get: operations["api_v1_users_timeline_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/chat/completions": {
         parameters: {
             query?: never;
@@ -956,6 +996,15 @@ export interface components {
             /** Format: date-time */
             readonly created_at: string;
         };
+        /**
+         * @description * `day` - day
+         *     * `month` - month
+         *     * `year` - year
+         *     * `approximate` - approximate
+         *     * `unknown` - unknown
+         * @enum {string}
+         */
+        EndPrecisionEnum: "day" | "month" | "year" | "approximate" | "unknown";
         EntityDetailOutput: {
             entity: components["schemas"]["EntityOutput"];
             /** @description Where the entity is the subject or the object, current and ended, most recent first. */
@@ -1040,6 +1089,8 @@ export interface components {
             };
             /** @description A profile attribute (home_city, employer, ...): a new value supersedes the user's previous one. */
             key?: string;
+            /** @description When the statement held in the world, if known. */
+            world_time?: components["schemas"]["WorldTimeInput"];
             /**
              * Format: date-time
              * @description When the fact expires: from then on it leaves search, the context block and the bundle (then retention closes it, kept as history). Must be in the future.
@@ -1146,6 +1197,8 @@ export interface components {
              * @description Empty while this version is current.
              */
             valid_to?: string | null;
+            /** @description When the statement held in the world (not when memory recorded it). */
+            readonly world_time: components["schemas"]["WorldTimeOutput"];
             /** @description Why this version was written. */
             change_reason?: string;
             /** @description Why this version was closed. */
@@ -1191,6 +1244,8 @@ export interface components {
              * @description Empty while this version is current.
              */
             valid_to?: string | null;
+            /** @description When the statement held in the world (not when memory recorded it). */
+            readonly world_time: components["schemas"]["WorldTimeOutput"];
             /** @description Why this version was written. */
             change_reason?: string;
             /** @description Why this version was closed. */
@@ -1231,6 +1286,13 @@ export interface components {
          * @enum {string}
          */
         FormationWaitingReasonEnum: "agent_budget" | "global_budget" | "provider";
+        /**
+         * @description * `started` - started
+         *     * `ended` - ended
+         *     * `corrected` - corrected
+         * @enum {string}
+         */
+        HappenedEnum: "started" | "ended" | "corrected";
         MCPToolCallInput: {
             name: string;
             arguments?: {
@@ -1364,9 +1426,14 @@ export interface components {
             scopes?: components["schemas"]["ScopesEnum"][];
             /**
              * Format: date-time
-             * @description Read the facts as they were at this time.
+             * @description What memory held at this time (the versions valid then): the record's clock.
              */
             as_of?: string;
+            /**
+             * Format: date
+             * @description What held in the world at this moment (a date or a date-time): facts whose statement held then first, then those that may have (an unknown start or end); facts known not to hold then are left out.
+             */
+            holds_at?: string;
             /**
              * @description Closed versions too.
              * @default false
@@ -1713,6 +1780,8 @@ export interface components {
             };
             /** @default edited through the API */
             reason?: string;
+            /** @description When the statement held in the world: a new version says so (an end, a start). */
+            world_time?: components["schemas"]["WorldTimeInput"];
             /**
              * Format: date-time
              * @description When the fact expires: from then on it leaves search, the context block and the bundle (then retention closes it, kept as history). Must be in the future. null: never. Alone, no new version is written.
@@ -1734,6 +1803,13 @@ export interface components {
             rotate_secret?: boolean;
             is_active?: boolean;
         };
+        /**
+         * @description * `start` - start
+         *     * `end` - end
+         *     * `recorded` - recorded
+         * @enum {string}
+         */
+        PlacedByEnum: "start" | "end" | "recorded";
         /**
          * @description * `useful` - useful
          *     * `wrong` - wrong
@@ -1785,6 +1861,8 @@ export interface components {
              */
             readonly valid_to: string | null;
             is_current: boolean;
+            /** @description When the statement held in the world (not when memory recorded it). */
+            readonly world_time: components["schemas"]["WorldTimeOutput"];
             readonly closed_reason: string;
             /** Format: date-time */
             readonly formed_at: string;
@@ -1874,6 +1952,14 @@ export interface components {
          */
         SourceEnum: "formation" | "manual" | "import";
         /**
+         * @description * `day` - day
+         *     * `month` - month
+         *     * `year` - year
+         *     * `approximate` - approximate
+         * @enum {string}
+         */
+        StartPrecisionEnum: "day" | "month" | "year" | "approximate";
+        /**
          * @description * `included` - included
          *     * `partial` - partial
          *     * `over_budget` - over_budget
@@ -1889,6 +1975,73 @@ export interface components {
          * @enum {string}
          */
         TimeFilterEnum: "boost" | "restrict";
+        TimelineEntryOutput: {
+            /**
+             * @description started: a statement memory was told; ended: a version saying it stopped holding in the world; corrected: the record was set right (a version that says something else, or one closed without a successor).
+             *
+             *     * `started` - started
+             *     * `ended` - ended
+             *     * `corrected` - corrected
+             */
+            happened: components["schemas"]["HappenedEnum"];
+            /**
+             * Format: date
+             * @description Where the entry sits on the timeline (see placed_by).
+             */
+            at: string;
+            /**
+             * @description start or end: the statement's start or end in the world; recorded: not known in the world, the day memory recorded it.
+             *
+             *     * `start` - start
+             *     * `end` - end
+             *     * `recorded` - recorded
+             */
+            placed_by: components["schemas"]["PlacedByEnum"];
+            /**
+             * Format: date-time
+             * @description When memory recorded it (a closing: when it was closed).
+             */
+            recorded_at: string;
+            /** @description Why the version was written (a closing: why it was closed). */
+            reason: string;
+            /** @description The fact version. */
+            fact: components["schemas"]["TimelineFact"];
+            /** @description When the statement held in the world (not when memory recorded it). */
+            readonly world_time: components["schemas"]["WorldTimeOutput"];
+            /** @description The messages that said it (a closing: those that closed it). */
+            source_messages: components["schemas"]["TimelineMessage"][];
+        };
+        TimelineFact: {
+            readonly id: number;
+            readonly content: string;
+            /** @default 1 */
+            readonly version: number;
+            /**
+             * Format: uuid
+             * @description Shared by all versions of a fact.
+             */
+            readonly lineage: string;
+            is_current: boolean;
+            readonly scopes: components["schemas"]["ScopesEnum"][];
+            user?: string | null;
+            readonly key: string;
+        };
+        TimelineMessage: {
+            id: number;
+            /** @description The session's id in your system. */
+            session: string;
+            /** Format: date-time */
+            said_at: string;
+        };
+        TimelinePageOutput: {
+            /**
+             * Format: uri
+             * @description The next page; null after the last.
+             */
+            next: string | null;
+            /** @description In world-time order, the earliest first. */
+            results: components["schemas"]["TimelineEntryOutput"][];
+        };
         ToolCallInput: {
             name: string;
             arguments?: {
@@ -2019,6 +2172,46 @@ export interface components {
             readonly created_at: string;
             /** Format: date-time */
             readonly updated_at: string;
+        };
+        /**
+         * @description When a statement held, as a client gives it. A date may be written YYYY, YYYY-MM or YYYY-MM-DD: its precision
+         *     follows unless given.
+         */
+        WorldTimeInput: {
+            /** @description YYYY, YYYY-MM or YYYY-MM-DD. */
+            start?: string | null;
+            start_precision?: components["schemas"]["StartPrecisionEnum"];
+            /** @description YYYY, YYYY-MM or YYYY-MM-DD. */
+            end?: string | null;
+            /**
+             * @description 'unknown' without an end: it ended, when unknown.
+             *
+             *     * `day` - day
+             *     * `month` - month
+             *     * `year` - year
+             *     * `approximate` - approximate
+             *     * `unknown` - unknown
+             */
+            end_precision?: components["schemas"]["EndPrecisionEnum"];
+        };
+        /** @description The schema of `world_time` in outputs (WorldTimeField renders it). */
+        WorldTimeOutput: {
+            /**
+             * Format: date
+             * @description When the statement began to hold; null: unknown.
+             */
+            start: string | null;
+            /** @description day, month (the date is the month's first day), year (January 1st), approximate (a rough date the statement gave); empty without a start. */
+            start_precision: string;
+            /**
+             * Format: date
+             * @description When it stopped holding (the day the next began); null: not ended, or unknown when.
+             */
+            end: string | null;
+            /** @description day, month (the date is the month's first day), year (January 1st), approximate (a rough date the statement gave), unknown (it ended, when is not known); empty: not ended as far as memory knows. */
+            end_precision: string;
+            /** @description Whether it holds today, as far as memory knows. */
+            holds_now: boolean;
         };
     };
     responses: never;
@@ -2574,6 +2767,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EntityDetailOutput"];
+                };
+            };
+        };
+    };
+    api_v1_entities_timeline_retrieve: {
+        parameters: {
+            query?: {
+                /** @description The `next` link's cursor: the page after it. */
+                cursor?: string;
+                page_size?: number;
+                /** @description Entries placed on or after this day (an entry is placed by when it happened in the world, or by when memory recorded it when that is unknown). */
+                time_from?: string;
+                /** @description Entries placed on or before this day. */
+                time_to?: string;
+            };
+            header?: never;
+            path: {
+                entity_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimelinePageOutput"];
                 };
             };
         };
@@ -3360,6 +3582,36 @@ export interface operations {
                 };
                 content: {
                     "application/x-ndjson": string;
+                };
+            };
+        };
+    };
+    api_v1_users_timeline_retrieve: {
+        parameters: {
+            query?: {
+                /** @description The `next` link's cursor: the page after it. */
+                cursor?: string;
+                page_size?: number;
+                /** @description Entries placed on or after this day (an entry is placed by when it happened in the world, or by when memory recorded it when that is unknown). */
+                time_from?: string;
+                /** @description Entries placed on or before this day. */
+                time_to?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The end user's id in your system. */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimelinePageOutput"];
                 };
             };
         };

@@ -49,6 +49,17 @@ export type FactUpdateRequest = RequestBody<"/api/v1/facts/{fact_id}", "patch">;
 export type FactDeleteQuery = QueryParameters<"/api/v1/facts/{fact_id}", "delete">;
 export type FactHistory = ResponseBody<"/api/v1/facts/{fact_id}/history", "get">;
 export type FactVersion = Schemas["FactVersionOutput"];
+/** When a statement held in the world (not when memory recorded it), with whether it holds today. */
+export type WorldTime = Schemas["WorldTimeOutput"];
+/** World time as a client gives it (fact create and update): dates as YYYY, YYYY-MM or YYYY-MM-DD. */
+export type WorldTimeInput = Schemas["WorldTimeInput"];
+
+export type TimelineQuery = Omit<QueryParameters<"/api/v1/users/{user_id}/timeline", "get">, "cursor">;
+export type TimelineEntry = Schemas["TimelineEntryOutput"];
+export type EntitiesListQuery = Omit<QueryParameters<"/api/v1/entities", "get">, "cursor">;
+export type Entity = Schemas["EntityOutput"];
+export type EntityDetail = ResponseBody<"/api/v1/entities/{entity_id}", "get">;
+export type Relation = Schemas["RelationOutput"];
 
 export type ToolDefinitions = ResponseBody<"/api/v1/tools", "get">;
 export type ToolCallRequest = RequestBody<"/api/v1/tools/call", "post">;

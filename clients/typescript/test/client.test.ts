@@ -76,6 +76,51 @@ test("facts: create, search with Server-Timing, update, history, delete, list", 
   assert.ok(everything.filter((f) => f.content.includes("birthday")).length >= 2);
 });
 
+test("world time: facts carry it, search takes holds_at, the timeline tells what changed in world-time order", async () => {
+  const oslo = await client.factCreate({ content: "Ana lived in Oslo", user: "ana", world_time: { start: "2015" } });
+  const ended = await client.factUpdate(oslo.id, { world_time: { start: "2015", end: "2018-06" }, reason: "moved" });
+  await client.factCreate({ content: "Ana lives in Bergen", user: "ana", world_time: { start: "2018-06" } });
+  const then = await client.search({ query: "Where did Ana live?", user: "ana", holds_at: "2016-01-01", mode: "text" });
+  const timeline = await collect(client.userTimeline("ana", { page_size: 1, time_to: "2020-12-31" }));
+  // The worker forms the facts' entities and relations in the background (from facts written by the API too).
+  const [osloEntity] = await eventually(
+    () => collect(client.entitiesList({ user: "ana", q: "oslo" })),
+    (found) => found.length === 1,
+  );
+  const detail = await client.entityGet(osloEntity!.id);
+  const osloTimeline = await collect(client.entityTimeline(osloEntity!.id));
+
+  assert.deepEqual(oslo.world_time, {
+    start: "2015-01-01",
+    start_precision: "year",
+    end: null,
+    end_precision: "",
+    holds_now: true,
+  });
+  assert.equal(ended.world_time.end, "2018-06-01");
+  assert.equal(ended.world_time.holds_now, false);
+  assert.equal(then.results[0]?.fact.content, "Ana lived in Oslo");
+  assert.ok(!then.results.some((hit) => hit.fact.content === "Ana lives in Bergen"));
+  assert.deepEqual(
+    timeline.map((entry) => [entry.fact.content, entry.happened, entry.at, entry.placed_by]),
+    [
+      ["Ana lived in Oslo", "started", "2015-01-01", "start"],
+      ["Ana lived in Oslo", "ended", "2018-06-01", "end"],
+      ["Ana lives in Bergen", "started", "2018-06-01", "start"],
+    ],
+  );
+  assert.equal(timeline[1]?.reason, "moved");
+  assert.ok(detail.relations.every((relation) => relation.world_time.start === "2015-01-01"), JSON.stringify(detail));
+  assert.deepEqual(osloTimeline.map((entry) => entry.happened), ["started", "ended"]);
+  assert.equal((await apiError(() => collect(client.userTimeline("nobody-yet")))).status, 404);
+  assert.equal((await apiError(() => client.entityGet(2 ** 40))).status, 404);
+  assert.equal((await apiError(() => collect(client.entityTimeline(2 ** 40)))).status, 404);
+  const badMoment = await apiError(() => client.search({ query: "x", user: "ana", holds_at: "last year" }));
+  assert.ok("holds_at" in badMoment.fields, JSON.stringify(badMoment.fields));
+  const backwards = await apiError(() => client.factCreate({ content: "Ana lived in Rome", user: "ana", world_time: { start: "2020", end: "2019" } }));
+  assert.ok("world_time.end" in backwards.fields, JSON.stringify(backwards.fields));
+});
+
 test("context block (with its etag) and memory bundle", async () => {
   const context = await client.context({ user: "gene", session: "chat 1" });
   assert.ok(context);
@@ -125,6 +170,7 @@ test("tenant isolation: one agent's key never reads or changes another agent's m
     () => other.sessionGet("private chat"),
     () => other.documentGet(document.id),
     () => other.documentDelete(document.id),
+    () => collect(other.userTimeline("gene")),
   ]) {
     const error = await apiError(call);
     assert.equal(error.status, 404, `${error.status} ${error.code}: ${error.message}`);

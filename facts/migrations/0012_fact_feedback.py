@@ -5,7 +5,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
     dependencies = [
         ("agents", "0001_initial"),
-        ("facts", "0010_fact_expiry"),
+        ("facts", "0011_fact_expiry"),
     ]
 
     operations = [

@@ -33,7 +33,7 @@ DROP_TRIGGERS = """
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("facts", "0009_relation_said_vector"),
+        ("facts", "0010_world_time"),
     ]
 
     operations = [
