@@ -138,3 +138,17 @@ def test_a_user_id_with_a_slash_is_reachable(api, agent):
 
     assert api.get("/api/v1/users/tenant/42").json()["user"] == "tenant/42"
     assert api.get("/api/v1/users/tenant/42/export").status_code == 200
+    assert api.get("/api/v1/users/tenant/42/timeline").json()["results"] == []
+
+
+def test_the_users_routes_and_the_timeline_each_reach_their_view(api, agent):
+    """The timeline (under /users/{id}/ as the users API is) is routed before the user's own routes catch the rest."""
+    SessionFactory(user=EndUserFactory(agent=agent, external_id="gene"))
+
+    assert set(api.get("/api/v1/users/gene/timeline").json()) == {"next", "results"}
+    assert api.get("/api/v1/users/gene").json()["user"] == "gene"
+    assert api.get("/api/v1/users/gene/export").status_code == 200
+    assert api.delete("/api/v1/users/gene/timeline").status_code == 405  # never an erasure of "gene/timeline"
+    assert api.get("/api/v1/users/nobody/timeline").status_code == 404
+    assert api.delete("/api/v1/users/gene").status_code == 200
+    assert api.get("/api/v1/users/gene/timeline").status_code == 404
