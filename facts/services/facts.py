@@ -114,6 +114,8 @@ def fact_event_data(fact: Fact, previous: Fact | None = None) -> dict:
             "key": fact.key,
             "valid_from": fact.valid_from.isoformat(),
             "valid_to": fact.valid_to.isoformat() if fact.valid_to else None,
+            "world_time": fact.world_time.as_dict(today=timezone.now().date()),
+            "expires_at": fact.expires_at.isoformat() if fact.expires_at else None,
             "change_reason": fact.change_reason,
             "closed_reason": fact.closed_reason,
             "written_by": fact.written_by,

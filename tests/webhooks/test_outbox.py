@@ -4,11 +4,14 @@ Failed attempts follow the retry schedule; redirects are not followed; a slow en
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 from django.db import transaction
 
 from facts.models import FactScope, FactWriter
-from facts.services.facts import fact_close, fact_create, fact_supersede
+from facts.services.facts import fact_close, fact_create, fact_supersede, fact_world_end
+from facts.world_time import TimePrecision
 from tests.factories import AgentFactory
 from tests.webhook_receiver_support import webhook_receiver
 from webhooks.models import WebhookDelivery, WebhookEvent, WebhookEventType
@@ -77,6 +80,19 @@ def test_each_change_of_a_fact_is_an_event_for_the_endpoints_that_want_it(agent,
         ("fact.closed", everything.pk),
         ("fact.closed", closed_only.pk),
     }
+
+
+def test_a_change_in_the_world_is_an_update_whose_version_says_it_ended(agent, end_user):
+    webhook_endpoint_create(agent=agent, url="http://127.0.0.1:9/all", event_types=["fact.updated"])
+    fact = _user_fact(agent, end_user, content="Gene works at Globex")
+
+    ended = fact_world_end(fact=fact, end=date(2024, 3, 1), end_precision=TimePrecision.MONTH, reason="new job")
+
+    (event,) = WebhookEvent.objects.all()
+    assert event.data["fact"]["id"] == ended.pk and event.data["previous"] == {"id": fact.pk, "version": 1}
+    world_time = event.data["fact"]["world_time"]
+    assert world_time | {"end": "2024-03-01", "end_precision": "month", "holds_now": False} == world_time
+    assert event.data["fact"]["valid_to"] is None and event.data["fact"]["expires_at"] is None
 
 
 def test_a_rolled_back_change_leaves_no_event(agent, end_user):
