@@ -1,7 +1,8 @@
 """A fact's expiry: from that moment the fact leaves fact search (every mode, the small-store path), the context
-block's profile and the bundle, filtered by the search's own SQL (the embedding row copies the expiry, kept in step by
-the database); `as_of` an earlier time and the history still read it; retention then closes it ("expired"). Over the
-API, an absolute time or a duration; a time in the past, or both, is a 400 naming the field and stores nothing."""
+block's profile, the bundle and get_entity, filtered by the search's own SQL (the embedding row copies the expiry, kept
+in step by the database); `as_of` an earlier time and the history still read it; retention then closes it
+("expired"). Over the API, an absolute time or a duration; a time in the past, or both, is a 400 naming the field and
+stores nothing."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from facts.models import Fact, FactEmbedding, FactScope
+from facts.models import EntityType, Fact, FactEmbedding, FactScope
 from facts.selectors.search import facts_search
 from facts.services.facts import fact_create, fact_profile_set, facts_expired_close
+from facts.services.graph import EntityMention
 from formation.services.retention import retention_enforce_all
 from reflections.selectors.bundle import memory_bundle_build
 from reflections.selectors.context import memory_context_get
+from tests.graph_support import USER, relation_stated
 
 pytestmark = pytest.mark.django_db
 
@@ -170,3 +173,22 @@ def test_a_bad_expiry_is_a_400_naming_the_field_and_stores_nothing(api, agent, b
 
     assert response.status_code == 400 and field in response.json()["error"]["fields"], response.json()
     assert not Fact.objects.exists() and not agent.users.exists()
+
+
+def test_get_entity_leaves_out_an_expired_fact_unless_asked_for_what_ended(api, agent, end_user):
+    room = _room(agent, end_user, timedelta(days=7))
+    hotel = EntityMention("Hotel Aurora", EntityType.PLACE)
+    relation_stated(fact=room, subject=USER, predicate="stays_at", object=hotel)
+
+    def facts_shown(include_ended: bool) -> list[dict]:
+        arguments = {"name": "Hotel Aurora", "include_ended": include_ended}
+        body = {"name": "get_entity", "arguments": arguments, "user": end_user.external_id}
+        return api.post("/api/v1/tools/call", body, content_type="application/json").json()["result"]["facts"]
+
+    assert [fact["id"] for fact in facts_shown(False)] == [room.pk]
+    assert facts_shown(False)[0]["until"] == Fact.objects.get(pk=room.pk).expires_at.isoformat()
+
+    _expire(room)
+
+    assert facts_shown(False) == []
+    assert [fact["id"] for fact in facts_shown(True)] == [room.pk]
