@@ -1,16 +1,16 @@
 """What the webhook outbox costs the request that writes: `POST /api/v1/facts` for an agent with webhook endpoints that
 want `fact.created` against the same request for an agent without any, in the same run, through HTTP, on one server.
 
-    .venv/bin/python -m benchmarks.webhook_overhead [--rounds 9] [--writes 120] [--endpoints 1 3]
+    .venv/bin/python -m benchmarks.webhook_overhead [--rounds 9] [--writes 120] [--endpoints 1 3] [--output NAME]
 
 One throwaway stack (benchmarks/lib/stack.py): agents with 0, 1 and 3 endpoints (`--endpoints`), one gunicorn server of
 one process and two threads. Each round sends `--writes` fact writes per agent, the agents taking turns request by
 request (the order rotating each round), each write a new fact (embedded in the request, as the API does). With an
-endpoint, the request also writes the event and its deliveries in its transaction and hands their queueing to the
-process's background thread after commit (webhooks/services/events.py); no worker consumes them, so nothing else
-runs meanwhile. Prints the median over rounds of each agent's p50 and p95 and the differences with no endpoint, then
-the outbox's own cost timed in-process (the event and deliveries written in a transaction that commits, against the
-same transaction without an endpoint); writes benchmarks/results/webhook_overhead.json."""
+endpoint, the request also writes the event row in its transaction (webhooks/services/events.py), whose commit
+notifies PostgreSQL's webhook_events channel; no worker listens, so nothing else runs meanwhile. Prints the median over
+rounds of each agent's p50 and p95 and the differences with no endpoint, then the outbox's own cost timed in-process
+(the event written in a transaction that commits, against the same transaction without an endpoint); writes
+benchmarks/results/webhook_overhead.json (or `--output`)."""
 
 from __future__ import annotations
 
@@ -64,6 +64,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--writes", type=int, default=120)
     parser.add_argument("--endpoints", type=int, nargs="+", default=[1, 3])
+    parser.add_argument("--output", default="webhook_overhead.json", help="the results file's name, under results/")
     args = parser.parse_args()
 
     with throwaway_stack() as stack:
@@ -126,7 +127,7 @@ def main() -> int:
     result["rounds"], result["writes_per_round_per_agent"] = args.rounds, args.writes
     result["machine"] = machine()
     RESULTS_DIR.mkdir(exist_ok=True)
-    (RESULTS_DIR / "webhook_overhead.json").write_text(json.dumps(result, indent=2) + "\n")
+    (RESULTS_DIR / args.output).write_text(json.dumps(result, indent=2) + "\n")
 
     print(f"POST /api/v1/facts over HTTP, {args.rounds} rounds of {args.writes} writes per agent")
     for name in names:
