@@ -115,6 +115,7 @@ HISTORY = {
     "expiry_search_latency_10k.json": "fact expiry (issue 35): fact search at 10k, before and after, run 1",
     "expiry_search_latency_10k_2.json": "fact expiry (issue 35): fact search at 10k, before and after, run 2",
     "webhook_overhead.json": "webhooks (issue 35): what the outbox adds to a fact write over HTTP",
+    "webhook_overhead_merged.json": "webhooks (issue 35): the same, measured again after merging world time",
     "feedback_ranking.json": "feedback (issue 35): a boost by useful feedback, LoCoMo dev (not adopted)",
 }
 MANIFEST = CURRENT | HISTORY
