@@ -117,6 +117,11 @@ HISTORY = {
     "i34_search_locomo_dev_after.json": "world time in search (issue 34): LoCoMo dev recall after the tiers",
     "i34_extract_time_devset_offline.json": "world time set by formation (issue 34): the time set, offline",
     "i34_extract_time_devset_scripted.json": "world time set by formation (issue 34): the time set, scripted LLM",
+    "expiry_search_latency_10k.json": "fact expiry (issue 35): fact search at 10k, before and after, run 1",
+    "expiry_search_latency_10k_2.json": "fact expiry (issue 35): fact search at 10k, before and after, run 2",
+    "webhook_overhead.json": "webhooks (issue 35): what the outbox adds to a fact write over HTTP",
+    "webhook_overhead_merged.json": "webhooks (issue 35): the same, measured again after merging world time",
+    "feedback_ranking.json": "feedback (issue 35): a boost by useful feedback, LoCoMo dev (not adopted)",
 }
 MANIFEST = CURRENT | HISTORY
 

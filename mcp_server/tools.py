@@ -1,11 +1,11 @@
 """The memory tools of the MCP server, one registry for both transports: their MCP definitions (JSON Schema,
 descriptions, annotations) and their execution for one caller.
 
-The memory tools of /api/v1/tools (search_memory, get_entity, save_memory, update_memory, delete_memory) are taken from
-formation.tools as they are: same definitions, same execution (tool_call_execute), so the poisoning and
-sensitive-data rules are the ones the REST tools follow. Four read tools are added here, where conversations, facts
-and reflections may all be reached: search_conversations, get_memory_context, get_memory_bundle and get_timeline,
-through the same selectors as their REST endpoints and with the same input limits.
+The memory tools of /api/v1/tools (search_memory, get_entity, save_memory, update_memory, delete_memory, rate_memory)
+are taken from formation.tools as they are: same definitions, same execution (tool_call_execute), so the poisoning
+and sensitive-data rules are the ones the REST tools follow. Four read tools are added here, where conversations,
+facts and reflections may all be reached: search_conversations, get_memory_context, get_memory_bundle and
+get_timeline, through the same selectors as their REST endpoints and with the same input limits.
 
 Which end user (and session) a call is about: pinned by the caller (the X-Memory-User / X-Memory-Session headers, or
 the stdio server's MEMORY_USER), or else the `user` / `session` argument of each call. A pinned connection's tools do
@@ -120,6 +120,8 @@ FACT_TOOL_HINTS = {
     "save_memory": Hints(read_only=False, destructive=False, idempotent=True),
     "update_memory": Hints(read_only=False, destructive=True, idempotent=False),
     "delete_memory": Hints(read_only=False, destructive=True, idempotent=True),
+    # Feedback is recorded each time; a user's own fact called wrong or outdated is closed (kept as history).
+    "rate_memory": Hints(read_only=False, destructive=True, idempotent=False),
 }
 FACT_TOOL_TITLES = {
     "search_memory": "Search memory",
@@ -127,6 +129,7 @@ FACT_TOOL_TITLES = {
     "save_memory": "Save a memory",
     "update_memory": "Correct a memory",
     "delete_memory": "Forget a memory",
+    "rate_memory": "Say a memory is wrong, outdated, harmful or useful",
 }
 UNKNOWN_TOOL_HINTS = Hints(read_only=False, destructive=True, idempotent=False)
 

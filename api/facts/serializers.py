@@ -10,12 +10,13 @@ from core.api.fields import (
     HoldsAtField,
     MetadataField,
     StrictCharField,
+    StrictDurationField,
     StrictFloatField,
     StrictIntegerField,
     StrictRegexField,
     TimeRangeInputSerializer,
 )
-from facts.models import Fact, FactScope
+from facts.models import Fact, FactScope, FeedbackOutcome, FeedbackRating
 from facts.selectors.search import TOP_K_MAX, SearchMode
 
 
@@ -84,6 +85,7 @@ class FactOutputSerializer(serializers.ModelSerializer):
             "source_session",
             "access_count",
             "last_accessed_at",
+            "expires_at",
         ]
 
 
@@ -110,6 +112,13 @@ _TAGS = serializers.ListField(child=StrictCharField(max_length=100), max_length=
 _CONTENT_HELP = (
     f"One atomic statement, at most {settings.FACT_MAX_WORDS} words and {settings.FACT_MAX_CHARS} characters."
 )
+
+
+_EXPIRES_AT_HELP = (
+    "When the fact expires: from then on it leaves search, the context block and the bundle (then retention closes "
+    "it, kept as history). Must be in the future."
+)
+_EXPIRES_IN_HELP = 'Or a duration from now: "P7D" (ISO 8601) or "7 days" for "remember this for a week".'
 
 
 class FactListFilterSerializer(serializers.Serializer):
@@ -141,6 +150,8 @@ class FactCreateInputSerializer(serializers.Serializer):
         error_messages={"invalid": "a profile key is lowercase letters, digits and underscores, like home_city."},
     )
     world_time = WorldTimeInputSerializer(required=False, help_text="When the statement held in the world, if known.")
+    expires_at = serializers.DateTimeField(required=False, help_text=_EXPIRES_AT_HELP)
+    expires_in = StrictDurationField(required=False, help_text=_EXPIRES_IN_HELP)
 
 
 class FactUpdateInputSerializer(serializers.Serializer):
@@ -155,10 +166,16 @@ class FactUpdateInputSerializer(serializers.Serializer):
     world_time = WorldTimeInputSerializer(
         required=False, help_text="When the statement held in the world: a new version says so (an end, a start)."
     )
+    expires_at = serializers.DateTimeField(
+        required=False, allow_null=True, help_text=_EXPIRES_AT_HELP + " null: never. Alone, no new version is written."
+    )
+    expires_in = StrictDurationField(required=False, help_text=_EXPIRES_IN_HELP)
 
     def validate(self, data: dict) -> dict:
-        if not {"content", "scopes", "tags", "metadata", "world_time"} & set(data):
-            raise serializers.ValidationError("give at least one of content, scopes, tags, metadata, world_time.")
+        if not {"content", "scopes", "tags", "metadata", "world_time", "expires_at", "expires_in"} & set(data):
+            raise serializers.ValidationError(
+                "give at least one of content, scopes, tags, metadata, world_time, expires_at, expires_in."
+            )
         return data
 
 
@@ -227,3 +244,31 @@ class FactHitOutputSerializer(serializers.Serializer):
 
 class MemorySearchOutputSerializer(serializers.Serializer):
     results = FactHitOutputSerializer(many=True)
+
+
+class FactFeedbackInputSerializer(serializers.Serializer):
+    rating = serializers.ChoiceField(
+        choices=FeedbackRating.choices,
+        help_text="useful; wrong (never was true); outdated (no longer true); harmful (should not be remembered).",
+    )
+    note = StrictCharField(max_length=1000, required=False, default="", help_text="What was wrong, in a few words.")
+    user = StrictCharField(
+        max_length=200,
+        required=False,
+        help_text="The end user it is given on behalf of (who must be able to see the fact); leave out for the "
+        "agent's own.",
+    )
+
+
+class FactFeedbackOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    fact = serializers.IntegerField(source="fact_id", help_text="The fact version rated.")
+    rating = serializers.CharField()
+    note = serializers.CharField()
+    user = serializers.CharField(source="user.external_id", allow_null=True, default=None)
+    outcome = serializers.ChoiceField(
+        choices=FeedbackOutcome.choices,
+        help_text="recorded; closed (the user's own fact was closed, kept as history); pending_review (an operator "
+        "decides: agent-wide or curated memory, or harmful).",
+    )
+    created_at = serializers.DateTimeField()

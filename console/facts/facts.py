@@ -31,6 +31,7 @@ from console.facts.timeline import world_time_text
 from console.utils import (
     FastActionCheckboxMixin,
     admin_change_url,
+    admin_changelist_url,
     admin_link,
     admin_operator,
     text_shorten,
@@ -38,9 +39,10 @@ from console.utils import (
 from conversations.selectors.memory_scope import memory_scope_resolve
 from core.exceptions import ApplicationError
 from core.models import TEXT_SEARCH_CONFIG
-from facts.models import Fact, FactWriter
+from facts.models import Fact, FactFeedback, FactWriter, FeedbackRating
 from facts.selectors import facts_search
 from facts.selectors.export import facts_export_lines
+from facts.selectors.feedback import fact_feedback_counts
 from facts.selectors.versions import fact_versions
 from facts.services.facts import (
     fact_close,
@@ -111,6 +113,8 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
         "closed_by_messages_links",
         "access_count",
         "last_accessed_at",
+        "expires_at",
+        "feedback_counts",
         "metadata",
     ]
     actions = [
@@ -197,6 +201,15 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
             ((admin_change_url(m), m.pk, m.role, text_shorten(m.content, 160)) for m in messages_),
         )
         return format_html("<ul>{}</ul>", links) if links else "-"
+
+    @admin.display(description="feedback")
+    def feedback_counts(self, fact: Fact) -> str:
+        counts = fact_feedback_counts(lineage=fact.lineage)
+        if not counts:
+            return "-"
+        link = admin_changelist_url(FactFeedback, lineage=fact.lineage)
+        shown = ", ".join(f"{rating} {counts[rating]}" for rating in FeedbackRating.values if counts[rating])
+        return format_html('{} (<a href="{}">each</a>)', shown, link)
 
     @admin.display(description="source messages")
     def source_messages_links(self, fact: Fact) -> str:

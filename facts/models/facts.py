@@ -77,6 +77,11 @@ class Fact(WorldTimeFields):
     key = models.CharField(max_length=100, blank=True, validators=[PROFILE_KEY_VALIDATOR])
     pinned = models.BooleanField(default=False, help_text="Pinned by an operator: retention never evicts it.")
     written_by = models.CharField(max_length=10, choices=FactWriter.choices, default=FactWriter.FORMATION)
+    expires_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="From this time the fact leaves search, the context block and the bundle; retention then closes it.",
+    )
 
     class Meta:
         constraints = [
@@ -127,6 +132,12 @@ class Fact(WorldTimeFields):
                 fields=["agent", "user", "-formed_at"], condition=Q(valid_to__isnull=True), name="fact_current_scope"
             ),
             models.Index(fields=["agent", "user", "valid_from"], name="fact_scope_history"),
+            # Retention's read: the current facts whose expiry has passed.
+            models.Index(
+                fields=["expires_at"],
+                condition=Q(valid_to__isnull=True) & Q(expires_at__isnull=False),
+                name="fact_current_expiring",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -149,10 +160,10 @@ class Fact(WorldTimeFields):
 class FactEmbedding(EmbeddingRecord):
     """A fact version's vector in one embedding space: the search row of the fact. `agent` and `restricted_to_user`
     copy the fact's visibility (immutable per version: the user for a user-only fact, empty for one visible
-    agent-wide), and `valid_from`, `valid_to` and `search_lexemes` its validity and the length of its full-text
-    vector, so that a filtered vector scan, exact or HNSW, applies the caller's scope and the as-of date on this
-    table alone. The database keeps the last three in step with the fact (triggers of migration facts 0004; they
-    also keep core.CorpusStatistics)."""
+    agent-wide), and `valid_from`, `valid_to`, `search_lexemes` and `expires_at` its validity, the length of its
+    full-text vector and its expiry, so that a filtered vector scan, exact or HNSW, applies the caller's scope, the
+    as-of date and the expiry on this table alone. The database keeps the last four in step with the fact (triggers
+    of migration facts 0004, and of the expiry's migration; they also keep core.CorpusStatistics)."""
 
     fact = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="embeddings")
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+", db_index=False)
@@ -164,6 +175,7 @@ class FactEmbedding(EmbeddingRecord):
     search_lexemes = models.PositiveIntegerField(
         default=0, editable=False, help_text="Lexemes in the fact's full-text vector, copied by the database."
     )
+    expires_at = models.DateTimeField(null=True, editable=False, help_text="The fact's, copied by the database.")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["fact", "space"], name="fact_embedding_unique")]

@@ -158,8 +158,10 @@ def _scope_embeddings(scope: FactSearchScope) -> QuerySet[FactEmbedding]:
     queryset = FactEmbedding.objects.filter(space_id=scope.space_id, agent_id=scope.agent_id).filter(visible)
     if scope.as_of is not None:
         queryset = queryset.filter(Q(valid_to__isnull=True) | Q(valid_to__gt=scope.as_of), valid_from__lte=scope.as_of)
+        queryset = queryset.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=scope.as_of))
     elif not scope.include_history:
         queryset = queryset.filter(valid_to__isnull=True)
+        queryset = queryset.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
     if scope.scopes:
         queryset = queryset.filter(fact__scopes__overlap=list(scope.scopes))
     if scope.tags:

@@ -56,9 +56,20 @@ class FactSearchScope:
         return corpora
 
     def validity_sql(self, *, alias: str) -> tuple[str, list]:
-        """Which versions count, on a table with valid_from and valid_to (facts_fact, or facts_factembedding, which
-        copies them)."""
-        return validity_sql(alias=alias, as_of=self.as_of, include_history=self.include_history)
+        """Which versions count, on a table with valid_from, valid_to and expires_at (facts_fact, or
+        facts_factembedding, which copies them): valid, and not expired (at `as_of`, or now)."""
+        validity, params = validity_sql(alias=alias, as_of=self.as_of, include_history=self.include_history)
+        if self.include_history and self.as_of is None:
+            return validity, params
+        unexpired, unexpired_params = self.unexpired_sql(alias=alias)
+        return f"{validity} AND {unexpired}", [*params, *unexpired_params]
+
+    def unexpired_sql(self, *, alias: str) -> tuple[str, list]:
+        """Facts whose expiry has not passed (at `as_of`, or now: the statement's start, not the transaction's as
+        now() would be, so that a long transaction does not keep reading what expired meanwhile)."""
+        if self.as_of is not None:
+            return f"({alias}.expires_at IS NULL OR {alias}.expires_at > %s)", [self.as_of]
+        return f"({alias}.expires_at IS NULL OR {alias}.expires_at > statement_timestamp())", []
 
     @property
     def filtered(self) -> bool:

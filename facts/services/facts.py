@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import cast
 
 import numpy as np
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -25,6 +27,8 @@ from facts.models import PROFILE_KEY_VALIDATOR, Fact, FactEmbedding, FactScope, 
 from facts.services.graph import relations_carry_to_successor, relations_close_for_fact, relations_erase_for_facts
 from facts.signals import user_profile_changed
 from facts.world_time import UNKNOWN_WORLD_TIME, TimePrecision, WorldTime
+from webhooks.models import WebhookEventType
+from webhooks.services.events import NewWebhookEvent, webhook_events_record
 
 _WHITESPACE = re.compile(r"\s+")
 
@@ -93,6 +97,56 @@ class NewFact:
 # Writers whose facts come without entities and relations: a worker parses them (facts.services.graph_extraction).
 # Formation's extractor lists them with the facts; an import parses its batches itself.
 GRAPH_EXTRACTED_LATER = frozenset({FactWriter.API, FactWriter.OPERATOR, FactWriter.ASSISTANT})
+
+
+def fact_event_data(fact: Fact, previous: Fact | None = None) -> dict:
+    """A fact version as webhooks report it: its ids, version, content and validity (what a receiver needs to mirror
+    it, or to fetch it with GET /api/v1/facts/{id}); for an update, the version it supersedes."""
+    data: dict = {
+        "agent": fact.agent.external_id,
+        "user": fact.user.external_id if fact.user is not None else None,
+        "fact": {
+            "id": fact.pk,
+            "lineage": str(fact.lineage),
+            "version": fact.version,
+            "content": fact.content,
+            "scopes": list(fact.scopes),
+            "key": fact.key,
+            "valid_from": fact.valid_from.isoformat(),
+            "valid_to": fact.valid_to.isoformat() if fact.valid_to else None,
+            "world_time": fact.world_time.as_dict(today=timezone.now().date()),
+            "expires_at": fact.expires_at.isoformat() if fact.expires_at else None,
+            "change_reason": fact.change_reason,
+            "closed_reason": fact.closed_reason,
+            "written_by": fact.written_by,
+        },
+    }
+    if previous is not None:
+        data["previous"] = {"id": previous.pk, "version": previous.version}
+    return data
+
+
+def fact_erased_event_data(fact: Fact) -> dict:
+    """An erased fact as webhooks report it: ids only (its content is what the erasure removed). Not tied to its
+    user, so that the event outlives the rows it reports on."""
+    return {"agent": fact.agent.external_id, "fact": {"id": fact.pk, "lineage": str(fact.lineage)}}
+
+
+def facts_events_record(*, facts: Sequence[Fact], event_type: str, previous: Fact | None = None) -> None:
+    """The webhook events of these fact versions (one agent's), in the caller's transaction: written only when an
+    endpoint of the agent wants them (webhooks.services.events)."""
+    if facts:
+        webhook_events_record(
+            agent_id=facts[0].agent_id,
+            events=[
+                NewWebhookEvent(
+                    event_type=event_type,
+                    data=functools.partial(fact_event_data, fact, previous),
+                    user_id=fact.user_id,
+                )
+                for fact in facts
+            ],
+        )
 
 
 def facts_graph_extract_later(*, fact_ids: Sequence[int]) -> None:
@@ -166,6 +220,7 @@ def facts_create_bulk(
         )
     if written_by in GRAPH_EXTRACTED_LATER:
         facts_graph_extract_later(fact_ids=[fact.pk for fact in created])
+    facts_events_record(facts=created, event_type=WebhookEventType.FACT_CREATED)
     return created
 
 
@@ -216,6 +271,7 @@ def fact_profile_set(
     metadata: dict | None = None,
     written_by: str = FactWriter.FORMATION,
     world_time: WorldTime = UNKNOWN_WORLD_TIME,
+    expires_at: datetime | None = None,
 ) -> tuple[Fact, str]:
     """Set a user's profile attribute (a single-valued slot: home city, employer). A new value is a change in the
     world: the current value ends where the new one begins (fact_world_end: it stays current memory, ended, and gives
@@ -263,6 +319,7 @@ def fact_profile_set(
         key=key,
         written_by=written_by,
         world_time=world_time,
+        expires_at=expires_at,
     )
     return fact, "updated" if current is not None else "created"
 
@@ -286,10 +343,56 @@ def fact_create(
     pinned: bool = False,
     written_by: str = FactWriter.FORMATION,
     world_time: WorldTime = UNKNOWN_WORLD_TIME,
+    expires_at: datetime | None = None,
 ) -> Fact:
     """Store and embed a new current fact. The caller handles duplicates (the unique constraints reject a second
     current fact with the same content, or the same profile key, in the same scope). A given embedding belongs to
-    `space` (the active space when not given). `world_time`: when the statement held in the world, if said."""
+    `space` (the active space when not given). `world_time`: when the statement held in the world, if said.
+    `expires_at`: when it leaves search, the context block and the bundle (retention then closes it)."""
+    fact = _fact_write(
+        agent=agent,
+        user=user,
+        scopes=scopes,
+        content=content,
+        change_reason=change_reason,
+        source_session=source_session,
+        source_messages=source_messages,
+        tags=tags,
+        metadata=metadata,
+        valid_from=valid_from,
+        embedding=embedding,
+        space=space,
+        key=key,
+        pinned=pinned,
+        written_by=written_by,
+        world_time=world_time,
+        expires_at=expires_at,
+    )
+    facts_events_record(facts=[fact], event_type=WebhookEventType.FACT_CREATED)
+    return fact
+
+
+def _fact_write(
+    *,
+    agent: Agent,
+    user: EndUser | None,
+    scopes: Sequence[str],
+    content: str,
+    change_reason: str = "created",
+    source_session: Session | None = None,
+    source_messages: Sequence[Message] = (),
+    tags: Sequence[str] = (),
+    metadata: dict | None = None,
+    valid_from: datetime | None = None,
+    embedding: np.ndarray | None = None,
+    space: EmbeddingSpace | None = None,
+    key: str = "",
+    pinned: bool = False,
+    written_by: str = FactWriter.FORMATION,
+    world_time: WorldTime = UNKNOWN_WORLD_TIME,
+    expires_at: datetime | None = None,
+) -> Fact:
+    """fact_create without its webhook event (a successor of fact_supersede reports an update instead)."""
     scopes = fact_scopes_validate(scopes=scopes, user=user)
     key = profile_key_validate(key=key, user=user if FactScope.USER in scopes else None)
     content = fact_content_normalize(content)
@@ -319,6 +422,7 @@ def fact_create(
         held_from_precision=world_time.start_precision,
         held_until=world_time.end,
         held_until_precision=world_time.end_precision,
+        expires_at=expires_at,
     )
     if source_messages:
         fact.source_messages.add(*source_messages)  # a new fact has none: add() skips set()'s read of them
@@ -329,6 +433,10 @@ def fact_create(
     if written_by in GRAPH_EXTRACTED_LATER:
         facts_graph_extract_later(fact_ids=[fact.pk])
     return fact
+
+
+# fact_supersede's expires_at when not given: the closed version's.
+_CARRIED_OVER = object()
 
 
 def _current_for_update(fact: Fact) -> Fact:
@@ -358,6 +466,7 @@ def fact_close(
     if closed_by_messages:
         current.closed_by_messages.add(*closed_by_messages)
     _profile_changed_on_commit(current)
+    facts_events_record(facts=[current], event_type=WebhookEventType.FACT_CLOSED)
     return current
 
 
@@ -378,10 +487,11 @@ def fact_supersede(
     written_by: str = FactWriter.FORMATION,
     world_time: WorldTime | None = None,
     key: str | None = None,
+    expires_at: datetime | None | object = _CARRIED_OVER,
 ) -> Fact:
     """An UPDATE: close the current version and write its successor (same lineage, version + 1, re-embedded unless
-    it says the same). Scopes, user, tags, metadata, the profile key and, for the same content, world time carry
-    over unless given."""
+    it says the same). Scopes, user, tags, metadata, the profile key, the expiry and, for the same content, world
+    time carry over unless given (`expires_at=None`: none)."""
     current = _current_for_update(fact)
     now = timezone.now()
     current.valid_to = now
@@ -394,7 +504,7 @@ def fact_supersede(
     if embedding is None and same_content:
         space = space or embedding_space_active()
         embedding = FactEmbedding.objects.filter(fact=current, space=space).values_list("embedding", flat=True).first()
-    successor = fact_create(
+    successor = _fact_write(
         agent=current.agent,
         user=user if user is not None else current.user,
         scopes=scopes,
@@ -411,6 +521,7 @@ def fact_supersede(
         pinned=current.pinned,
         written_by=written_by,
         world_time=world_time if world_time is not None else current.world_time if same_content else UNKNOWN_WORLD_TIME,
+        expires_at=current.expires_at if expires_at is _CARRIED_OVER else cast(datetime | None, expires_at),
     )
     Fact.objects.filter(pk=successor.pk).update(lineage=current.lineage, version=current.version + 1)
     successor.lineage, successor.version = current.lineage, current.version + 1
@@ -419,6 +530,7 @@ def fact_supersede(
     if successor.content_hash == current.content_hash:
         relations_carry_to_successor(fact=current, successor=successor)
     relations_close_for_fact(fact=current, reason=reason)
+    facts_events_record(facts=[successor], event_type=WebhookEventType.FACT_UPDATED, previous=current)
     return successor
 
 
@@ -485,9 +597,42 @@ def facts_erase(*, fact_ids: Iterable[int]) -> int:
     only they stated: the one destructive operation on facts, for content that must not be kept even as history.
     Returns the versions deleted."""
     lineages = Fact.objects.filter(pk__in=list(fact_ids)).values("lineage")
+    erased = list(  # one version per lineage, to name it
+        Fact.objects.filter(lineage__in=lineages)
+        .select_related("agent")
+        .order_by("lineage", "-version")
+        .distinct("lineage")
+    )
+    for agent_id in {fact.agent_id for fact in erased}:
+        webhook_events_record(
+            agent_id=agent_id,
+            events=[
+                NewWebhookEvent(
+                    event_type=WebhookEventType.FACT_ERASED,
+                    data=functools.partial(fact_erased_event_data, fact),
+                )
+                for fact in erased
+                if fact.agent_id == agent_id
+            ],
+        )
     relations_erase_for_facts(fact_ids=list(Fact.objects.filter(lineage__in=lineages).values_list("pk", flat=True)))
     _, per_model = Fact.objects.filter(lineage__in=lineages).delete()
     return per_model.get(Fact._meta.label, 0)
+
+
+def fact_expiry_set(*, fact: Fact, expires_at: datetime | None) -> Fact:
+    """Set (or clear, None) when a current fact expires. Like pinning, no new version: it is a decision about keeping
+    the fact, not a change of what it says. The database copies it to the fact's search rows."""
+    Fact.objects.filter(pk=fact.pk).update(expires_at=expires_at)
+    fact.expires_at = expires_at
+    return fact
+
+
+def facts_expired_close(*, limit: int = 1000) -> int:
+    """Close the current facts whose expiry has passed (retention's pass; they already left search at that moment),
+    each kept as history with the reason "expired". Returns how many."""
+    expired = Fact.objects.filter(valid_to__isnull=True, expires_at__lte=timezone.now()).order_by("expires_at")
+    return facts_close(facts=expired.select_related("agent", "user")[:limit], reason="expired")
 
 
 def facts_pin(*, fact_ids: Iterable[int], pinned: bool) -> int:

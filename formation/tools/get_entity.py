@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Q
+from django.utils import timezone
 from rest_framework import serializers
 
 from core.api.fields import StrictCharField
@@ -71,8 +72,8 @@ def get_entity(context: ToolContext, arguments: dict) -> dict:
     if context.user is not None:
         visible |= Q(user=context.user)
     facts = entity_facts(entity=entity).filter(visible)
-    if not options["include_ended"]:
-        facts = facts.filter(valid_to__isnull=True)
+    if not options["include_ended"]:  # what ended: closed, or expired (retention closes it within the hour)
+        facts = facts.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()), valid_to__isnull=True)
     answer: dict[str, Any] = {
         "found": True,
         "entity": {

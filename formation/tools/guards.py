@@ -115,10 +115,14 @@ def world_time_shown(world_time: WorldTime) -> dict[str, Any]:
 
 def memory_shown(fact: Fact) -> dict[str, Any]:
     """A memory as the tools show it to the model: `since` is when memory recorded this version; held_from,
-    held_until and holds_now when its statement held in the world (world_time_shown)."""
-    return {
+    held_until and holds_now when its statement held in the world (world_time_shown); `until` when it expires, if it
+    does."""
+    shown = {
         "id": fact.pk,
         "content": fact.content,
         "scope": fact.scopes,
         "since": fact.valid_from.date().isoformat(),
     } | world_time_shown(fact.world_time)
+    if fact.expires_at is not None:
+        shown["until"] = fact.expires_at.isoformat()
+    return shown

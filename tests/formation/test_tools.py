@@ -16,7 +16,7 @@ from formation.models import HeldMemory
 from formation.selectors.sensitive_data import sensitive_data_counts
 from tests.factories import AgentFactory, EndUserFactory, SessionFactory
 
-TOOL_NAMES = ["search_memory", "get_entity", "save_memory", "update_memory", "delete_memory"]
+TOOL_NAMES = ["search_memory", "get_entity", "save_memory", "update_memory", "delete_memory", "rate_memory"]
 
 
 def _call(api: Client, name: str, arguments, **conversation):
@@ -42,7 +42,7 @@ def test_definitions_are_openai_functions_with_json_schema_parameters(api, agent
     agent.rag_enabled = False
     agent.save()
     without_rag = [tool["function"]["name"] for tool in api.get("/api/v1/tools").json()["tools"]]
-    assert without_rag == ["save_memory", "update_memory", "delete_memory"]
+    assert without_rag == ["save_memory", "update_memory", "delete_memory", "rate_memory"]
 
 
 @pytest.mark.django_db

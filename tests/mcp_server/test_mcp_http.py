@@ -42,6 +42,7 @@ ALL_TOOLS = {
     "save_memory",
     "update_memory",
     "delete_memory",
+    "rate_memory",
     "search_conversations",
     "get_memory_context",
     "get_memory_bundle",
@@ -81,7 +82,7 @@ def test_tools_are_listed_with_schemas_descriptions_and_annotations(service_url,
         "get_timeline",
     }
     destructive = {name for name, tool in by_name.items() if tool.annotations.destructive_hint}
-    assert destructive == {"update_memory", "delete_memory"}
+    assert destructive == {"update_memory", "delete_memory", "rate_memory"}
     assert by_name["delete_memory"].annotations.idempotent_hint is True
     assert by_name["update_memory"].annotations.idempotent_hint is False
     assert by_name["save_memory"].input_schema["required"] == ["content"]

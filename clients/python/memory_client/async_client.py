@@ -18,9 +18,11 @@ from memory_client._protocol import Call, MemoryAPIError, RetryPolicy
 from memory_client.client import MemoryClient
 from memory_client.types import (
     AppendResult,
+    EndUserInfo,
     Entity,
     EntityDetail,
     Fact,
+    FactFeedback,
     FactHistory,
     FormationQueued,
     MCPToolCallResult,
@@ -29,10 +31,13 @@ from memory_client.types import (
     MessageIn,
     MessageSearchResults,
     SearchResults,
+    SessionDeleted,
     SessionInfo,
     StoredMessage,
     TimelineEntry,
     ToolCallResult,
+    UserDetail,
+    UserErasure,
     WorldTimeIn,
 )
 
@@ -160,9 +165,18 @@ class AsyncMemoryClient:
         tags: list[str] | None = None,
         metadata: dict[str, Any] | None = None,
         world_time: WorldTimeIn | None = None,
+        expires_at: str | None = None,
+        expires_in: str | None = None,
     ) -> Fact:
         call = api.fact_create(
-            content=content, user=user, scopes=scopes, tags=tags, metadata=metadata, world_time=world_time
+            content=content,
+            user=user,
+            scopes=scopes,
+            tags=tags,
+            metadata=metadata,
+            world_time=world_time,
+            expires_at=expires_at,
+            expires_in=expires_in,
         )
         return cast(Fact, await self._call(call))
 
@@ -180,13 +194,23 @@ class AsyncMemoryClient:
         user: str | None = None,
         reason: str | None = None,
         world_time: WorldTimeIn | None = None,
+        expires_at: str | None = None,
+        expires_in: str | None = None,
+        never_expires: bool = False,
     ) -> Fact:
         changes = {"content": content, "scopes": scopes, "tags": tags, "metadata": metadata, "user": user}
-        changes |= {"reason": reason, "world_time": world_time}
-        return cast(Fact, await self._call(api.fact_update(fact_id, changes=changes)))
+        changes |= {"reason": reason, "world_time": world_time, "expires_at": expires_at, "expires_in": expires_in}
+        return cast(Fact, await self._call(api.fact_update(fact_id, changes=changes, never_expires=never_expires)))
 
     async def fact_delete(self, fact_id: int, *, hard: bool = False, reason: str | None = None) -> None:
         await self._call(api.fact_delete(fact_id, hard=hard, reason=reason))
+
+    async def fact_feedback(
+        self, fact_id: int, *, rating: str, note: str | None = None, user: str | None = None
+    ) -> FactFeedback:
+        """How a fact served: useful, wrong, outdated or harmful, the agent's or on behalf of `user`. A user's wrong or
+        outdated on their own fact closes it; on shared or curated memory it waits for an operator's review."""
+        return cast(FactFeedback, await self._call(api.fact_feedback(fact_id, rating=rating, note=note, user=user)))
 
     async def fact_history(self, fact_id: int) -> FactHistory:
         return cast(FactHistory, await self._call(api.fact_history(fact_id)))
@@ -267,6 +291,26 @@ class AsyncMemoryClient:
 
     async def session_close(self, session: str) -> SessionInfo:
         return cast(SessionInfo, await self._call(api.session_close(session)))
+
+    async def session_delete(self, session: str) -> SessionDeleted:
+        return cast(SessionDeleted, await self._call(api.session_delete(session)))
+
+    # --- users ----------------------------------------------------------------------------------------------------
+
+    def users_list(
+        self, *, active_after: str | None = None, active_before: str | None = None, page_size: int = 50
+    ) -> AsyncIterator[EndUserInfo]:
+        call = api.users_list(active_after=active_after, active_before=active_before, page_size=page_size)
+        return cast(AsyncIterator[EndUserInfo], self._paginate(call))
+
+    async def user_get(self, user: str) -> UserDetail:
+        return cast(UserDetail, await self._call(api.user_get(user)))
+
+    async def user_export(self, user: str) -> list[dict[str, Any]]:
+        return cast(list[dict[str, Any]], await self._call(api.user_export(user)))
+
+    async def user_erase(self, user: str) -> UserErasure:
+        return cast(UserErasure, await self._call(api.user_erase(user)))
 
     async def session_form(self, session: str) -> FormationQueued:
         return cast(FormationQueued, await self._call(api.session_form(session)))

@@ -14,9 +14,11 @@ from memory_client import _protocol as api
 from memory_client._protocol import Call, MemoryAPIError, RetryPolicy
 from memory_client.types import (
     AppendResult,
+    EndUserInfo,
     Entity,
     EntityDetail,
     Fact,
+    FactFeedback,
     FactHistory,
     FormationQueued,
     MCPToolCallResult,
@@ -25,10 +27,13 @@ from memory_client.types import (
     MessageIn,
     MessageSearchResults,
     SearchResults,
+    SessionDeleted,
     SessionInfo,
     StoredMessage,
     TimelineEntry,
     ToolCallResult,
+    UserDetail,
+    UserErasure,
     WorldTimeIn,
 )
 
@@ -133,11 +138,20 @@ class MemoryClient:
         tags: list[str] | None = None,
         metadata: dict[str, Any] | None = None,
         world_time: WorldTimeIn | None = None,
+        expires_at: str | None = None,
+        expires_in: str | None = None,
     ) -> Fact:
         """Store a fact (embedded at once); the same content in the same scope returns the stored one. `world_time`:
         when its statement held in the world, if known ({"start": "2023-05", "end": None})."""
         call = api.fact_create(
-            content=content, user=user, scopes=scopes, tags=tags, metadata=metadata, world_time=world_time
+            content=content,
+            user=user,
+            scopes=scopes,
+            tags=tags,
+            metadata=metadata,
+            world_time=world_time,
+            expires_at=expires_at,
+            expires_in=expires_in,
         )
         return cast(Fact, self._call(call))
 
@@ -155,16 +169,26 @@ class MemoryClient:
         user: str | None = None,
         reason: str | None = None,
         world_time: WorldTimeIn | None = None,
+        expires_at: str | None = None,
+        expires_in: str | None = None,
+        never_expires: bool = False,
     ) -> Fact:
         """Write a new version of the fact (the old one stays in its history). Returns the new version. `world_time`
         says when the statement held: an end given is a change in the world, recorded as this new version."""
         changes = {"content": content, "scopes": scopes, "tags": tags, "metadata": metadata, "user": user}
-        changes |= {"reason": reason, "world_time": world_time}
-        return cast(Fact, self._call(api.fact_update(fact_id, changes=changes)))
+        changes |= {"reason": reason, "world_time": world_time, "expires_at": expires_at, "expires_in": expires_in}
+        return cast(Fact, self._call(api.fact_update(fact_id, changes=changes, never_expires=never_expires)))
 
     def fact_delete(self, fact_id: int, *, hard: bool = False, reason: str | None = None) -> None:
         """Close the fact (kept as history), or with hard=True erase its whole lineage."""
         self._call(api.fact_delete(fact_id, hard=hard, reason=reason))
+
+    def fact_feedback(
+        self, fact_id: int, *, rating: str, note: str | None = None, user: str | None = None
+    ) -> FactFeedback:
+        """How a fact served: useful, wrong, outdated or harmful, the agent's or on behalf of `user`. A user's wrong or
+        outdated on their own fact closes it; on shared or curated memory it waits for an operator's review."""
+        return cast(FactFeedback, self._call(api.fact_feedback(fact_id, rating=rating, note=note, user=user)))
 
     def fact_history(self, fact_id: int) -> FactHistory:
         """Every version of the fact's lineage, oldest first, with the reason for each change."""
@@ -263,6 +287,33 @@ class MemoryClient:
         """Mark the session closed; formation of what is not formed yet is queued. Closing a closed session changes
         nothing and returns it as it is."""
         return cast(SessionInfo, self._call(api.session_close(session)))
+
+    def session_delete(self, session: str) -> SessionDeleted:
+        """Delete the session: its messages, session-scope memory and jobs. What was learnt from it (facts, user and
+        agent reflections) stays; erase the user to remove that too."""
+        return cast(SessionDeleted, self._call(api.session_delete(session)))
+
+    # --- users ----------------------------------------------------------------------------------------------------
+
+    def users_list(
+        self, *, active_after: str | None = None, active_before: str | None = None, page_size: int = 50
+    ) -> Iterator[EndUserInfo]:
+        """The agent's end users, newest first, with their last activity (ISO times filter it), following the pages."""
+        call = api.users_list(active_after=active_after, active_before=active_before, page_size=page_size)
+        return cast(Iterator[EndUserInfo], self._paginate(call))
+
+    def user_get(self, user: str) -> UserDetail:
+        """One end user: what is kept about them, counted by kind, and their last activity."""
+        return cast(UserDetail, self._call(api.user_get(user)))
+
+    def user_export(self, user: str) -> list[dict[str, Any]]:
+        """The user's native export (the lines `import_memories --format native` reads back), as a list of rows."""
+        return cast(list[dict[str, Any]], self._call(api.user_export(user)))
+
+    def user_erase(self, user: str) -> UserErasure:
+        """Erase the user: every row kept about them; an erasure record stays. Repeating it is safe
+        (`already_erased`)."""
+        return cast(UserErasure, self._call(api.user_erase(user)))
 
     def session_form(self, session: str) -> FormationQueued:
         """Queue memory formation of the session now."""

@@ -71,6 +71,7 @@ class Fact(TypedDict):
     source_session: str | None
     access_count: int
     last_accessed_at: str | None
+    expires_at: str | None
 
 
 class FactVersion(Fact):
@@ -272,3 +273,129 @@ class TimelineEntry(TypedDict):
     fact: TimelineFact
     world_time: WorldTime
     source_messages: list[TimelineMessage]
+
+
+class FactFeedback(TypedDict):
+    id: int
+    fact: int
+    rating: Literal["useful", "wrong", "outdated", "harmful"]
+    note: str
+    user: str | None
+    outcome: Literal["recorded", "closed", "pending_review"]
+    created_at: str
+
+
+class EndUserInfo(TypedDict):
+    user: str
+    metadata: dict[str, Any]
+    created_at: str
+    last_active_at: str
+
+
+class UserMemoryCounts(TypedDict):
+    current_facts: int
+    closed_fact_versions: int
+    fact_embeddings: int
+    buffered_reflections: int
+    absorbed_reflections: int
+    blobs: int
+    past_blob_versions: int
+    sessions: int
+    messages: int
+    message_embeddings: int
+    formation_jobs: int
+    consolidation_jobs: int
+    entities: int
+    relations: int
+    held_memories: int
+    feedback: int
+
+
+class UserDetail(EndUserInfo):
+    memory: UserMemoryCounts
+
+
+class ErasureRecord(TypedDict):
+    id: int
+    erased_at: str
+    requested_by: str
+    deleted_counts: dict[str, int]
+    user_external_id_hash: str
+
+
+class UserErasure(TypedDict):
+    user: str
+    already_erased: bool
+    erasure: ErasureRecord
+
+
+class SessionDeleted(TypedDict):
+    session: str
+    deleted_counts: dict[str, int]
+
+
+# --- the administration API (MemoryAdminClient) ------------------------------------------------------------------
+
+
+class AgentInfo(TypedDict):
+    agent: str
+    name: str
+    rag_enabled: bool
+    always_in_context_enabled: bool
+    profile_in_context: bool
+    sensitive_data: str
+    agent_memory_from_users: str
+    formation_msg_interval: int | None
+    formation_token_interval: int | None
+    cold_after_minutes: int | None
+    min_messages_for_formation: int | None
+    consolidation_threshold_agent: int | None
+    consolidation_threshold_user: int | None
+    consolidation_threshold_session: int | None
+    blob_word_limit_agent: int | None
+    blob_word_limit_user: int | None
+    blob_word_limit_session: int | None
+    max_current_facts_per_user: int | None
+    max_current_facts_per_agent: int | None
+    max_embedded_messages_per_session: int | None
+    llm_daily_token_budget: int | None
+    created_at: str
+    updated_at: str
+
+
+class APIKeyInfo(TypedDict):
+    id: int
+    prefix: str
+    name: str
+    created_at: str
+    last_used_at: str | None
+    revoked_at: str | None
+
+
+class APIKeyCreated(APIKeyInfo):
+    key: str
+
+
+class WebhookEndpointInfo(TypedDict):
+    id: int
+    url: str
+    description: str
+    event_types: list[str]
+    is_active: bool
+    secret: str
+    created_at: str
+    updated_at: str
+
+
+class WebhookDeliveryInfo(TypedDict):
+    id: int
+    event_type: str
+    message_id: str
+    event_created_at: str
+    status: Literal["pending", "sending", "delivered", "failed"]
+    attempts: int
+    last_attempt_at: str | None
+    last_status_code: int | None
+    last_error: str
+    next_attempt_at: str
+    delivered_at: str | None

@@ -36,6 +36,8 @@ interface SaveInput {
   scope?: "user" | "agent";
   tags?: string[];
   key?: string;
+  expires_in?: string;
+  expires_at?: string;
 }
 
 /** `search_memory`, `get_entity`, `save_memory` and `memory_context`, for `tools` of generateText / streamText. */
@@ -102,6 +104,15 @@ export function memoryTools({ client, user, session }: MemoryToolsOptions) {
           key: {
             type: "string",
             description: "For a stable attribute of the user with one current value, its profile key in snake_case (home_city).",
+          },
+          expires_in: {
+            type: "string",
+            description: 'For something true only for a while ("my hotel room this week"): how long, as "P7D" or "7 days".',
+          },
+          expires_at: {
+            type: "string",
+            format: "date-time",
+            description: "Or the time it stops being worth remembering (ISO 8601, in the future).",
           },
         },
         required: ["content"],

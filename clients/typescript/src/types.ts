@@ -72,6 +72,26 @@ export type AppendResult = ResponseBody<"/api/v1/sessions/{session_id}/messages"
 export type StoredMessage = Schemas["MessageOutput"];
 export type FormationQueued = ResponseBody<"/api/v1/sessions/{session_id}/form", "post">;
 
+export type SessionDeleted = ResponseBody<"/api/v1/sessions/{session_id}", "delete">;
+
+export type FactFeedbackRequest = RequestBody<"/api/v1/facts/{fact_id}/feedback", "post">;
+export type FactFeedback = ResponseBody<"/api/v1/facts/{fact_id}/feedback", "post">;
+
+export type UsersListQuery = Omit<QueryParameters<"/api/v1/users", "get">, "cursor">;
+export type EndUser = Schemas["UserOutput"];
+export type UserDetail = ResponseBody<"/api/v1/users/{user_id}", "get">;
+export type UserErasure = ResponseBody<"/api/v1/users/{user_id}", "delete">;
+/** One line of a native export (`export_memories`, `GET /api/v1/users/{user_id}/export`). */
+export type ExportRow = { kind: string } & Record<string, unknown>;
+
+/** The administration API's shapes (an operator key's; the client here is an agent's). */
+export type AdminAgent = Schemas["AgentOutput"];
+export type AdminAgentCreateRequest = RequestBody<"/api/v1/admin/agents", "post">;
+export type AdminAPIKey = Schemas["APIKeyOutput"];
+export type AdminAPIKeyCreated = Schemas["APIKeyCreatedOutput"];
+export type AdminWebhook = Schemas["WebhookOutput"];
+export type AdminWebhookDelivery = Schemas["WebhookDeliveryOutput"];
+
 export type DocumentCreateRequest = RequestBody<"/api/v1/documents", "post">;
 export type ReferenceDocument = Schemas["DocumentOutput"];
 

@@ -209,3 +209,27 @@ test("hostile input: a MemoryAPIError naming the field, and nothing stored chang
   assert.equal(missing.code, "not_found");
   assert.deepEqual(await collect(client.factsList({ status: "all" })), before);
 });
+
+test("users: listed, read, exported and erased; feedback and expiry on a fact; a session deleted", async () => {
+  await client.messagesAppend("erase-me chat", [{ role: "user", content: "I keep bees on the roof." }], { user: "erase-me" });
+  const fact = await client.factCreate({ user: "erase-me", content: "Erase-me keeps bees on the roof", expires_in: "P7D" });
+  const feedback = await client.factFeedback(fact.id, { rating: "useful", user: "erase-me" });
+  const listed = (await collect(client.usersList({ page_size: 10 }))).map((user) => user.user);
+  const detail = await client.userGet("erase-me");
+  const exported = await client.userExport("erase-me");
+  const deleted = await client.sessionDelete("erase-me chat");
+  const erased = await client.userErase("erase-me");
+  const again = await client.userErase("erase-me");
+
+  assert.ok(fact.expires_at);
+  assert.equal(feedback.outcome, "recorded");
+  assert.ok(listed.includes("erase-me"));
+  assert.equal(detail.memory.current_facts, 1);
+  assert.equal(exported[0]?.kind, "export");
+  assert.ok(exported.some((row) => row.kind === "fact"));
+  assert.equal(deleted.deleted_counts["conversations.Session"], 1);
+  assert.equal(erased.already_erased, false);
+  assert.equal(again.already_erased, true);
+  assert.equal((await apiError(() => client.userGet("erase-me"))).status, 404);
+  assert.equal((await apiError(() => other.userGet("gene"))).status, 404);
+});
