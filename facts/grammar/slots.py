@@ -108,3 +108,46 @@ def key_slot(key: str) -> str | None:
     """The slot a profile key names, None for a key that is not one of the slots' (name, age, birthday ...: the key
     alone keeps them single-valued)."""
     return KEY_SLOTS.get(key)
+
+
+# The words by which a question asks for a single-valued slot of the user's ("Where does the user work now?",
+# "Which city does she live in?", "Who is the user's partner?"). Work is one family: a question about the job and one
+# about the employer are answered by the same statements as often as not ("The user is a nurse at São João").
+_QUESTION_SLOTS: list[tuple[re.Pattern[str], frozenset[str]]] = [
+    (
+        re.compile(
+            r"\b(work|works|working|worked|job|jobs|employer|employed|employs|company|firm|role|profession|"
+            r"occupation|position|title|career|for a living|boss|manager)\b",
+            re.IGNORECASE,
+        ),
+        frozenset([EMPLOYER, JOB]),
+    ),
+    (
+        re.compile(
+            r"\b(live|lives|(?<!for a )living|lived|home|city|town|neighbou?rhood|country|reside|resides|based|"
+            r"stationed|moved)\b",
+            re.IGNORECASE,
+        ),
+        frozenset([HOME]),
+    ),
+    (
+        re.compile(
+            r"\b(partner|partners|dating|date|dated|boyfriend|girlfriend|husband|wife|spouse|married|engaged|"
+            r"fianc[eé]e?|seeing)\b",
+            re.IGNORECASE,
+        ),
+        frozenset([PARTNER, RELATIONSHIP]),
+    ),
+]
+
+
+_ABOUT_THE_USER = re.compile(r"\bthe user\b", re.IGNORECASE)
+
+
+def question_slots(query: str) -> frozenset[str]:
+    """The single-valued slots of the user's a question asks about: one about "the user" (a first-person question
+    or one naming the user is read so first) that names one family of slots; empty otherwise."""
+    if not _ABOUT_THE_USER.search(query):
+        return frozenset()
+    families = [slots for pattern, slots in _QUESTION_SLOTS if pattern.search(query)]
+    return families[0] if len(families) == 1 else frozenset()

@@ -37,6 +37,7 @@ from core.search.retrieval import (
     time_ranking,
 )
 from core.search.time_expressions import Period
+from facts.grammar.slots import question_slots
 from facts.grammar.time_questions import (
     RelativeAnchor,
     anchor_names_the_statement,
@@ -49,6 +50,7 @@ from facts.selectors.first_person import first_person_query
 from facts.selectors.fulltext import facts_text_ranking
 from facts.selectors.graph_search import GraphRow, facts_graph_ranking
 from facts.selectors.search_scope import FactSearchScope
+from facts.selectors.slots import facts_stating_user_slots
 from facts.selectors.user_names import user_names_as_first_person
 from facts.selectors.vectors import facts_vector_ranking
 from facts.services.access import facts_access_record_later
@@ -354,6 +356,14 @@ def _anchor_tier(*, times: WorldTime, anchor: tuple[int, date], before: bool) ->
 ANCHOR_SAME_DAYS = 31
 
 
+def _slot_boost(*, candidates: dict[int, _Candidate], slots: frozenset[str]) -> None:
+    """A question about the user that asks for one of their single-valued slots ("Where does the user work now?"):
+    the facts that state that slot outrank those that only share its words or its tense ("The user lives in
+    Leslieville", "The user swims every morning before work")."""
+    for fact_id in facts_stating_user_slots(fact_ids=list(candidates), slots=slots):
+        candidates[fact_id].score *= 1 + settings.MEMORY_SLOT_BOOST
+
+
 def _recency_blend(*, candidates: list[_Candidate], weight: float, now: datetime) -> None:
     for candidate in candidates:
         age_days = max((now - candidate.valid_from).total_seconds(), 0.0) / 86400
@@ -510,6 +520,8 @@ def facts_search(
         ),
         today=(as_of or timezone.now()).date(),
     )
+    if user is not None and settings.MEMORY_SLOT_BOOST:
+        _slot_boost(candidates=candidates, slots=question_slots(vector_query))
     ranked = _candidates_order(
         candidates=list(candidates.values()),
         own_facts_of=user if first_person is not None else None,

@@ -307,6 +307,10 @@ MEMORY_TEXT_WEIGHT = env.float("MEMORY_TEXT_WEIGHT", default=2.0)
 # runs). Chosen on the LoCoMo dev split (docs/benchmarks/history.md, section 1).
 MEMORY_GRAPH_WEIGHT = env.float("MEMORY_GRAPH_WEIGHT", default=0.25)
 MEMORY_GRAPH_HOPS = env.int("MEMORY_GRAPH_HOPS", default=2)
+# A question about the user asking for one of their single-valued slots (employer, job, home, partner): the facts
+# that state that slot get this boost in the fused score (x (1 + boost)); 0 switches it off. Chosen on the time
+# development set (benchmarks/time_devset.py).
+MEMORY_SLOT_BOOST = env.float("MEMORY_SLOT_BOOST", default=1.0)
 # Agent-wide vector search scans an agent's current agent-wide facts exactly below this many, and uses the agent's own
 # HNSW index (built by the facts.vector_indexes_maintain job) from this many on (docs/benchmarks/history.md: where each
 # wins).
