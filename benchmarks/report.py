@@ -116,6 +116,7 @@ HISTORY = {
     "time_devset_scripted_before.json": "world time (issue 34): the development set for time, scripted LLM, before",
     "i34_search_locomo_dev_after.json": "world time in search (issue 34): LoCoMo dev recall after the tiers",
     "i34_search_locomo_eval_after.json": "world time in search (issue 34): LoCoMo eval recall after the tiers",
+    "i34_search_latency_10k_1.json": "world time in search (issue 34): fact search at 10k, before and after",
     "i34_extract_time_devset_offline.json": "world time set by formation (issue 34): the time set, offline",
     "i34_extract_time_devset_scripted.json": "world time set by formation (issue 34): the time set, scripted LLM",
     "expiry_search_latency_10k.json": "fact expiry (issue 35): fact search at 10k, before and after, run 1",
