@@ -100,9 +100,17 @@ class PhraseFinding:
 class _Grammar:
     """One language's grammar, compiled: the links, the ends of clauses, the shapes of values."""
 
-    def __init__(self, grammar: Grammar) -> None:
-        self.grammar = grammar
-        g = grammar
+    def __init__(self, language: Language) -> None:
+        self.grammar = g = language.grammar
+        credentials = "|".join(
+            _compact(field) for field in (language.password.names, language.pin.names, language.login.markers) if field
+        )
+        # Another credential next: "username grossi and password ...", "usuario mgarcia y contraseña ...".
+        self.credential_follows = re.compile(
+            rf"\s*(?:,\s*|\s+{_words(g.and_)}\s+)(?:(?:{_compact(g.mine)}|{_compact(g.article)})\s+)?"
+            rf"{_words(credentials)}",
+            re.IGNORECASE,
+        )
         self.clause_end_pattern = rf"[ \t]*(?:[.!?,;:)\]»\"'”’—–→]|\n|$)|\s+{_words(g.and_ + '|' + g.now)}|\s+-+\s"
         self.clause_end = re.compile(self.clause_end_pattern, re.IGNORECASE)
         self.leading_article = re.compile(rf"^{_words(g.article)}\s+", re.IGNORECASE)
@@ -173,6 +181,9 @@ class _Grammar:
             return False
         if kind not in _WORD_KINDS or (kind == "pin" and " " in value) or (kind == "login" and "/" in value):
             return True  # a code's shape holds a digit; digits said as words; a user and a password
+        if kind == "login" and not _HAS_MARK.search(value):
+            # A user id that is a plain word is one only beside another credential ("the login was slow" is not).
+            return len(value) >= 3 and self.credential_follows.match(text, match.end("value")) is not None
         # In a context a value may follow its marker directly ("username grossi and ..."), if nothing comes between.
         strong = match.group("strong") is not None or (
             in_context and not match.group("qualifier") and match.group("weak") is None and match.group("colon") is None
@@ -298,7 +309,7 @@ def _words_of(*patterns: str) -> frozenset[RequiredWord] | None:
 
 
 def _language_rules(language: Language) -> list[Rule]:
-    grammar = _Grammar(language.grammar)
+    grammar = _Grammar(language)
     rules = []
     for kind, table in _tables(language):
         if table.names:

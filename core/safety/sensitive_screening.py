@@ -1,9 +1,14 @@
 """What memory may keep of a text under its agent's sensitive-data policy (Agent.sensitive_data): the text itself
 when it holds no secret; otherwise nothing (withhold) or the text with each secret replaced (redact). Every secret
-kept out is recorded as a SensitiveDataFinding, without the secret. Detection is core.safety.sensitive's."""
+kept out is recorded as a SensitiveDataFinding, without the secret. Detection is core.safety.sensitive's.
+
+Formation's models read conversations with their secrets replaced by labels ("[redacted password or PIN]"), so what
+they write may hold a label where the secret was: a label counts as that secret here (withheld, or kept as it is
+under redact, and recorded), unless it was already in the stored memory the model was given."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
@@ -11,6 +16,7 @@ from core.models import SensitiveDataFinding
 from core.safety.sensitive import (
     Finding,
     SensitiveDataPolicy,
+    redaction_labels,
     sensitive_findings,
     text_redacted,
     text_without_secret_sentences,
@@ -45,6 +51,23 @@ def sensitive_findings_record(
     )
 
 
+def holds_a_secret(text: str) -> bool:
+    """Whether a text formation produced holds a secret, or the label of one it was shown."""
+    return bool(sensitive_findings(text) or redaction_labels(text))
+
+
+def _new_labels(labels: list[Finding], *, given: str) -> list[Finding]:
+    """The labels of a text that were not already in `given` (per kind, as many as `given` held fewer)."""
+    known = Counter(label.kind for label in redaction_labels(given)) if given else Counter[str]()
+    new = []
+    for label in labels:
+        if known[label.kind]:
+            known[label.kind] -= 1
+        else:
+            new.append(label)
+    return new
+
+
 def _screened(
     *,
     agent: ScreenedAgent,
@@ -53,20 +76,23 @@ def _screened(
     job_kind: str,
     job_id: int | None,
     withheld: Callable[[str, list[Finding]], Withheld],
+    given: str = "",
 ) -> str | Withheld:
-    findings = sensitive_findings(text)
-    if not findings:
+    findings, labels = sensitive_findings(text), redaction_labels(text)
+    if not findings and not labels:
         return text
     redact = agent.sensitive_data == SensitiveDataPolicy.REDACT
     sensitive_findings_record(
         agent=agent,
-        findings=findings,
+        findings=findings + _new_labels(labels, given=given),
         action=Action.REDACTED if redact else Action.WITHHELD,
         target=target,
         job_kind=job_kind,
         job_id=job_id,
     )
-    return text_redacted(text=text, findings=findings) if redact else withheld(text, findings)
+    if redact:
+        return text_redacted(text=text, findings=findings)
+    return withheld(text, sorted(findings + labels, key=lambda finding: finding.start))
 
 
 def statement_screen(
@@ -78,9 +104,12 @@ def statement_screen(
     )
 
 
-def long_text_screen(*, agent: ScreenedAgent, text: str, job_kind: str = "", job_id: int | None = None) -> str:
+def long_text_screen(
+    *, agent: ScreenedAgent, text: str, job_kind: str = "", job_id: int | None = None, given: str = ""
+) -> str:
     """A blob as it may be stored. A long text keeps what holds no secret: withholding drops the sentences (or
-    lines) that hold one."""
+    lines) that hold one. `given`: the stored memory the model rewrote (the current blob, the reflections it absorbs),
+    whose labels are not counted again."""
     return _screened(
         agent=agent,
         text=text,
@@ -88,4 +117,5 @@ def long_text_screen(*, agent: ScreenedAgent, text: str, job_kind: str = "", job
         job_kind=job_kind,
         job_id=job_id,
         withheld=lambda text, findings: text_without_secret_sentences(text=text, findings=findings),
+        given=given,
     )
