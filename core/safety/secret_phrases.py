@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from core.safety.required_words import STEM, RequiredWord, required_words
-from core.safety.secret_lexicon import Grammar, Language, Names, de, en, es, fr, it, pt
+from core.safety.secret_lexicon import Language, Names, de, en, es, fr, it, pt
 
 LANGUAGES: tuple[Language, ...] = (en.LANGUAGE, es.LANGUAGE, pt.LANGUAGE, fr.LANGUAGE, de.LANGUAGE, it.LANGUAGE)
 CONTEXT_CHARS = 200
