@@ -29,6 +29,7 @@ from conversations.services.ingestion import end_user_get_or_create
 from core.api.hot_path import input_validate, output_represent
 from core.api.pagination import StrictCursorPagination
 from core.runtime.timing import stage_timed
+from core.safety.sensitive_screening import written_statement_screen
 from facts.models import Fact, FactScope, FactWriter
 from facts.selectors.facts import fact_get, facts_list
 from facts.selectors.search import FactSearchDisabled, facts_search
@@ -87,12 +88,13 @@ class FactListView(ListAPIView):
         user_external_id = data.validated_data.get("user")
         default_scopes = [FactScope.USER] if user_external_id else [FactScope.AGENT]
         scopes = data.validated_data.get("scopes", default_scopes)
+        content = written_statement_screen(agent=agent, text=data.validated_data["content"], field="content")
         with transaction.atomic():  # a refused fact leaves no new end user behind either
             fact, created = fact_get_or_create(
                 agent=agent,
                 user=_user_for_write(agent, user_external_id) if FactScope.USER in scopes else None,
                 scopes=scopes,
-                content=data.validated_data["content"],
+                content=content,
                 tags=data.validated_data.get("tags", ()),
                 metadata=data.validated_data.get("metadata"),
                 key=data.validated_data.get("key", ""),
@@ -121,10 +123,13 @@ class FactDetailView(APIView):
         data.is_valid(raise_exception=True)
         agent = request_agent(request)
         fact = fact_get(agent=agent, fact_id=fact_id)
+        content = data.validated_data.get("content")
+        if content is not None:
+            content = written_statement_screen(agent=agent, text=content, field="content")
         with transaction.atomic():  # a refused change leaves no new end user behind either
             successor = fact_revise(
                 fact=fact,
-                content=data.validated_data.get("content"),
+                content=content,
                 scopes=data.validated_data.get("scopes"),
                 user=_user_for_write(agent, data.validated_data.get("user")),
                 tags=data.validated_data.get("tags"),

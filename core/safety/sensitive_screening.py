@@ -12,10 +12,12 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
+from core.exceptions import ApplicationError
 from core.models import SensitiveDataFinding
 from core.safety.sensitive import (
     Finding,
     SensitiveDataPolicy,
+    SensitiveKind,
     redaction_labels,
     sensitive_findings,
     text_redacted,
@@ -118,4 +120,26 @@ def long_text_screen(
         job_id=job_id,
         withheld=lambda text, findings: text_without_secret_sentences(text=text, findings=findings),
         given=given,
+    )
+
+
+def written_statement_screen(*, agent: ScreenedAgent, text: str, field: str) -> str:
+    """A fact a client or an operator writes through the API, as the agent's policy lets memory keep it: unchanged;
+    redacted (and recorded) under redact; under withhold refused with a 400 that names the field and the kinds of
+    secret, never the value. A refused write stores nothing and records nothing: the request failed."""
+    findings = sensitive_findings(text)
+    if not findings:
+        return text
+    if agent.sensitive_data == SensitiveDataPolicy.REDACT:
+        sensitive_findings_record(
+            agent=agent, findings=findings, action=Action.REDACTED, target=SensitiveDataFinding.Target.FACT
+        )
+        return text_redacted(text=text, findings=findings)
+    kinds = ", ".join(dict.fromkeys(SensitiveKind(finding.kind).label for finding in findings))
+    raise ApplicationError(
+        f"{field} holds a secret ({kinds}): this agent's memory keeps no passwords, PINs, codes, keys, card or "
+        "account numbers, government ids, security answers or logins. Leave the value out, or set the agent's "
+        "sensitive-data policy to redact to store the statement with the value replaced.",
+        fields={field: [f"holds a secret ({kinds}); memory does not keep it."]},
+        code="sensitive_data",
     )
