@@ -184,3 +184,43 @@ def test_a_pinning_header_that_is_not_an_id_is_refused_naming_it(service_url):
     for response in (over_mcp, over_rest):
         assert response.status_code == 400
         assert list(response.json()["error"]["fields"]) == ["X-Memory-User"]
+
+
+def _exchange(service_url, *, headers=None, body=None):
+    tenant = tenant_create("agent-a")
+    sent = {
+        "Authorization": f"Bearer {tenant.key}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-11-25",
+    } | (headers or {})
+    call = body if body is not None else '{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}'
+    return httpx.post(f"{service_url}/mcp", content=call, headers={k: v for k, v in sent.items() if v is not None})
+
+
+@pytest.mark.parametrize(
+    ("headers", "status", "code", "field"),
+    [
+        ({"Content-Type": "text/plain"}, 415, "unsupported_media_type", "Content-Type"),
+        ({"Content-Type": None}, 415, "unsupported_media_type", "Content-Type"),
+        ({"Accept": "text/html"}, 406, "not_acceptable", "Accept"),
+        ({"MCP-Protocol-Version": "1999-01-01"}, 400, "unsupported_protocol_version", "MCP-Protocol-Version"),
+    ],
+)
+def test_a_refused_exchange_comes_back_in_the_api_error_shape_naming_what_was_wrong(
+    service_url, headers, status, code, field
+):
+    response = _exchange(service_url, headers=headers)
+
+    assert response.status_code == status
+    error = response.json()["error"]
+    assert error["code"] == code and list(error["fields"]) == [field] and error["message"]
+    if code == "unsupported_protocol_version":
+        assert "1999-01-01" in error["message"] and "2025-11-25" in error["message"]
+
+
+def test_an_error_about_the_json_rpc_message_itself_stays_a_json_rpc_error(service_url):
+    response = _exchange(service_url, body="{not json")
+
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32700  # what MCP clients read and hand to their caller
