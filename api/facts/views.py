@@ -78,7 +78,10 @@ class FactListView(ListAPIView):
         responses={201: FactOutputSerializer, 200: FactOutputSerializer},
         summary="Store a fact (embedded now); an existing identical fact is returned instead",
         description="Deduplicated by normalised content within the owner (the user for a user-scoped fact, the "
-        "agent otherwise): when a current fact already says the same, it is returned unchanged with 200.",
+        "agent otherwise): when a current fact already says the same, it is returned unchanged with 200. A content "
+        "that holds a secret (a password, PIN or code, a key, a card or account number, a government id, a security "
+        "answer, a login) is refused with a 400 `sensitive_data` naming `content` and the kind of secret, never the "
+        "value, under the agent's `withhold` policy; under `redact` it is stored with the value replaced.",
         examples=[examples.FACT_LIST_A_USER_FACT],
     )
     def post(self, request: Request) -> Response:
@@ -115,7 +118,7 @@ class FactDetailView(APIView):
         responses=FactOutputSerializer,
         summary="Change a fact: writes a new version (new id, re-embedded); the old one stays as history",
         description="Only the current version can be changed (409 names the current one otherwise). What is "
-        "not given carries over.",
+        "not given carries over. A new content that holds a secret is refused or redacted as when a fact is posted.",
         examples=[examples.FACT_DETAIL_NEW_CONTENT],
     )
     def patch(self, request: Request, fact_id: int) -> Response:

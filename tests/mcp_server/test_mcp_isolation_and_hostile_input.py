@@ -224,3 +224,35 @@ def test_an_error_about_the_json_rpc_message_itself_stays_a_json_rpc_error(servi
 
     assert response.status_code == 400
     assert response.json()["error"]["code"] == -32700  # what MCP clients read and hand to their caller
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "fields"),
+    [
+        ("search_memory", {"query": "tea", "top_k": "ten"}, {"top_k": ["A valid integer is required."]}),
+        ("get_entity", {"name": "x" * 201}, {"name": ["Ensure this field has no more than 200 characters."]}),
+        (
+            "save_memory",
+            {"content": "Gene likes tea.", "tags": ["tea", "x" * 101]},
+            {"tags.1": ["Ensure this field has no more than 100 characters."]},
+        ),
+        ("update_memory", {"id": 1}, {"content": ["This field is required."]}),
+        ("delete_memory", {"id": 1, "colour": "red"}, {"colour": ["unknown argument"]}),
+        ("save_memory", {"content": "Gene's door code is 4471."}, {"content": ["holds a secret (password or PIN)"]}),
+    ],
+)
+def test_a_tool_error_carries_its_fields_in_structured_content(service_url, name, arguments, fields):
+    tenant = tenant_create("agent-a")
+
+    async def main():
+        headers = {"Authorization": f"Bearer {tenant.key}", "X-Memory-User": "gene"}
+        async with mcp_http(service_url, headers=headers) as client:
+            return await client.call_tool(name, arguments)
+
+    result = anyio.run(main)
+
+    assert result.is_error and result.structured_content["error"]["fields"] == fields
+    if result.content[0].text.startswith("invalid arguments"):  # its text names the path and the reason too
+        path, [reason] = next(iter(fields.items()))
+        assert f"{path}: {reason}" in result.content[0].text
+    assert not Fact.objects.exists()
