@@ -116,13 +116,15 @@ def goals_missed(result: dict) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--split", choices=["all", "tune", "held_out"], default="all")
+    parser.add_argument("--split", choices=["all", "tune", "held_out", "held_out_2"], default="all")
     parser.add_argument("--misses", action="store_true", help="list each line the screen got wrong")
     args = parser.parse_args(argv)
     scored = score(corpus(args.split))
     result = {"split": args.split, **report(scored)}
     if args.split == "all":
-        result["splits"] = {split: report(score(corpus(split)))["overall"] for split in ("tune", "held_out")}
+        result["splits"] = {
+            split: report(score(corpus(split)))["overall"] for split in ("tune", "held_out", "held_out_2")
+        }
     if args.misses:
         result["misses"] = [
             {"id": item.line["id"], "text": item.line["text"]}

@@ -50,11 +50,14 @@ _CAPITALISED = r"[A-ZÀ-ÖØ-Þ][\w'’-]*"
 _OPEN_QUOTE = r"[\"'“‘«]?"
 _HAS_MARK = re.compile(_MARK)
 _HAS_DIGIT = re.compile(r"\d")
+_HAS_LETTER = re.compile(r"[^\W\d_]")
 _WORD = re.compile(r"[^\W\d_]+")
 _LOGIN_PAIR = re.compile(rf"(?<![\w/])(?P<value>{_TOKEN}\s*/\s*{_TOKEN}){_END}")
 _APPOSITIVE = re.compile(rf",\s*(?P<value>{_CAPITALISED}(?:\s+{_CAPITALISED}){{0,2}})(?=\s*(?:[.!;]|$|\n))")
 # Kinds whose value is one word (for a PIN, unless said as words).
 _WORD_KINDS = ("password", "login", "pin")
+# Kinds whose value is a code, with a digit.
+_CODE_KINDS = ("one_time_code", "door_code", "card_security_code")
 
 
 def _compact(pattern: str) -> str:
@@ -162,7 +165,7 @@ class _Grammar:
         link = (
             rf"(?:\s*,?\s*(?P<strong>{_words(g.is_)})\s*(?:{_words(g.now)}\s+)?{article}{a_value}"
             rf"|\s+(?P<weak>{_words(g.to)})\s+{article}{weak}"
-            rf"|(?:\s+{word}){{1,2}}\s*(?P<colon>:)\s*{weak}"
+            rf"|(?:\s+{word}){{1,5}}\s*(?P<colon>:)\s*{weak}"
             rf"|\s+{article}{bare})"
         )
         return re.compile(
@@ -181,6 +184,10 @@ class _Grammar:
             return False
         if kind not in _WORD_KINDS or (kind == "pin" and " " in value) or (kind == "login" and "/" in value):
             return True  # a code's shape holds a digit; digits said as words; a user and a password
+        if kind == "password" and in_context:
+            # Announced only by what it opens ("the wifi in the studio is 'Pottery2Go'"): a password's shape, letters
+            # with digits or symbols, not "is 5G" or "is slow".
+            return len(value) >= 6 and _HAS_LETTER.search(value) is not None and _HAS_MARK.search(value) is not None
         if kind == "login" and not _HAS_MARK.search(value):
             # A user id that is a plain word is one only beside another credential ("the login was slow" is not).
             return len(value) >= 3 and self.credential_follows.match(text, match.end("value")) is not None
@@ -248,17 +255,22 @@ def _matches(pattern: re.Pattern[str], text: str, low: int, high: int) -> Iterat
         position = match.start() + 1
 
 
-def _context(text: str, start: int, end: int) -> tuple[int, int]:
-    """The context an opener at [start, end) gives: its sentence from the start, and what follows it in its
-    paragraph, up to CONTEXT_CHARS."""
-    sentence_start = max(text.rfind(stop, 0, start) for stop in (". ", "! ", "? ", "\n")) + 1
+def _context(text: str, start: int, end: int, *, looks_back: bool) -> tuple[int, int]:
+    """The context an opener at [start, end) gives: what follows it in its paragraph, up to CONTEXT_CHARS, and, where
+    `looks_back`, its sentence from the start too ("username grossi and password ...": the password opens it)."""
+    low = max(text.rfind(stop, 0, start) for stop in (". ", "! ", "? ", "\n")) + 1 if looks_back else start
     paragraph_end = text.find("\n", end)
-    return sentence_start, min(len(text) if paragraph_end < 0 else paragraph_end, end + CONTEXT_CHARS)
+    return low, min(len(text) if paragraph_end < 0 else paragraph_end, end + CONTEXT_CHARS)
 
 
 def _context_rule(grammar: _Grammar, kind: str, table: Names) -> Reading:
     opener = re.compile(_words(table.openers), re.IGNORECASE)
-    markers = table.markers + (f"|{grammar.grammar.it_is}" if kind == "one_time_code" else "")
+    # In a context a link alone may announce the value: a colon after a lock or a card ("para abrir el candado de la
+    # taquilla: 24-11-08"), "it's" after a code's delivery ("un código de 6 cifras, es el 339201"), "is" after a wifi
+    # (in a password's shape). Not "is" after a lock: "my locker number at the gym is 214" is memory.
+    g = grammar.grammar
+    links = {"door_code": [":"], "card_security_code": [":"], "one_time_code": [g.it_is, ":"], "password": [g.is_]}
+    markers = "|".join(part for part in (table.markers, *links.get(kind, [])) if part)
     phrase = kind == "security_answer"
     marker = grammar.announced(markers, kind, phrase=phrase, in_context=True)
 
@@ -266,7 +278,8 @@ def _context_rule(grammar: _Grammar, kind: str, table: Names) -> Reading:
         spans = [(match.start(), match.end()) for match in opener.finditer(text)]
         if kind == "card_security_code":
             spans += card_numbers
-        for low, high in {_context(text, start, end) for start, end in spans}:
+        looks_back = kind in ("login", "one_time_code")  # "type 882 019 when the bank asks for the code they SMS you"
+        for low, high in {_context(text, start, end, looks_back=looks_back) for start, end in spans}:
             for match in _matches(marker, text, low, high):
                 if grammar.accepts(text, match, kind, phrase=phrase, in_context=True):
                     yield PhraseFinding(kind=kind, start=match.start("value"), end=match.end("value"))

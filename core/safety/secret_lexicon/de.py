@@ -12,7 +12,7 @@ GRAMMAR = Grammar(
     it_is=r"(?:der|die|das|er|sie|es)\s+(?:ist|lautet)|ist|lautet",
     article=r"der|die|das|den|dem|ein|eine",
     of=r"für|fürs|vom|von|zum|zur|bei|beim|der|des|meiner|meines|im|am|an",
-    now=r"jetzt|nun|noch|aktuell|übrigens|weiterhin|momentan|bitte|neu",
+    now=r"jetzt|nun|noch|aktuell|übrigens|weiterhin|momentan|bitte|neu|hat\s+sich\s+geändert|wurde\s+geändert",
     as_=r"als",
     mine=r"(?:mein|meine|meinen|dein|deine|sein|seine|ihr|ihre|unser|unsere|das|die|der)",
     and_=r"und|aber|oder|also|bitte",
@@ -21,7 +21,7 @@ GRAMMAR = Grammar(
         |verschieden|pflicht|nötig|notwendig|geheim|privat|persönlich|abgelaufen|gesperrt|geändert|gespeichert
         |notiert|vergessen|verloren|aufgeschrieben|gut|schlecht|dies|dieses|was|wie|wo|wann|immer|nie|nichts|etwas
         |gültig|ungültig|vorübergehend|temporär|offensichtlich|zufällig|nicht|auch|noch|schon|so|in|im|auf|unter
-        |mit|bei|für)""",
+        |mit|bei|für|hinten|vorne|unten|oben|drauf|dort|da|drin|hier|am)""",
     units=r"zeichen|buchstaben|ziffern|stellen|stellig|zahlen|symbole|wörter|tage|monate|jahre|mal",
     digits=r"null|eins|ein|zwei|zwo|drei|vier|fünf|sechs|sieben|acht|neun",
 )
@@ -32,10 +32,11 @@ LANGUAGE = Language(
     password=Names(
         names=r"\w*passw(?:o|ö)rt(?:er)?|\w*kennw(?:o|ö)rt(?:er)?|password|pw|(?:wlan|wpa|netzwerk)-?schlüssel",
         phrases=r"passphrasen?|merksatz|wiederherstellungsphrase|seed-?phrase",
+        openers=r"wlan|router|hotspot",
     ),
     pin=Names(names=r"(?:\w+-)?pin(?:-?code|-?nummer)?|geheimzahl|geheimnummer|puk"),
     card_security_code=Names(
-        names=r"""kartenprüfnummer|prüfnummer|prüfziffer|sicherheitscode|cvv2?|cvc2?|(?:(?:die\s+)?(?:drei|vier|3|4)
+        names=r"""kartenprüfnummern?|prüfnummern?|prüfziffern?|sicherheitscode|cvv2?|cvc2?|(?:(?:die\s+)?(?:drei|vier|3|4)
             \s+)?(?:ziffern|zahlen|nummern)\s+(?:auf\s+der\s+rückseite|hinten(?:\s+drauf)?)|(?:hinten\s+auf
             |rückseite)\s+(?:der|meiner|deiner)\s+karte""",
         openers=r"\w*karten?|visa|mastercard|amex",
@@ -45,12 +46,17 @@ LANGUAGE = Language(
     security_answer=Names(
         phrases=r"""sicherheitsfragen?|sicherheitsantwort(?:en)?|geheimfragen?|geheime\s+(?:frage|antwort)
             |mädchenname\s+(?:meiner|deiner|seiner|ihrer)\s+mutter|geburtsname\s+(?:meiner|deiner)\s+mutter""",
-        openers=r"sicherheitsfragen?|geheimfragen?|geheime\s+frage|mädchenname",
-        markers=r"antwort(?:en)?|angegeben|eingetragen|geantwortet|geschrieben|gewählt|genommen",
+        openers=r"""sicherheitsfragen?|geheimfragen?|geheime\s+frage|mädchenname|(?:wenn|falls)\s+die\s+bank
+            \s+(?:danach\s+)?fragt""",
+        # The participle ends the clause: "habe ich Bello eingegeben".
+        markers=r"""antwort(?:en)?|angegeben|eingetragen|eingegeben|geantwortet|geschrieben|gewählt|genommen
+            |(?:habe|hab)\s+ich|ich\s+(?:habe|hab)""",
     ),
     one_time_code=Names(
         names=r"""\w*(?:bestätigungs|verifizierungs|sicherheits|wiederherstellungs|einmal|backup|anmelde|login|sms
-            |authentifizierungs|freigabe)codes?|(?:code|pin)\s+(?:aus|von)\s+der\s+sms|(?-i:TAN|mTAN|pushTAN|chipTAN|smsTAN)
+            |authentifizierungs|freigabe)codes?|(?:code|pin)\s+(?:aus|von)\s+(?:der|dem)\s+[\w-]*(?:sms|app)
+            |code,?\s+den\s+(?:mir|ich)\s+[^.,;:]{0,40}?(?:geschickt|gesendet|bekommen|erhalten)(?:\s+hat|\s+habe)?
+            |(?-i:TAN|mTAN|pushTAN|chipTAN|smsTAN)
             (?:-nummer)?|otp|einmalpasswort""",
         openers=r"(?:\d|vier|fünf|sechs|acht)-?stellig\w*\s+code|code\s+per\s+sms|sms\s+mit\s+(?:dem|einem)\s+code",
         markers=r"codes?|otp",
@@ -70,6 +76,6 @@ LANGUAGE = Language(
             |login(?:-?name|daten)?""",
         openers=r"""zugangsdaten|anmeldedaten|online-?banking|kundenportal|melde\s+mich|logge\s+mich|eingeloggt
             |login|anmeldung|\w*passw(?:o|ö)rt\w*|\w*kennwort|pin""",
-        markers=r"benutzer(?:name)?|anmeldename|kennung|login|\w*nummer|passwort|pin",
+        markers=r"benutzer(?:name)?|anmeldename|kennung|login|\w*nummer|passwort|kennwort|pin",
     ),
 )

@@ -4,12 +4,12 @@ security question", "punch in 5520 to turn the alarm off")."""
 from core.safety.secret_lexicon import Grammar, Language, Names
 
 GRAMMAR = Grammar(
-    is_=r"is|was|will\s+be|are|were|'s|’s|=|:|->|→|says|reads",
+    is_=r"is|was|will\s+be|are|were|'s|’s|=|:|->|→|says|reads|it(?:'s|’s|\s+is)",
     to=r"(?:(?:was|has\s+been|got|is)\s+)?(?:changed|set|updated|reset|switched)\s+(?:it\s+)?to|to",
     it_is=r"it(?:'s|’s|\s+is|\s+was)|that(?:'s|’s|\s+is)|which\s+is|is",
     article=r"the|a|an",
     of=r"for|of|to|at|in|on|from",
-    now=r"now|still|currently|again|somewhere|here|below|btw|please",
+    now=r"now|still|currently|again|somewhere|here|below|btw|please|(?:has\s+|was\s+|got\s+)?changed",
     as_=r"as",
     mine=r"(?:my|our|the|his|her|their|your)",
     and_=r"and|but|or|so|btw|please",
@@ -23,7 +23,8 @@ GRAMMAR = Grammar(
         |only|again|about|around|like|use|access|log|sign|get|remember|keep|change|enter|type|open|unlock|taped|stuck
         |printed|missing|unknown|secret|private|personal|complicated|complex|random|generated|temporary|default|fine
         |ok|okay|good|bad|great|terrible|obvious|predictable|valid|active|disabled|enabled|compromised|leaked|stolen
-        |shared|known|longer|shorter|stronger|weaker|everywhere|something|anything|coming|pending|due|sent)""",
+        |shared|known|longer|shorter|stronger|weaker|everywhere|something|anything|coming|pending|due|sent|behind|back
+        |front|over|below|above|outside)""",
     units=r"characters?|chars|letters|digits|numbers|symbols|words|long|days|weeks|months|years|times|minutes|hours",
     digits=r"zero|oh|one|two|three|four|five|six|seven|eight|nine",
 )
@@ -33,6 +34,8 @@ LANGUAGE = Language(
     grammar=GRAMMAR,
     password=Names(
         names=r"passwords?|passwd|pwd|pw|pass\s?code|(?:wi-?fi|wlan|network|wpa2?)\s+(?:key|password)",
+        # "the wifi in the studio is 'Pottery2Go'": what it opens, then a value in a password's shape.
+        openers=r"wi-?fi|wlan|router|hotspot",
         phrases=r"pass\s?phrases?|(?:seed|recovery|secret)\s+phrases?|mnemonic(?:\s+phrase)?",
     ),
     pin=Names(names=r"pins?(?:\s+(?:code|number|no\.?))?|sim\s+pin|puk(?:\s+code)?"),
@@ -49,34 +52,38 @@ LANGUAGE = Language(
             |mother(?:'s|’s)\s+maiden\s+name|maiden\s+name\s+of\s+(?:my|your)\s+mother
             |memorable\s+(?:word|answer|information|info)""",
         openers=r"""security\s+questions?|secret\s+questions?|challenge\s+questions?|mother(?:'s|’s)\s+maiden\s+name
-            |memorable\s+(?:word|information)""",
-        markers=r"""answers?|(?:i\s+)?(?:put|answered|wrote|typed|chose|used|gave|entered|set)(?:\s+(?:down|in))?""",
+            |memorable\s+(?:word|information)|(?:if|when)\s+(?:the\s+bank|they)\s+asks?(?:\s+(?:for|about))?
+            |['"‘“][^'"’”]{3,60}['"’”]\s+question""",
+        markers=r"""answers?|(?:i\s+)?(?:put|answered|wrote|typed|chose|used|gave|entered|set)(?:\s+(?:down|in))?
+            |it(?:'s|’s|\s+is)|that(?:'s|’s|\s+is)""",
     ),
     one_time_code=Names(
         names=r"""(?:one[\s-]?time|verification|security|login|log-in|sign[\s-]?in|authentication|auth|2fa
             |two[\s-]factor|mfa|sms|otp|access|reset|backup|recovery|emergency)\s+(?:codes?|pins?|passcodes?|keys?)
             |otp|totp|recovery\s+keys?|code\s+(?:that\s+|which\s+)?(?:[\w'’]+\s+){0,3}?(?:texted|sent|emailed|got
-            |received)(?:\s+(?:me|to\s+me))?""",
+            |received)(?:\s+(?:me|to\s+me))?|codes?\s+(?:from|in|on)\s+(?:the\s+|my\s+)?(?:[\w-]+\s+)?(?:app
+            |authenticator|sms|text|email)""",
         openers=r"""(?:\d|four|five|six|seven|eight)[\s-]digit\s+codes?|codes?\s+(?:by|via)\s+(?:text|sms)
-            |(?:texted|sent|emailed)\s+me\s+(?:a|the)\s+code""",
-        markers=r"codes?|otp",
+            |(?:texted|sent|emailed)\s+me\s+(?:a|the)\s+code|codes?\s+(?:that\s+|which\s+)?(?:they|you|the\s+bank
+            |it)\s+(?:sms|texts?|texted|sends?|sent|emails?)""",
+        markers=r"codes?|otp|type|enter|key\s+in|put\s+in|use",
     ),
     door_code=Names(
         names=r"""(?:door|gate|alarm|locker|safe|garage|entry|entrance|lockbox|key\s?safe|key\s?box|keypad|padlock
-            |lock|bike\s+lock|storage|shed|mailbox|disarm|house)\s+(?:codes?|combinations?|pins?)|combinations?
+            |lock|bike\s+lock|storage|shed|mailbox|disarm|house)\s+(?:codes?|combinations?|combos?|pins?)|combinations?|combos?
             |code\s+(?:for|to|of)\s+(?:the\s+|my\s+|our\s+)?(?:\w+\s+)?(?:door|gate|alarm|garage|building|lockbox
             |safe|padlock|lock|shed|house|flat|apartment|disarm|open)""",
         openers=r"""doors?|gates?|alarms?|lockbox|key\s?safe|key\s?box|padlock|garage|keypad|entrance|intercom
-            |buzzer""",
+            |buzzer|lockers?|combination\s+lock""",
         markers=r"""(?:punch|key|type|tap|enter|dial|press)(?:\s+in)?|opens?\s+with|unlocks?\s+with|disarm\s+with
-            |code|combination""",
+            |code|combination|takes|uses|accepts""",
     ),
     login=Names(
         names=r"log-?ins?(?:\s+(?:details|name|id))?|credentials",
         openers=r"""log(?:ged|ging)?\s+(?:in|into|on)|sign(?:ed|ing)?\s+in(?:to)?|credentials|log-?in|online\s+banking
             |internet\s+banking|mobile\s+banking|bank(?:ing)?\s+(?:app|site|website|portal)|passwords?|pass\s?code
             |pwd|pw|pins?""",
-        markers=r"""user(?:\s?name)?|user\s+id|login(?:\s+id)?|(?:customer|member|membership|client)\s+(?:number|no\.?
-            |id)|account\s+id|pass|pw|passcode""",
+        markers=r"""user(?:\s?name)?|user\s+id|login(?:\s+id)?|(?:customer|member|membership|client|student)\s+(?:number
+            |no\.?|id)|account\s+id|pass|pw|passcode""",
     ),
 )

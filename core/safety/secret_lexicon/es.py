@@ -9,7 +9,7 @@ GRAMMAR = Grammar(
     it_is=r"es|era|será|son",
     article=r"el|la|los|las|lo|un|una",
     of=r"de|del|para|en|al|a",
-    now=r"ahora|todavía|aún|ya|actualmente|nuevo|nueva|por\s+favor|oye",
+    now=r"ahora|todavía|aún|ya|actualmente|nuevo|nueva|por\s+favor|oye|ha\s+cambiado|cambió",
     as_=r"como",
     mine=r"(?:mi|mis|tu|su|nuestra|nuestro|la|el)",
     and_=r"y|e|pero|o|así\s+que|por\s+favor",
@@ -18,7 +18,8 @@ GRAMMAR = Grammar(
         |obligatoria|necesaria|secreta|privada|personal|caducada|expirada|bloqueada|cambiada|guardada|apuntada
         |olvidada|perdida|buena|mala|esa|ese|esta|este|eso|esto|que|de|en|con|para|por|sin|no|sí|si|también|todavía
         |ya|tan|como|cuál|qué|cómo|dónde|cuando|siempre|nunca|nada|algo|alguna|ninguna|válida|inválida|activa
-        |temporal|provisional|sencilla|simple|obvia|predecible|aleatoria|pegada|escrita)""",
+        |temporal|provisional|sencilla|simple|obvia|predecible|aleatoria|pegada|escrita|aquí|allí|ahí|abajo|arriba
+        |detrás|atrás|dentro)""",
     units=r"caracteres|letras|dígitos|números|cifras|símbolos|palabras|días|meses|años|veces",
     digits=r"cero|uno|una|dos|tres|cuatro|cinco|seis|siete|ocho|nueve",
 )
@@ -28,6 +29,7 @@ LANGUAGE = Language(
     grammar=GRAMMAR,
     password=Names(
         names=r"contraseñas?|contrasenas?|claves?(?:\s+de\s+acceso|\s+secreta)?|password|palabra\s+clave",
+        openers=r"wi-?fi|router",
         phrases=r"frases?\s+(?:de\s+)?(?:contraseña|clave|secreta|semilla|de\s+recuperación)",
     ),
     pin=Names(names=r"pin|código\s+pin|número\s+(?:pin|secreto)|clave\s+del\s+cajero|puk"),
@@ -43,14 +45,15 @@ LANGUAGE = Language(
     security_answer=Names(
         phrases=r"""preguntas?\s+(?:de\s+seguridad|secretas?)|respuestas?\s+(?:de\s+seguridad|secretas?)
             |apellido\s+de\s+soltera\s+de\s+(?:mi|tu|su)\s+madre|palabra\s+memorable""",
-        openers=r"preguntas?\s+(?:de\s+seguridad|secretas?)|apellido\s+de\s+soltera",
+        openers=r"""preguntas?\s+(?:de\s+seguridad|secretas?)|apellido\s+de\s+soltera|(?:si|cuando)\s+(?:el\s+banco|me)
+            \s+preguntan?(?:\s+por)?""",
         markers=r"respuestas?|puse|pusimos|respondí|contesté|escribí|elegí|usé|metí|he\s+puesto",
     ),
     one_time_code=Names(
         names=r"""códigos?\s+(?:de\s+(?:verificación|recuperación|respaldo|seguridad|autenticación|acceso\s+único
             |un\s+solo\s+uso|inicio\s+de\s+sesión)|otp|por\s+sms|del\s+sms|sms|2fa)|claves?\s+de\s+(?:recuperación
-            |un\s+solo\s+uso)|clave\s+(?:otp|dinámica)|otp|token|código\s+que\s+(?:me\s+)?(?:llegó|ha\s+llegado
-            |enviaron|mandaron|han\s+enviado)""",
+            |un\s+solo\s+uso)|clave\s+(?:otp|dinámica)|otp|token|códigos?\s+que\s+(?:[\w'’]+\s+){0,3}?(?:lleg|envi
+            |mand|recib)\w*(?:\s+[\w'’]+){0,3}?|códigos?\s+(?:de|del)\s+(?:la\s+)?app""",
         openers=r"""códigos?\s+de\s+(?:\d|cuatro|cinco|seis|ocho)\s+(?:cifras|dígitos|números)|códigos?\s+por\s+sms
             |sms\s+con\s+(?:un|el)\s+código""",
         markers=r"códigos?|clave|otp",
@@ -69,6 +72,6 @@ LANGUAGE = Language(
         openers=r"""banca\s+(?:online|en\s+línea|electrónica|móvil|por\s+internet)|credenciales|datos\s+de\s+acceso
             |(?:iniciar|inicio\s+de)\s+sesión|(?:entro|entrar|accedo|acceder|me\s+conecto)\s+(?:en|a|al)
             |contraseñas?|claves?|pin|web\s+del\s+banco|app\s+del\s+banco""",
-        markers=r"usuario|nombre\s+de\s+usuario|número\s+de\s+cliente|clave|contraseña|código",
+        markers=r"usuario|nombre\s+de\s+usuario|número\s+de\s+cliente|matrícula|clave|contraseña|código",
     ),
 )

@@ -9,7 +9,7 @@ GRAMMAR = Grammar(
     it_is=r"c['’]est|ce\s+sera|c['’]était|qui\s+est|est",
     article=r"le|la|les|l['’]|un|une",
     of=r"de|du|des|d['’]|pour|à|au|aux|chez",
-    now=r"maintenant|désormais|toujours|encore|actuellement|au\s+fait|bien|du\s+coup|svp",
+    now=r"maintenant|désormais|toujours|encore|actuellement|au\s+fait|bien|du\s+coup|svp|a\s+changé",
     as_=r"comme",
     mine=r"(?:mon|ma|mes|ton|ta|son|sa|notre|votre|le|la|l['’])",
     and_=r"et|mais|ou|donc|svp",
@@ -18,7 +18,8 @@ GRAMMAR = Grammar(
         |ancien|ancienne|vieux|même|identique|différent|différente|obligatoire|nécessaire|secret|secrète|privé
         |personnel|expiré|périmé|bloqué|changé|modifié|enregistré|noté|oublié|perdu|collé|écrit|bon|mauvais|ce|cela
         |ça|que|de|en|avec|pour|par|sans|pas|ne|oui|non|aussi|encore|déjà|si|comme|quel|quelle|où|quand|toujours
-        |jamais|rien|quelque|valide|invalide|temporaire|provisoire|simple|évident|aléatoire|dans|sur|sous)""",
+        |jamais|rien|quelque|valide|invalide|temporaire|provisoire|simple|évident|aléatoire|dans|sur|sous|ici|là
+        |derrière|dessous|dessus|dedans)""",
     units=r"caractères|lettres|chiffres|symboles|mots|jours|mois|ans|fois",
     digits=r"zéro|zero|un|une|deux|trois|quatre|cinq|six|sept|huit|neuf",
 )
@@ -28,6 +29,7 @@ LANGUAGE = Language(
     grammar=GRAMMAR,
     password=Names(
         names=r"mots?\s+de\s+passe|mdps?|password|code\s+(?:du\s+)?wi-?fi|clé\s+(?:wi-?fi|wpa)|clef\s+wi-?fi",
+        openers=r"wi-?fi|box|routeur",
         phrases=r"phrases?\s+(?:secrètes?|de\s+passe|de\s+récupération|mnémonique)",
     ),
     pin=Names(
@@ -44,13 +46,15 @@ LANGUAGE = Language(
     security_answer=Names(
         phrases=r"""questions?\s+(?:secrètes?|de\s+sécurité)|réponses?\s+(?:secrètes?|de\s+sécurité)
             |nom\s+de\s+jeune\s+fille\s+de\s+(?:ma|ta|sa)\s+mère""",
-        openers=r"questions?\s+(?:secrètes?|de\s+sécurité)|nom\s+de\s+jeune\s+fille",
+        openers=r"""questions?\s+(?:secrètes?|de\s+sécurité)|nom\s+de\s+jeune\s+fille|(?:si|quand)\s+la\s+banque
+            \s+(?:me\s+)?demande""",
         markers=r"réponses?|(?:j['’]ai\s+)?(?:mis|répondu|écrit|choisi|donné|indiqué)",
     ),
     one_time_code=Names(
         names=r"""codes?\s+(?:de\s+(?:vérification|validation|secours|récupération|sécurité|connexion
             |authentification)|à\s+usage\s+unique|reçus?(?:\s+par\s+sms)?|sms|otp|2fa|par\s+sms)|clés?\s+de
-            \s+récupération|otp""",
+            \s+récupération|otp|codes?\s+(?:que|qu['’])\s*(?:[\w'’]+\s+){0,3}?(?:reç|envoy)\w*|codes?\s+de
+            \s+l['’]appli(?:cation)?""",
         openers=r"codes?\s+à\s+(?:\d|quatre|cinq|six|huit)\s+chiffres|codes?\s+par\s+sms|sms\s+avec\s+(?:un|le)\s+code",
         markers=r"codes?|otp",
     ),
@@ -67,6 +71,6 @@ LANGUAGE = Language(
         names=r"identifiants?|login|nom\s+d['’]utilisateur|codes?\s+d['’]accès",
         openers=r"""banque\s+en\s+ligne|espace\s+client|identifiants?|(?:je\s+)?me\s+connecte|connexion|accès
             |mots?\s+de\s+passe|mdp|code\s+secret""",
-        markers=r"identifiant|numéro(?:\s+(?:client|de\s+client|d['’]abonné))?|utilisateur|login|code|mdp",
+        markers=r"identifiant|numéro(?:\s+(?:client|de\s+client|d['’]abonné|étudiant))?|utilisateur|login|code|mdp",
     ),
 )

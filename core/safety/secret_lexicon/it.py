@@ -9,7 +9,7 @@ GRAMMAR = Grammar(
     it_is=r"è|e'|era|sarà|sono",
     article=r"il|lo|la|l['’]|i|gli|le|un|una",
     of=r"di|del|della|dello|dell['’]|dei|degli|delle|per|al|alla|allo|dal|dalla|nel|nella|da",
-    now=r"adesso|ora|ancora|attualmente|comunque|nuovo|nuova|per\s+favore",
+    now=r"adesso|ora|ancora|attualmente|comunque|nuovo|nuova|per\s+favore|è\s+cambiat[ao]",
     as_=r"come",
     mine=r"(?:mio|mia|miei|mie|tuo|tua|suo|sua|nostro|nostra|il|la)",
     and_=r"e|ma|o|quindi|per\s+favore",
@@ -17,7 +17,8 @@ GRAMMAR = Grammar(
         |insicura|facile|difficile|complicata|sbagliata|errata|corretta|giusta|nuova|vecchia|stessa|uguale|diversa
         |obbligatoria|necessaria|segreta|privata|personale|scaduta|bloccata|cambiata|salvata|segnata|dimenticata
         |persa|attaccata|scritta|buona|cattiva|questa|quella|che|di|in|con|per|senza|non|sì|anche|ancora|già|così
-        |come|quale|dove|quando|sempre|mai|niente|qualcosa|valida|temporanea|provvisoria|semplice|ovvia|casuale)""",
+        |come|quale|dove|quando|sempre|mai|niente|qualcosa|valida|temporanea|provvisoria|semplice|ovvia|casuale|qui
+        |lì|là|dietro|sotto|sopra|dentro)""",
     units=r"caratteri|lettere|cifre|numeri|simboli|parole|giorni|mesi|anni|volte",
     digits=r"zero|uno|una|due|tre|quattro|cinque|sei|sette|otto|nove",
 )
@@ -27,6 +28,7 @@ LANGUAGE = Language(
     grammar=GRAMMAR,
     password=Names(
         names=r"password|passw|parol[ae]\s+d['’]ordine|chiave\s+(?:del\s+)?(?:wi-?fi|wpa)|codice\s+(?:del\s+)?wi-?fi",
+        openers=r"wi-?fi|router",
         phrases=r"fras[ei]\s+(?:segret[ae]|d['’]accesso|di\s+recupero|seme)|passphrase",
     ),
     pin=Names(names=r"pin|codice\s+pin|codice\s+segreto|puk"),
@@ -40,12 +42,15 @@ LANGUAGE = Language(
     security_answer=Names(
         phrases=r"""domand[ae]\s+(?:di\s+sicurezza|segret[ae])|rispost[ae]\s+(?:di\s+sicurezza|segret[ae])
             |cognome\s+da\s+nubile\s+di\s+(?:mia|tua|sua)\s+madre""",
-        openers=r"domand[ae]\s+(?:di\s+sicurezza|segret[ae])|cognome\s+da\s+nubile",
+        openers=r"""domand[ae]\s+(?:di\s+sicurezza|segret[ae])|cognome\s+da\s+nubile|(?:se|quando)\s+la\s+banca
+            \s+(?:mi\s+)?(?:chiede|domanda)""",
         markers=r"rispost[ae]|(?:ho\s+)?(?:messo|risposto|scritto|scelto|usato|inserito)",
     ),
     one_time_code=Names(
         names=r"""codic[ei]\s+(?:di\s+(?:verifica|recupero|backup|sicurezza|accesso|autenticazione|autorizzazione)
-            |otp|sms|via\s+sms|arrivato(?:\s+via\s+sms)?|monouso)|otp|chiav[ei]\s+di\s+recupero|token""",
+            |otp|sms|via\s+sms|arrivato(?:\s+via\s+sms)?|monouso)|otp|chiav[ei]\s+di\s+recupero|token
+            |codic[ei]\s+che\s+(?:[\w'’]+\s+){0,3}?(?:arriv|mand|invi|ricev)\w*(?:\s+[\w'’]+){0,3}?
+            |codice\s+dell['’]app""",
         openers=r"codic[ei]\s+(?:di|da)\s+(?:\d|quattro|cinque|sei|otto)\s+cifre|codice\s+via\s+sms|sms\s+con\s+(?:il|un)\s+codice",
         markers=r"codic[ei]|otp",
     ),
@@ -61,6 +66,6 @@ LANGUAGE = Language(
         names=r"nome\s+utente|username|credenziali|codice\s+(?:utente|cliente)|login|dati\s+di\s+accesso",
         openers=r"""home\s*banking|internet\s+banking|area\s+clienti|credenziali|dati\s+di\s+accesso|(?:entro|accedo
             |mi\s+collego)\s+(?:su|nel|nell['’]|al|a|in)|login|accesso|password|pin""",
-        markers=r"nome\s+utente|utente|username|codice\s+(?:cliente|utente)|login|password|pin",
+        markers=r"nome\s+utente|utente|username|codice\s+(?:cliente|utente)|matricola|login|password|pin",
     ),
 )

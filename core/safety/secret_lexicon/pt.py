@@ -9,7 +9,7 @@ GRAMMAR = Grammar(
     it_is=r"é|era|será|são",
     article=r"o|a|os|as|um|uma",
     of=r"de|do|da|dos|das|para|pro|pra|no|na|ao|à",
-    now=r"agora|ainda|já|atualmente|nova|novo|por\s+favor",
+    now=r"agora|ainda|já|atualmente|nova|novo|por\s+favor|mudou|foi\s+alterad[ao]",
     as_=r"como",
     mine=r"(?:meu|minha|meus|minhas|seu|sua|nosso|nossa|o|a)",
     and_=r"e|mas|ou|então|por\s+favor",
@@ -18,7 +18,7 @@ GRAMMAR = Grammar(
         |igual|diferente|obrigatória|necessária|secreta|privada|pessoal|expirada|vencida|bloqueada|trocada|alterada
         |salva|guardada|anotada|esquecida|perdida|boa|ruim|essa|esse|esta|este|isso|isto|que|de|em|com|para|por|sem
         |não|sim|também|ainda|já|tão|como|qual|onde|quando|sempre|nunca|nada|algo|válida|inválida|temporária
-        |provisória|simples|óbvia|aleatória|colada|escrita)""",
+        |provisória|simples|óbvia|aleatória|colada|escrita|aqui|ali|lá|atrás|embaixo|dentro)""",
     units=r"caracteres|letras|dígitos|números|algarismos|símbolos|palavras|dias|meses|anos|vezes",
     digits=r"zero|um|uma|dois|duas|três|tres|quatro|cinco|seis|meia|sete|oito|nove",
 )
@@ -28,6 +28,7 @@ LANGUAGE = Language(
     grammar=GRAMMAR,
     password=Names(
         names=r"senhas?|palavras?[-\s]passe|password|chave\s+d[oa]\s+wi-?fi",
+        openers=r"wi-?fi|roteador",
         phrases=r"frases?[-\s](?:senha|secreta|semente|de\s+recuperação)",
     ),
     pin=Names(names=r"pin|código\s+pin|senha\s+do\s+cartão(?:\s+de\s+(?:débito|crédito))?|puk"),
@@ -42,13 +43,14 @@ LANGUAGE = Language(
     security_answer=Names(
         phrases=r"""perguntas?\s+(?:de\s+segurança|secretas?)|respostas?\s+(?:de\s+segurança|secretas?)
             |nome\s+de\s+solteira\s+da\s+(?:minha|sua)\s+mãe""",
-        openers=r"perguntas?\s+(?:de\s+segurança|secretas?)|nome\s+de\s+solteira",
+        openers=r"""perguntas?\s+(?:de\s+segurança|secretas?)|nome\s+de\s+solteira|(?:se|quando)\s+o\s+banco\s+perguntar?
+            (?:\s+(?:por|pelo|pela))?""",
         markers=r"respostas?|coloquei|pus|botei|respondi|escrevi|escolhi|usei",
     ),
     one_time_code=Names(
         names=r"""códigos?\s+(?:de\s+(?:verificação|recuperação|backup|segurança|autenticação|acesso\s+único
             |uso\s+único|login)|otp|por\s+sms|do\s+sms|sms|2fa)|chaves?\s+de\s+recuperação|otp|token
-            |código\s+que\s+(?:me\s+)?(?:chegou|mandaram|enviaram)""",
+            |códigos?\s+que\s+(?:[\w'’]+\s+){0,3}?(?:cheg|mand|envi|receb)\w*(?:\s+[\w'’]+){0,3}?|códigos?\s+do\s+app""",
         openers=r"""códigos?\s+de\s+(?:\d|quatro|cinco|seis|oito)\s+(?:dígitos|números|algarismos)|códigos?\s+por
             \s+sms|sms\s+com\s+(?:um|o)\s+código""",
         markers=r"códigos?|otp|token",
@@ -65,6 +67,6 @@ LANGUAGE = Language(
         names=r"usuários?|usuarios?|nome\s+de\s+usuário|login|credenciais|dados\s+de\s+acesso",
         openers=r"""internet\s+banking|banco\s+online|app\s+do\s+banco|credenciais|dados\s+de\s+acesso|(?:entro
             |entrar|acesso|acessar|logar)\s+(?:no|na|em)|login|senhas?|pin""",
-        markers=r"usuários?|usuarios?|login|senha|código|número\s+d[eo]\s+cliente",
+        markers=r"usuários?|usuarios?|login|senha|código|número\s+d[eo]\s+cliente|matrícula",
     ),
 )
