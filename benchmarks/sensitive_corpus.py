@@ -116,7 +116,7 @@ def goals_missed(result: dict) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--split", choices=["all", "tune", "held_out", "held_out_2"], default="all")
+    parser.add_argument("--split", choices=["all", "tune", "held_out", "held_out_2", "held_out_3"], default="all")
     parser.add_argument("--misses", action="store_true", help="list each line the screen got wrong")
     args = parser.parse_args(argv)
     scored = score(corpus(args.split))

@@ -51,8 +51,13 @@ _OPEN_QUOTE = r"[\"'“‘«]?"
 _HAS_MARK = re.compile(_MARK)
 _HAS_DIGIT = re.compile(r"\d")
 _HAS_LETTER = re.compile(r"[^\W\d_]")
+_DOTTED = re.compile(r"\w\.\w")  # a user id like "marie.dupont"
 _WORD = re.compile(r"[^\W\d_]+")
 _LOGIN_PAIR = re.compile(rf"(?<![\w/])(?P<value>{_TOKEN}\s*/\s*{_TOKEN}){_END}")
+# Letters and digits (and symbols, not an address's @), six or more: a password's shape.
+_PASSWORD_SHAPED = re.compile(
+    r"(?<![\w@./-])(?P<value>(?=[\w!#$%&*+=?~-]*[^\W\d_])(?=[\w!#$%&*+=?~-]*\d)[\w!#$%&*+=?~-]{6,64})(?![\w@/])"
+)
 _APPOSITIVE = re.compile(rf",\s*(?P<value>{_CAPITALISED}(?:\s+{_CAPITALISED}){{0,2}})(?=\s*(?:[.!;]|$|\n))")
 # Kinds whose value is one word (for a PIN, unless said as words).
 _WORD_KINDS = ("password", "login", "pin")
@@ -128,9 +133,11 @@ class _Grammar:
         if kind == "password":
             return rf"(?P<value>{_TOKEN}{_END})"
         if kind == "login":
-            return rf"(?P<value>{_TOKEN}\s*/\s*{_TOKEN}{_END}|{_TOKEN}{_END})"
+            # The second of a pair is a code: "marie.k und Linde_77", not "grossi and password".
+            pair = rf"{_TOKEN}(?:\s*/\s*|\s+{_words(self.grammar.and_)}\s+)(?={_TOKEN_CHAR}*?{_MARK}){_TOKEN}{_END}"
+            return rf"(?P<value>{pair}|{_TOKEN}{_END})"
         if kind == "pin":
-            return rf"(?P<value>{self.spelled}|{_TOKEN}{_END})"
+            return rf"(?P<value>{self.spelled}|{_DIGIT_CODE}{_END}|{_TOKEN}{_END})"
         if kind == "card_security_code":
             return rf"(?P<value>\d{{3,4}}){_END}"
         if kind == "one_time_code":
@@ -146,14 +153,14 @@ class _Grammar:
         word with a digit or a symbol, directly after the name a word with a digit (in a context, any word)."""
         g = self.grammar
         word = r"[\w'’-]+"
-        qualifier = rf"(?P<qualifier>(?:\s+{_words(g.of)}(?:\s+|(?<=['’])){word}(?:\s+{word}){{0,2}}?){{0,2}})"
+        qualifier = rf"(?P<qualifier>(?:\s+{_words(g.of)}(?:\s+|(?<=['’])){word}(?:\s+{word}){{0,4}}?){{0,2}})"
         aside = r"(?:\s*,[^,.;:!?\n]{1,40},)?"
         now = rf"(?:\s+{_words(g.now)})?"  # before or after what it is for: "a senha nova do wi-fi é ..."
         article = "" if phrase else rf"(?:{_words(g.article)}\s*)?"
         a_value = rf"(?!{_OPEN_QUOTE}(?:{_NOT_VALUES})(?![\w'’-]))"
         if phrase:  # a passphrase may be a sentence: "é o gato subiu no telhado"
             a_value = rf"(?:(?={_words(g.article)}\s)|{a_value})"
-        marked = rf"(?={_OPEN_QUOTE}{_TOKEN_CHAR}*?{_MARK})"
+        marked = rf"(?={_OPEN_QUOTE}{_TOKEN_CHAR}*?(?:{_MARK}|\w\.\w))"
         digit = rf"(?={_OPEN_QUOTE}{_TOKEN_CHAR}*?\d)"
         never = "(?!)"
         if phrase:
@@ -182,13 +189,15 @@ class _Grammar:
             return bool(first) and not _NOT_A_VALUE.fullmatch(first[0].lower())
         if _NOT_A_VALUE.fullmatch(value.lower()) or self.size_follows.match(text, match.end("value")):
             return False
-        if kind not in _WORD_KINDS or (kind == "pin" and " " in value) or (kind == "login" and "/" in value):
-            return True  # a code's shape holds a digit; digits said as words; a user and a password
+        if kind not in _WORD_KINDS or (kind == "pin" and " " in value):
+            return True  # a code's shape holds a digit; digits said as words
+        if kind == "login" and (" " in value or "/" in value):  # a user and a password: one of them a code
+            return any(_HAS_MARK.search(part) or _DOTTED.search(part) for part in re.split(r"\s*/\s*|\s+", value))
         if kind == "password" and in_context:
             # Announced only by what it opens ("the wifi in the studio is 'Pottery2Go'"): a password's shape, letters
             # with digits or symbols, not "is 5G" or "is slow".
             return len(value) >= 6 and _HAS_LETTER.search(value) is not None and _HAS_MARK.search(value) is not None
-        if kind == "login" and not _HAS_MARK.search(value):
+        if kind == "login" and not (_HAS_MARK.search(value) or _DOTTED.search(value)):
             # A user id that is a plain word is one only beside another credential ("the login was slow" is not).
             return len(value) >= 3 and self.credential_follows.match(text, match.end("value")) is not None
         # In a context a value may follow its marker directly ("username grossi and ..."), if nothing comes between.
@@ -288,6 +297,9 @@ def _context_rule(grammar: _Grammar, kind: str, table: Names) -> Reading:
                     left, _, right = (part.strip() for part in match.group("value").partition("/"))
                     if min(len(left), len(right)) >= 2 and _HAS_MARK.search(left + right):
                         yield PhraseFinding(kind=kind, start=match.start("value"), end=match.end("value"))
+                # A token in a password's shape, letters with digits ("... con mi email y Nube_Rosa9").
+                for match in _PASSWORD_SHAPED.finditer(text, low, high):
+                    yield PhraseFinding(kind=kind, start=match.start("value"), end=match.end("value"))
             if kind == "security_answer":
                 for match in _APPOSITIVE.finditer(text, low, high):
                     yield PhraseFinding(kind=kind, start=match.start("value"), end=match.end("value"))

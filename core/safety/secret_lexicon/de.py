@@ -34,7 +34,9 @@ LANGUAGE = Language(
         phrases=r"passphrasen?|merksatz|wiederherstellungsphrase|seed-?phrase",
         openers=r"wlan|router|hotspot",
     ),
-    pin=Names(names=r"(?:\w+-)?pin(?:-?code|-?nummer)?|geheimzahl|geheimnummer|puk"),
+    pin=Names(
+        names=r"(?:\w+-)?pin(?:-?code|-?nummer)?|geheimzahl|geheimnummer|puk|entsperr(?:code|-?pin)|bildschirmsperre"
+    ),
     card_security_code=Names(
         names=r"""kartenprüfnummern?|prüfnummern?|prüfziffern?|sicherheitscode|cvv2?|cvc2?|(?:(?:die\s+)?(?:drei|vier|3|4)
             \s+)?(?:ziffern|zahlen|nummern)\s+(?:auf\s+der\s+rückseite|hinten(?:\s+drauf)?)|(?:hinten\s+auf
@@ -47,7 +49,7 @@ LANGUAGE = Language(
         phrases=r"""sicherheitsfragen?|sicherheitsantwort(?:en)?|geheimfragen?|geheime\s+(?:frage|antwort)
             |mädchenname\s+(?:meiner|deiner|seiner|ihrer)\s+mutter|geburtsname\s+(?:meiner|deiner)\s+mutter""",
         openers=r"""sicherheitsfragen?|geheimfragen?|geheime\s+frage|mädchenname|(?:wenn|falls)\s+die\s+bank
-            \s+(?:danach\s+)?fragt""",
+            \s+(?:danach\s+)?fragt|(?:bei|für)\s+(?:der\s+frage\s+)?['"‘“«„][^'"’”»“]{3,60}['"’”»“]""",
         # The participle ends the clause: "habe ich Bello eingegeben".
         markers=r"""antwort(?:en)?|angegeben|eingetragen|eingegeben|geantwortet|geschrieben|gewählt|genommen
             |(?:habe|hab)\s+ich|ich\s+(?:habe|hab)""",
@@ -58,7 +60,7 @@ LANGUAGE = Language(
             |code,?\s+den\s+(?:mir|ich)\s+[^.,;:]{0,40}?(?:geschickt|gesendet|bekommen|erhalten)(?:\s+hat|\s+habe)?
             |(?-i:TAN|mTAN|pushTAN|chipTAN|smsTAN)
             (?:-nummer)?|otp|einmalpasswort""",
-        openers=r"(?:\d|vier|fünf|sechs|acht)-?stellig\w*\s+code|code\s+per\s+sms|sms\s+mit\s+(?:dem|einem)\s+code",
+        openers=r"(?:\d|vier|fünf|sechs|acht)-?stellig\w*\s+code|code\s+per\s+sms|sms",
         markers=r"codes?|otp",
     ),
     door_code=Names(
@@ -67,9 +69,9 @@ LANGUAGE = Language(
             |garagentor|alarmanlage|alarm|schloss|tresor|safe|eingang|garage|schlüsselkasten|briefkasten|entschärfen
             |ausschalten|öffnen|deaktivieren)|kombination(?:en)?|zahlenkombination|zahlencode""",
         openers=r"""türe?n?|haustür|wohnungstür|eingangstür|kellertür|tor|garagentor|hoftor|gartentor
-            |einfahrtstor|alarm\w*|\w*schloss|tresor|garage|gegensprechanlage|schlüsselkasten""",
+            |einfahrtstor|alarm\w*|\w*schloss|\w*tresor|\w*safe|garage|gegensprechanlage|schlüsselkasten""",
         markers=r"""(?:gib|gibst|tipp|tippe|tippst|drück|drücke|drückst|wähl|wähle|wählst)(?:\s+du)?|eingeben
-            |geht\s+(?:mit|auf\s+mit)|öffnet\s+(?:sich\s+)?mit|code|kombination""",
+            |geht\s+(?:mit|auf\s+mit)|öffnet\s+(?:sich\s+)?mit|code|kombination|mit""",
     ),
     login=Names(
         names=r"""benutzername|anmeldename|nutzername|benutzerkennung|kennung|zugangsdaten|anmeldedaten

@@ -38,7 +38,10 @@ LANGUAGE = Language(
         openers=r"wi-?fi|wlan|router|hotspot",
         phrases=r"pass\s?phrases?|(?:seed|recovery|secret)\s+phrases?|mnemonic(?:\s+phrase)?",
     ),
-    pin=Names(names=r"pins?(?:\s+(?:code|number|no\.?))?|sim\s+pin|puk(?:\s+code)?"),
+    pin=Names(
+        names=r"""pins?(?:\s+(?:code|number|no\.?))?|sim\s+pin|puk(?:\s+code)?|unlock\s+(?:code|pin|passcode)
+            |(?:phone|iphone|screen(?:\s+lock)?)\s+(?:pin|passcode|code)"""
+    ),
     card_security_code=Names(
         names=r"""cvv2?|cvc2?|cid|csc|card\s+security\s+code|card\s+verification\s+(?:code|value|number)
             |security\s+code|(?:(?:three|four|3|4)\s+)?(?:digits|numbers|numerals)\s+on\s+the\s+back
@@ -49,11 +52,13 @@ LANGUAGE = Language(
     ),
     security_answer=Names(
         phrases=r"""security\s+(?:questions?|answers?)|secret\s+(?:questions?|answers?)|challenge\s+questions?
-            |mother(?:'s|’s)\s+maiden\s+name|maiden\s+name\s+of\s+(?:my|your)\s+mother
+            |(?:mother|mom|mum|mama)(?:'s|’s)\s+maiden\s+name|maiden\s+name\s+of\s+(?:my|your)\s+mother
             |memorable\s+(?:word|answer|information|info)""",
-        openers=r"""security\s+questions?|secret\s+questions?|challenge\s+questions?|mother(?:'s|’s)\s+maiden\s+name
-            |memorable\s+(?:word|information)|(?:if|when)\s+(?:the\s+bank|they)\s+asks?(?:\s+(?:for|about))?
-            |['"‘“][^'"’”]{3,60}['"’”]\s+question""",
+        # A form's question quoted by name: "for the 'name of your favourite teacher' question I gave ...".
+        openers=r"""security\s+questions?|secret\s+questions?|challenge\s+questions?|(?:mother|mom|mum|mama)(?:'s|’s)
+            \s+maiden\s+name|memorable\s+(?:word|information)|(?:if|when)\s+(?:the\s+bank|they)\s+asks?(?:\s+(?:for
+            |about))?|['"‘“«„][^'"’”»“]{3,60}['"’”»“]\s+question|(?:for|in|on)\s+(?:the\s+)?(?:question\s+)?['"‘“«„]
+            [^'"’”»“]{3,60}['"’”»“]""",
         markers=r"""answers?|(?:i\s+)?(?:put|answered|wrote|typed|chose|used|gave|entered|set)(?:\s+(?:down|in))?
             |it(?:'s|’s|\s+is)|that(?:'s|’s|\s+is)""",
     ),
@@ -62,10 +67,10 @@ LANGUAGE = Language(
             |two[\s-]factor|mfa|sms|otp|access|reset|backup|recovery|emergency)\s+(?:codes?|pins?|passcodes?|keys?)
             |otp|totp|recovery\s+keys?|code\s+(?:that\s+|which\s+)?(?:[\w'’]+\s+){0,3}?(?:texted|sent|emailed|got
             |received)(?:\s+(?:me|to\s+me))?|codes?\s+(?:from|in|on)\s+(?:the\s+|my\s+)?(?:[\w-]+\s+)?(?:app
-            |authenticator|sms|text|email)""",
+            |authenticator|sms|text|email)|confirmation\s+code(?=\s*(?::|is|=)?\s*\d[\d\s-]{2,10}(?:[.,;!?]|\s|$))""",
         openers=r"""(?:\d|four|five|six|seven|eight)[\s-]digit\s+codes?|codes?\s+(?:by|via)\s+(?:text|sms)
             |(?:texted|sent|emailed)\s+me\s+(?:a|the)\s+code|codes?\s+(?:that\s+|which\s+)?(?:they|you|the\s+bank
-            |it)\s+(?:sms|texts?|texted|sends?|sent|emails?)""",
+            |it)\s+(?:sms|texts?|texted|sends?|sent|emails?)|sms|text\s+message""",
         markers=r"codes?|otp|type|enter|key\s+in|put\s+in|use",
     ),
     door_code=Names(
@@ -76,7 +81,7 @@ LANGUAGE = Language(
         openers=r"""doors?|gates?|alarms?|lockbox|key\s?safe|key\s?box|padlock|garage|keypad|entrance|intercom
             |buzzer|lockers?|combination\s+lock""",
         markers=r"""(?:punch|key|type|tap|enter|dial|press)(?:\s+in)?|opens?\s+with|unlocks?\s+with|disarm\s+with
-            |code|combination|takes|uses|accepts""",
+            |code|combination|takes|uses|accepts|(?:opened|unlocked|closed|locked)\s+(?:it\s+)?with|with""",
     ),
     login=Names(
         names=r"log-?ins?(?:\s+(?:details|name|id))?|credentials",

@@ -32,7 +32,10 @@ LANGUAGE = Language(
         openers=r"wi-?fi|router",
         phrases=r"frases?\s+(?:de\s+)?(?:contraseña|clave|secreta|semilla|de\s+recuperación)",
     ),
-    pin=Names(names=r"pin|código\s+pin|número\s+(?:pin|secreto)|clave\s+del\s+cajero|puk"),
+    pin=Names(
+        names=r"""pin|código\s+pin|número\s+(?:pin|secreto)|clave\s+del\s+cajero|puk|código\s+de\s+desbloqueo
+            |pin\s+del\s+(?:móvil|teléfono|celular)"""
+    ),
     card_security_code=Names(
         names=r"""cvv2?|cvc2?|código\s+(?:de\s+seguridad|cvv)|(?:(?:los\s+)?(?:tres|cuatro|3|4)\s+)?(?:dígitos
             |números|cifras)\s+(?:de\s+atrás|de\s+detrás|del\s+reverso|del\s+dorso|de\s+la\s+parte\s+de\s+atrás)
@@ -46,16 +49,17 @@ LANGUAGE = Language(
         phrases=r"""preguntas?\s+(?:de\s+seguridad|secretas?)|respuestas?\s+(?:de\s+seguridad|secretas?)
             |apellido\s+de\s+soltera\s+de\s+(?:mi|tu|su)\s+madre|palabra\s+memorable""",
         openers=r"""preguntas?\s+(?:de\s+seguridad|secretas?)|apellido\s+de\s+soltera|(?:si|cuando)\s+(?:el\s+banco|me)
-            \s+preguntan?(?:\s+por)?""",
+            \s+preguntan?(?:\s+por)?|(?:en|para)\s+(?:la\s+pregunta\s+)?['"‘“«][^'"’”»]{3,60}['"’”»]""",
         markers=r"respuestas?|puse|pusimos|respondí|contesté|escribí|elegí|usé|metí|he\s+puesto",
     ),
     one_time_code=Names(
         names=r"""códigos?\s+(?:de\s+(?:verificación|recuperación|respaldo|seguridad|autenticación|acceso\s+único
             |un\s+solo\s+uso|inicio\s+de\s+sesión)|otp|por\s+sms|del\s+sms|sms|2fa)|claves?\s+de\s+(?:recuperación
             |un\s+solo\s+uso)|clave\s+(?:otp|dinámica)|otp|token|códigos?\s+que\s+(?:[\w'’]+\s+){0,3}?(?:lleg|envi
-            |mand|recib)\w*(?:\s+[\w'’]+){0,3}?|códigos?\s+(?:de|del)\s+(?:la\s+)?app""",
+            |mand|recib)\w*(?:\s+[\w'’]+){0,3}?|códigos?\s+(?:de|del)\s+(?:la\s+)?app|código\s+de\s+confirmación
+            (?=\s*(?::|es|=)?\s*(?:el\s+)?\d[\d\s-]{2,10}(?:[.,;!?]|\s|$))""",
         openers=r"""códigos?\s+de\s+(?:\d|cuatro|cinco|seis|ocho)\s+(?:cifras|dígitos|números)|códigos?\s+por\s+sms
-            |sms\s+con\s+(?:un|el)\s+código""",
+            |sms""",
         markers=r"códigos?|clave|otp",
     ),
     door_code=Names(
@@ -65,12 +69,12 @@ LANGUAGE = Language(
         openers=r"""puertas?|portal|portón|alarmas?|candado|caja\s+fuerte|cerradura|garaje|cochera|portero
             |telefonillo|urbanización|caja\s+de\s+llaves""",
         markers=r"""marca[rs]?|marque|teclea[rs]?|pon(?:er|es)?|introduce|mete[rs]?|digita|código|combinación
-            |(?:se\s+)?abre\s+con""",
+            |(?:se\s+)?abr\w*\s+con|con""",
     ),
     login=Names(
         names=r"usuario|nombre\s+de\s+usuario|credenciales|datos\s+de\s+acceso|login",
         openers=r"""banca\s+(?:online|en\s+línea|electrónica|móvil|por\s+internet)|credenciales|datos\s+de\s+acceso
-            |(?:iniciar|inicio\s+de)\s+sesión|(?:entro|entrar|accedo|acceder|me\s+conecto)\s+(?:en|a|al)
+            |(?:iniciar|inicio\s+de)\s+sesión|(?:entr[aoe]r?|acced[aeo]r?|me\s+conecto)\s+(?:en|a|al)
             |contraseñas?|claves?|pin|web\s+del\s+banco|app\s+del\s+banco""",
         markers=r"usuario|nombre\s+de\s+usuario|número\s+de\s+cliente|matrícula|clave|contraseña|código",
     ),

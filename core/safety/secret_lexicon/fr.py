@@ -33,8 +33,8 @@ LANGUAGE = Language(
         phrases=r"phrases?\s+(?:secrètes?|de\s+passe|de\s+récupération|mnémonique)",
     ),
     pin=Names(
-        names=r"""(?:code\s+)?pin|code\s+(?:confidentiel|secret|cb)|code\s+(?:de|d['’])\s*(?:ma\s+|la\s+|ta\s+|sa\s+)?
-            carte(?:\s+bleue|\s+bancaire|\s+de\s+crédit)?|nip|puk"""
+        names=r"""(?:code\s+)?pin|code\s+(?:confidentiel|secret|cb|de\s+cb)|code\s+(?:de|d['’])\s*(?:ma\s+|la\s+|ta\s+|sa
+            \s+)?carte(?:\s+bleue|\s+bancaire|\s+de\s+crédit)?|nip|puk|code\s+de\s+déverrouillage"""
     ),
     card_security_code=Names(
         names=r"""cvv2?|cvc2?|cryptogramme(?:\s+visuel)?|code\s+de\s+sécurité|(?:(?:les\s+)?(?:trois|quatre|3|4)\s+)?
@@ -47,15 +47,16 @@ LANGUAGE = Language(
         phrases=r"""questions?\s+(?:secrètes?|de\s+sécurité)|réponses?\s+(?:secrètes?|de\s+sécurité)
             |nom\s+de\s+jeune\s+fille\s+de\s+(?:ma|ta|sa)\s+mère""",
         openers=r"""questions?\s+(?:secrètes?|de\s+sécurité)|nom\s+de\s+jeune\s+fille|(?:si|quand)\s+la\s+banque
-            \s+(?:me\s+)?demande""",
+            \s+(?:me\s+)?demande|(?:pour|à|dans)\s+(?:la\s+question\s+)?['"‘“«][^'"’”»]{3,60}['"’”»]""",
         markers=r"réponses?|(?:j['’]ai\s+)?(?:mis|répondu|écrit|choisi|donné|indiqué)",
     ),
     one_time_code=Names(
         names=r"""codes?\s+(?:de\s+(?:vérification|validation|secours|récupération|sécurité|connexion
             |authentification)|à\s+usage\s+unique|reçus?(?:\s+par\s+sms)?|sms|otp|2fa|par\s+sms)|clés?\s+de
             \s+récupération|otp|codes?\s+(?:que|qu['’])\s*(?:[\w'’]+\s+){0,3}?(?:reç|envoy)\w*|codes?\s+de
-            \s+l['’]appli(?:cation)?""",
-        openers=r"codes?\s+à\s+(?:\d|quatre|cinq|six|huit)\s+chiffres|codes?\s+par\s+sms|sms\s+avec\s+(?:un|le)\s+code",
+            \s+l['’]appli(?:cation)?|code\s+de\s+confirmation(?=\s*(?::|est|=|c['’]est)?\s*\d[\d\s-]{2,10}(?:[.,;!?]
+            |\s|$))""",
+        openers=r"codes?\s+à\s+(?:\d|quatre|cinq|six|huit)\s+chiffres|codes?\s+par\s+sms|sms|texto",
         markers=r"codes?|otp",
     ),
     door_code=Names(
@@ -65,7 +66,7 @@ LANGUAGE = Language(
         openers=r"""portes?|portail|alarmes?|cadenas|coffre(?:-fort)?|garage|interphone|digicode|immeuble|résidence
             |boîte\s+à\s+clés""",
         markers=r"""tap(?:e|es|er|ez)|fai[st]|faire|compos(?:e|es|er|ez)|entr(?:e|es|er|ez)|saisi[rs]|code
-            |combinaison|(?:s['’])?ouvre\s+avec""",
+            |combinaison|(?:s['’])?ouvr\w*\s+avec|avec""",
     ),
     login=Names(
         names=r"identifiants?|login|nom\s+d['’]utilisateur|codes?\s+d['’]accès",

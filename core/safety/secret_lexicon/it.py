@@ -31,7 +31,7 @@ LANGUAGE = Language(
         openers=r"wi-?fi|router",
         phrases=r"fras[ei]\s+(?:segret[ae]|d['’]accesso|di\s+recupero|seme)|passphrase",
     ),
-    pin=Names(names=r"pin|codice\s+pin|codice\s+segreto|puk"),
+    pin=Names(names=r"pin|codice\s+pin|codice\s+segreto|puk|codice\s+di\s+sblocco"),
     card_security_code=Names(
         names=r"""cvv2?|cvc2?|codice\s+(?:di\s+sicurezza|cvv)|(?:(?:le\s+)?(?:tre|quattro|3|4)\s+)?(?:cifre|numeri)
             \s+(?:sul\s+retro|dietro|sul\s+dorso)|(?:retro|dietro)\s+(?:al)?(?:del)?la\s+(?:mia\s+)?carta""",
@@ -43,15 +43,15 @@ LANGUAGE = Language(
         phrases=r"""domand[ae]\s+(?:di\s+sicurezza|segret[ae])|rispost[ae]\s+(?:di\s+sicurezza|segret[ae])
             |cognome\s+da\s+nubile\s+di\s+(?:mia|tua|sua)\s+madre""",
         openers=r"""domand[ae]\s+(?:di\s+sicurezza|segret[ae])|cognome\s+da\s+nubile|(?:se|quando)\s+la\s+banca
-            \s+(?:mi\s+)?(?:chiede|domanda)""",
+            \s+(?:mi\s+)?(?:chiede|domanda)|(?:per|alla|nella)\s+(?:domanda\s+)?['"‘“«][^'"’”»]{3,60}['"’”»]""",
         markers=r"rispost[ae]|(?:ho\s+)?(?:messo|risposto|scritto|scelto|usato|inserito)",
     ),
     one_time_code=Names(
         names=r"""codic[ei]\s+(?:di\s+(?:verifica|recupero|backup|sicurezza|accesso|autenticazione|autorizzazione)
             |otp|sms|via\s+sms|arrivato(?:\s+via\s+sms)?|monouso)|otp|chiav[ei]\s+di\s+recupero|token
             |codic[ei]\s+che\s+(?:[\w'’]+\s+){0,3}?(?:arriv|mand|invi|ricev)\w*(?:\s+[\w'’]+){0,3}?
-            |codice\s+dell['’]app""",
-        openers=r"codic[ei]\s+(?:di|da)\s+(?:\d|quattro|cinque|sei|otto)\s+cifre|codice\s+via\s+sms|sms\s+con\s+(?:il|un)\s+codice",
+            |codice\s+dell['’]app|codice\s+di\s+conferma(?=\s*(?::|è|=)?\s*\d[\d\s-]{2,10}(?:[.,;!?]|\s|$))""",
+        openers=r"codic[ei]\s+(?:di|da)\s+(?:\d|quattro|cinque|sei|otto)\s+cifre|codice\s+via\s+sms|sms",
         markers=r"codic[ei]|otp",
     ),
     door_code=Names(
@@ -60,7 +60,7 @@ LANGUAGE = Language(
             |disattivare|aprire)|combinazion[ei]|codice\s+d['’]accesso""",
         openers=r"porton[ei]|port[ae]|cancello|allarme|lucchetto|cassaforte|garage|box|citofono|condominio|palazzo",
         markers=r"""digit[ae]|digitare|compon[ei]|comporre|inserisci|inserire|fai|premi|codice|combinazione
-            |(?:si\s+)?apre\s+con""",
+            |(?:si\s+)?apr\w*\s+con|con""",
     ),
     login=Names(
         names=r"nome\s+utente|username|credenziali|codice\s+(?:utente|cliente)|login|dati\s+di\s+accesso",

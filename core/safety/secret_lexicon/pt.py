@@ -31,7 +31,10 @@ LANGUAGE = Language(
         openers=r"wi-?fi|roteador",
         phrases=r"frases?[-\s](?:senha|secreta|semente|de\s+recuperação)",
     ),
-    pin=Names(names=r"pin|código\s+pin|senha\s+do\s+cartão(?:\s+de\s+(?:débito|crédito))?|puk"),
+    pin=Names(
+        names=r"""pin|código\s+pin|senha\s+do\s+cartão(?:\s+de\s+(?:débito|crédito))?|puk|código\s+de\s+desbloqueio
+            |senha\s+do\s+(?:celular|telemóvel)"""
+    ),
     card_security_code=Names(
         names=r"""cvv2?|cvc2?|código\s+(?:de\s+segurança|cvv|do\s+verso|de\s+trás)|(?:(?:os\s+)?(?:três|tres
             |quatro|3|4)\s+)?(?:números|dígitos|algarismos)\s+(?:de\s+trás|do\s+verso|atrás)|(?:atrás|verso|trás)\s+do
@@ -44,15 +47,16 @@ LANGUAGE = Language(
         phrases=r"""perguntas?\s+(?:de\s+segurança|secretas?)|respostas?\s+(?:de\s+segurança|secretas?)
             |nome\s+de\s+solteira\s+da\s+(?:minha|sua)\s+mãe""",
         openers=r"""perguntas?\s+(?:de\s+segurança|secretas?)|nome\s+de\s+solteira|(?:se|quando)\s+o\s+banco\s+perguntar?
-            (?:\s+(?:por|pelo|pela))?""",
+            (?:\s+(?:por|pelo|pela))?|(?:na|em|para)\s+(?:pergunta\s+)?['"‘“«][^'"’”»]{3,60}['"’”»]""",
         markers=r"respostas?|coloquei|pus|botei|respondi|escrevi|escolhi|usei",
     ),
     one_time_code=Names(
         names=r"""códigos?\s+(?:de\s+(?:verificação|recuperação|backup|segurança|autenticação|acesso\s+único
             |uso\s+único|login)|otp|por\s+sms|do\s+sms|sms|2fa)|chaves?\s+de\s+recuperação|otp|token
-            |códigos?\s+que\s+(?:[\w'’]+\s+){0,3}?(?:cheg|mand|envi|receb)\w*(?:\s+[\w'’]+){0,3}?|códigos?\s+do\s+app""",
+            |códigos?\s+que\s+(?:[\w'’]+\s+){0,3}?(?:cheg|mand|envi|receb)\w*(?:\s+[\w'’]+){0,3}?|códigos?\s+do\s+app
+            |código\s+de\s+confirmação(?=\s*(?::|é|=)?\s*(?:o\s+)?\d[\d\s-]{2,10}(?:[.,;!?]|\s|$))""",
         openers=r"""códigos?\s+de\s+(?:\d|quatro|cinco|seis|oito)\s+(?:dígitos|números|algarismos)|códigos?\s+por
-            \s+sms|sms\s+com\s+(?:um|o)\s+código""",
+            \s+sms|sms""",
         markers=r"códigos?|otp|token",
     ),
     door_code=Names(
@@ -61,7 +65,7 @@ LANGUAGE = Language(
             |senha\s+d[oa]\s+(?:alarme|portão|porta|cofre|cadeado)|código\s+de\s+acesso""",
         openers=r"portas?|portão|portaria|alarmes?|cadeado|cofre|fechadura|garagem|interfone|condomínio|prédio",
         markers=r"""digit[ae]|digitar|tecl[ae]|teclar|coloc[ae]|bot[ae]|apert[ae]|código|combinação|senha
-            |abre\s+com""",
+            |abr\w*\s+com|com""",
     ),
     login=Names(
         names=r"usuários?|usuarios?|nome\s+de\s+usuário|login|credenciais|dados\s+de\s+acesso",
