@@ -10,8 +10,12 @@ A secret line is caught when redaction leaves none of its values (`values`: what
 is kept when the screen finds nothing in it. Per language: recall (secret lines caught), precision (caught secret
 lines among all lines the screen flagged) and benign kept; per kind the same. The kind is right when a finding has the
 kind the line's kind maps to. The goals (docs/security.md): recall >= 0.97 and precision >= 0.95 in every language,
-benign kept >= 95%. `split` says which lines were used to tune the rules (`tune`) and which were written with them
-but held out of the tuning (`held_out`). Prints JSON; exits 1 when a goal is missed."""
+benign kept >= 95%. Prints JSON; exits 1 when a goal is missed.
+
+`split` says how each line came: `tune`, written with the rules; `held_out`, written before the rules and committed
+first; `held_out_2` to `held_out_4`, each written after the rules had been fixed for the batch before, committed, then
+scored once. A batch's first score is its honest figure (FIRST_MEASURED, printed with the report): the gaps each batch
+showed were then closed for their kinds, so that batch no longer measures phrasings the rules have not seen."""
 
 from __future__ import annotations
 
@@ -25,6 +29,14 @@ from pathlib import Path
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "sensitive" / "corpus.jsonl"
 GOALS = {"recall": 0.97, "precision": 0.95, "benign_kept": 0.95}
+SPLITS = ("tune", "held_out", "held_out_2", "held_out_3", "held_out_4")
+# What each held-out batch scored the one time it was scored before the rules were fixed for it (all its lines).
+FIRST_MEASURED = {
+    "held_out": {"recall": 0.958, "precision": 1.0, "benign_kept": 1.0},
+    "held_out_2": {"recall": 0.667, "precision": 1.0, "benign_kept": 1.0},
+    "held_out_3": {"recall": 0.542, "precision": 1.0, "benign_kept": 1.0},
+    "held_out_4": {"recall": 0.521, "precision": 1.0, "benign_kept": 1.0},
+}
 # The finding kinds a line's kind may be recorded as (core.safety.sensitive.SensitiveKind values).
 EXPECTED_KINDS = {
     "password": {"password"},
@@ -116,15 +128,14 @@ def goals_missed(result: dict) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--split", choices=["all", "tune", "held_out", "held_out_2", "held_out_3"], default="all")
+    parser.add_argument("--split", choices=["all", *SPLITS], default="all")
     parser.add_argument("--misses", action="store_true", help="list each line the screen got wrong")
     args = parser.parse_args(argv)
     scored = score(corpus(args.split))
     result = {"split": args.split, **report(scored)}
     if args.split == "all":
-        result["splits"] = {
-            split: report(score(corpus(split)))["overall"] for split in ("tune", "held_out", "held_out_2")
-        }
+        result["splits"] = {split: report(score(corpus(split)))["overall"] for split in SPLITS}
+        result["first_measured"] = FIRST_MEASURED
     if args.misses:
         result["misses"] = [
             {"id": item.line["id"], "text": item.line["text"]}

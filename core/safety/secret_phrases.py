@@ -53,6 +53,7 @@ _HAS_DIGIT = re.compile(r"\d")
 _HAS_LETTER = re.compile(r"[^\W\d_]")
 _DOTTED = re.compile(r"\w\.\w")  # a user id like "marie.dupont"
 _WORD = re.compile(r"[^\W\d_]+")
+_KEYED_DIGITS = re.compile(r"(?<![\w.,/:-])(?P<value>\d(?: \d){3,7})(?![\w.,/:-]*\d)")
 _LOGIN_PAIR = re.compile(rf"(?<![\w/])(?P<value>{_TOKEN}\s*/\s*{_TOKEN}){_END}")
 # Letters and digits (and symbols, not an address's @), six or more: a password's shape.
 _PASSWORD_SHAPED = re.compile(
@@ -134,7 +135,7 @@ class _Grammar:
             return rf"(?P<value>{_TOKEN}{_END})"
         if kind == "login":
             # The second of a pair is a code: "marie.k und Linde_77", not "grossi and password".
-            pair = rf"{_TOKEN}(?:\s*/\s*|\s+{_words(self.grammar.and_)}\s+)(?={_TOKEN_CHAR}*?{_MARK}){_TOKEN}{_END}"
+            pair = rf"{_TOKEN}(?:\s*[/+]\s*|\s+{_words(self.grammar.and_)}\s+)(?={_TOKEN_CHAR}*?{_MARK}){_TOKEN}{_END}"
             return rf"(?P<value>{pair}|{_TOKEN}{_END})"
         if kind == "pin":
             return rf"(?P<value>{self.spelled}|{_DIGIT_CODE}{_END}|{_TOKEN}{_END})"
@@ -189,10 +190,12 @@ class _Grammar:
             return bool(first) and not _NOT_A_VALUE.fullmatch(first[0].lower())
         if _NOT_A_VALUE.fullmatch(value.lower()) or self.size_follows.match(text, match.end("value")):
             return False
+        if kind == "one_time_code" and in_context and match.group("qualifier"):
+            return False  # "o código de rastreio BR123456789BR": a code, but of a parcel
         if kind not in _WORD_KINDS or (kind == "pin" and " " in value):
             return True  # a code's shape holds a digit; digits said as words
-        if kind == "login" and (" " in value or "/" in value):  # a user and a password: one of them a code
-            return any(_HAS_MARK.search(part) or _DOTTED.search(part) for part in re.split(r"\s*/\s*|\s+", value))
+        if kind == "login" and re.search(r"[\s/+]", value):  # a user and a password: one of them a code
+            return any(_HAS_MARK.search(part) or _DOTTED.search(part) for part in re.split(r"\s*[/+]\s*|\s+", value))
         if kind == "password" and in_context:
             # Announced only by what it opens ("the wifi in the studio is 'Pottery2Go'"): a password's shape, letters
             # with digits or symbols, not "is 5G" or "is slow".
@@ -278,7 +281,13 @@ def _context_rule(grammar: _Grammar, kind: str, table: Names) -> Reading:
     # taquilla: 24-11-08"), "it's" after a code's delivery ("un código de 6 cifras, es el 339201"), "is" after a wifi
     # (in a password's shape). Not "is" after a lock: "my locker number at the gym is 214" is memory.
     g = grammar.grammar
-    links = {"door_code": [":"], "card_security_code": [":"], "one_time_code": [g.it_is, ":"], "password": [g.is_]}
+    links = {
+        "door_code": [":"],
+        "card_security_code": [":"],
+        "one_time_code": [g.it_is, ":"],
+        "password": [g.is_],
+        "security_answer": ["→|->|:"],  # "security question → 'best friend' → Dani"
+    }
     markers = "|".join(part for part in (table.markers, *links.get(kind, [])) if part)
     phrase = kind == "security_answer"
     marker = grammar.announced(markers, kind, phrase=phrase, in_context=True)
@@ -299,6 +308,9 @@ def _context_rule(grammar: _Grammar, kind: str, table: Names) -> Reading:
                         yield PhraseFinding(kind=kind, start=match.start("value"), end=match.end("value"))
                 # A token in a password's shape, letters with digits ("... con mi email y Nube_Rosa9").
                 for match in _PASSWORD_SHAPED.finditer(text, low, high):
+                    yield PhraseFinding(kind=kind, start=match.start("value"), end=match.end("value"))
+            if kind == "door_code":  # "the lockbox is on the porch, 4 9 1 7": keyed digit by digit
+                for match in _KEYED_DIGITS.finditer(text, low, high):
                     yield PhraseFinding(kind=kind, start=match.start("value"), end=match.end("value"))
             if kind == "security_answer":
                 for match in _APPOSITIVE.finditer(text, low, high):

@@ -31,7 +31,7 @@ LANGUAGE = Language(
     grammar=GRAMMAR,
     password=Names(
         names=r"\w*passw(?:o|ö)rt(?:er)?|\w*kennw(?:o|ö)rt(?:er)?|password|pw|(?:wlan|wpa|netzwerk)-?schlüssel",
-        phrases=r"passphrasen?|merksatz|wiederherstellungsphrase|seed-?phrase",
+        phrases=r"passphrasen?|merksatz|wiederherstellungs(?:phrase|wörter)|seed-?(?:phrase|wörter)",
         openers=r"wlan|router|hotspot",
     ),
     pin=Names(
@@ -58,6 +58,7 @@ LANGUAGE = Language(
         names=r"""\w*(?:bestätigungs|verifizierungs|sicherheits|wiederherstellungs|einmal|backup|anmelde|login|sms
             |authentifizierungs|freigabe)codes?|(?:code|pin)\s+(?:aus|von)\s+(?:der|dem)\s+[\w-]*(?:sms|app)
             |code,?\s+den\s+(?:mir|ich)\s+[^.,;:]{0,40}?(?:geschickt|gesendet|bekommen|erhalten)(?:\s+hat|\s+habe)?
+            |(?:den|einen)\s+code(?=\s+\d[\d\s-]{2,12}\s[^.]{0,40}?(?:bekommen|erhalten|gekriegt))
             |(?-i:TAN|mTAN|pushTAN|chipTAN|smsTAN)
             (?:-nummer)?|otp|einmalpasswort""",
         openers=r"(?:\d|vier|fünf|sechs|acht)-?stellig\w*\s+code|code\s+per\s+sms|sms",
@@ -70,7 +71,7 @@ LANGUAGE = Language(
             |ausschalten|öffnen|deaktivieren)|kombination(?:en)?|zahlenkombination|zahlencode""",
         openers=r"""türe?n?|haustür|wohnungstür|eingangstür|kellertür|tor|garagentor|hoftor|gartentor
             |einfahrtstor|alarm\w*|\w*schloss|\w*tresor|\w*safe|garage|gegensprechanlage|schlüsselkasten""",
-        markers=r"""(?:gib|gibst|tipp|tippe|tippst|drück|drücke|drückst|wähl|wähle|wählst)(?:\s+du)?|eingeben
+        markers=r"""(?:gib|gibst|tipp\w*|drück\w*|wähl\w*)(?:\s+du)?|eingeben
             |geht\s+(?:mit|auf\s+mit)|öffnet\s+(?:sich\s+)?mit|code|kombination|mit""",
     ),
     login=Names(
@@ -78,6 +79,6 @@ LANGUAGE = Language(
             |login(?:-?name|daten)?""",
         openers=r"""zugangsdaten|anmeldedaten|online-?banking|kundenportal|melde\s+mich|logge\s+mich|eingeloggt
             |login|anmeldung|\w*passw(?:o|ö)rt\w*|\w*kennwort|pin""",
-        markers=r"benutzer(?:name)?|anmeldename|kennung|login|\w*nummer|passwort|kennwort|pin",
+        markers=r"(?:be)?nutzer(?:name)?|anmeldename|kennung|login|\w*nummer|passwort|kennwort|pin",
     ),
 )

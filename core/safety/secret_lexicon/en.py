@@ -36,7 +36,7 @@ LANGUAGE = Language(
         names=r"passwords?|passwd|pwd|pw|pass\s?code|(?:wi-?fi|wlan|network|wpa2?)\s+(?:key|password)",
         # "the wifi in the studio is 'Pottery2Go'": what it opens, then a value in a password's shape.
         openers=r"wi-?fi|wlan|router|hotspot",
-        phrases=r"pass\s?phrases?|(?:seed|recovery|secret)\s+phrases?|mnemonic(?:\s+phrase)?",
+        phrases=r"pass\s?phrases?|(?:seed|recovery|secret)\s+(?:phrases?|words)|mnemonic(?:\s+phrase)?",
     ),
     pin=Names(
         names=r"""pins?(?:\s+(?:code|number|no\.?))?|sim\s+pin|puk(?:\s+code)?|unlock\s+(?:code|pin|passcode)
@@ -67,7 +67,8 @@ LANGUAGE = Language(
             |two[\s-]factor|mfa|sms|otp|access|reset|backup|recovery|emergency)\s+(?:codes?|pins?|passcodes?|keys?)
             |otp|totp|recovery\s+keys?|code\s+(?:that\s+|which\s+)?(?:[\w'’]+\s+){0,3}?(?:texted|sent|emailed|got
             |received)(?:\s+(?:me|to\s+me))?|codes?\s+(?:from|in|on)\s+(?:the\s+|my\s+)?(?:[\w-]+\s+)?(?:app
-            |authenticator|sms|text|email)|confirmation\s+code(?=\s*(?::|is|=)?\s*\d[\d\s-]{2,10}(?:[.,;!?]|\s|$))""",
+            |authenticator|sms|text|email)|confirmation\s+code(?=\s*(?::|is|=)?\s*\d[\d\s-]{2,10}(?:[.,;!?]|\s|$))
+            |(?:got|received|get|getting)\s+(?:a|the|this)\s+code""",
         openers=r"""(?:\d|four|five|six|seven|eight)[\s-]digit\s+codes?|codes?\s+(?:by|via)\s+(?:text|sms)
             |(?:texted|sent|emailed)\s+me\s+(?:a|the)\s+code|codes?\s+(?:that\s+|which\s+)?(?:they|you|the\s+bank
             |it)\s+(?:sms|texts?|texted|sends?|sent|emails?)|sms|text\s+message""",
@@ -80,11 +81,11 @@ LANGUAGE = Language(
             |safe|padlock|lock|shed|house|flat|apartment|disarm|open)""",
         openers=r"""doors?|gates?|alarms?|lockbox|key\s?safe|key\s?box|padlock|garage|keypad|entrance|intercom
             |buzzer|lockers?|combination\s+lock""",
-        markers=r"""(?:punch|key|type|tap|enter|dial|press)(?:\s+in)?|opens?\s+with|unlocks?\s+with|disarm\s+with
+        markers=r"""(?:punch|key|typ|tap|enter|dial|press)\w*(?:\s+in)?|opens?\s+with|unlocks?\s+with|disarm\s+with
             |code|combination|takes|uses|accepts|(?:opened|unlocked|closed|locked)\s+(?:it\s+)?with|with""",
     ),
     login=Names(
-        names=r"log-?ins?(?:\s+(?:details|name|id))?|credentials",
+        names=r"log-?ins?(?:\s+(?:details|name|id))?|credentials|creds",
         openers=r"""log(?:ged|ging)?\s+(?:in|into|on)|sign(?:ed|ing)?\s+in(?:to)?|credentials|log-?in|online\s+banking
             |internet\s+banking|mobile\s+banking|bank(?:ing)?\s+(?:app|site|website|portal)|passwords?|pass\s?code
             |pwd|pw|pins?""",

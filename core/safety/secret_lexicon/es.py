@@ -30,7 +30,8 @@ LANGUAGE = Language(
     password=Names(
         names=r"contraseñas?|contrasenas?|claves?(?:\s+de\s+acceso|\s+secreta)?|password|palabra\s+clave",
         openers=r"wi-?fi|router",
-        phrases=r"frases?\s+(?:de\s+)?(?:contraseña|clave|secreta|semilla|de\s+recuperación)",
+        phrases=r"""frases?\s+(?:de\s+)?(?:contraseña|clave|secreta|semilla|de\s+recuperación)|palabras\s+(?:de\s+recuperación
+            |semilla|secretas)""",
     ),
     pin=Names(
         names=r"""pin|código\s+pin|número\s+(?:pin|secreto)|clave\s+del\s+cajero|puk|código\s+de\s+desbloqueo
@@ -57,7 +58,7 @@ LANGUAGE = Language(
             |un\s+solo\s+uso|inicio\s+de\s+sesión)|otp|por\s+sms|del\s+sms|sms|2fa)|claves?\s+de\s+(?:recuperación
             |un\s+solo\s+uso)|clave\s+(?:otp|dinámica)|otp|token|códigos?\s+que\s+(?:[\w'’]+\s+){0,3}?(?:lleg|envi
             |mand|recib)\w*(?:\s+[\w'’]+){0,3}?|códigos?\s+(?:de|del)\s+(?:la\s+)?app|código\s+de\s+confirmación
-            (?=\s*(?::|es|=)?\s*(?:el\s+)?\d[\d\s-]{2,10}(?:[.,;!?]|\s|$))""",
+            (?=\s*(?::|es|=)?\s*(?:el\s+)?\d[\d\s-]{2,10}(?:[.,;!?]|\s|$))|(?:lleg\w*|recib\w*)\s+(?:el|un)\s+código""",
         openers=r"""códigos?\s+de\s+(?:\d|cuatro|cinco|seis|ocho)\s+(?:cifras|dígitos|números)|códigos?\s+por\s+sms
             |sms""",
         markers=r"códigos?|clave|otp",
@@ -68,7 +69,7 @@ LANGUAGE = Language(
             |desactivar|quitar|abrir)|combinaci[oó]n(?:es)?|clave\s+de\s+la\s+alarma|código\s+de\s+acceso""",
         openers=r"""puertas?|portal|portón|alarmas?|candado|caja\s+fuerte|cerradura|garaje|cochera|portero
             |telefonillo|urbanización|caja\s+de\s+llaves""",
-        markers=r"""marca[rs]?|marque|teclea[rs]?|pon(?:er|es)?|introduce|mete[rs]?|digita|código|combinación
+        markers=r"""marc[aáo]\w*|teclea\w*|pon(?:er|es)?|introduc\w*|mete[rs]?|digit\w*|código|combinación
             |(?:se\s+)?abr\w*\s+con|con""",
     ),
     login=Names(

@@ -30,7 +30,7 @@ LANGUAGE = Language(
     password=Names(
         names=r"mots?\s+de\s+passe|mdps?|password|code\s+(?:du\s+)?wi-?fi|clé\s+(?:wi-?fi|wpa)|clef\s+wi-?fi",
         openers=r"wi-?fi|box|routeur",
-        phrases=r"phrases?\s+(?:secrètes?|de\s+passe|de\s+récupération|mnémonique)",
+        phrases=r"phrases?\s+(?:secrètes?|de\s+passe|de\s+récupération|mnémonique)|mots\s+(?:de\s+récupération|secrets)",
     ),
     pin=Names(
         names=r"""(?:code\s+)?pin|code\s+(?:confidentiel|secret|cb|de\s+cb)|code\s+(?:de|d['’])\s*(?:ma\s+|la\s+|ta\s+|sa
@@ -55,7 +55,7 @@ LANGUAGE = Language(
             |authentification)|à\s+usage\s+unique|reçus?(?:\s+par\s+sms)?|sms|otp|2fa|par\s+sms)|clés?\s+de
             \s+récupération|otp|codes?\s+(?:que|qu['’])\s*(?:[\w'’]+\s+){0,3}?(?:reç|envoy)\w*|codes?\s+de
             \s+l['’]appli(?:cation)?|code\s+de\s+confirmation(?=\s*(?::|est|=|c['’]est)?\s*\d[\d\s-]{2,10}(?:[.,;!?]
-            |\s|$))""",
+            |\s|$))|re[çc]u\s+(?:le|un)\s+code""",
         openers=r"codes?\s+à\s+(?:\d|quatre|cinq|six|huit)\s+chiffres|codes?\s+par\s+sms|sms|texto",
         markers=r"codes?|otp",
     ),
@@ -65,7 +65,7 @@ LANGUAGE = Language(
             |combinaisons?|code\s+d['’]accès""",
         openers=r"""portes?|portail|alarmes?|cadenas|coffre(?:-fort)?|garage|interphone|digicode|immeuble|résidence
             |boîte\s+à\s+clés""",
-        markers=r"""tap(?:e|es|er|ez)|fai[st]|faire|compos(?:e|es|er|ez)|entr(?:e|es|er|ez)|saisi[rs]|code
+        markers=r"""tap\w*|fai[st]|faire|compos\w*|entr(?:e|es|er|ez|ant)|saisi\w*|code
             |combinaison|(?:s['’])?ouvr\w*\s+avec|avec""",
     ),
     login=Names(

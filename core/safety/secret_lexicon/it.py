@@ -29,7 +29,7 @@ LANGUAGE = Language(
     password=Names(
         names=r"password|passw|parol[ae]\s+d['’]ordine|chiave\s+(?:del\s+)?(?:wi-?fi|wpa)|codice\s+(?:del\s+)?wi-?fi",
         openers=r"wi-?fi|router",
-        phrases=r"fras[ei]\s+(?:segret[ae]|d['’]accesso|di\s+recupero|seme)|passphrase",
+        phrases=r"fras[ei]\s+(?:segret[ae]|d['’]accesso|di\s+recupero|seme)|passphrase|parole\s+(?:di\s+recupero|segrete)",
     ),
     pin=Names(names=r"pin|codice\s+pin|codice\s+segreto|puk|codice\s+di\s+sblocco"),
     card_security_code=Names(
@@ -50,7 +50,7 @@ LANGUAGE = Language(
         names=r"""codic[ei]\s+(?:di\s+(?:verifica|recupero|backup|sicurezza|accesso|autenticazione|autorizzazione)
             |otp|sms|via\s+sms|arrivato(?:\s+via\s+sms)?|monouso)|otp|chiav[ei]\s+di\s+recupero|token
             |codic[ei]\s+che\s+(?:[\w'’]+\s+){0,3}?(?:arriv|mand|invi|ricev)\w*(?:\s+[\w'’]+){0,3}?
-            |codice\s+dell['’]app|codice\s+di\s+conferma(?=\s*(?::|è|=)?\s*\d[\d\s-]{2,10}(?:[.,;!?]|\s|$))""",
+            |codice\s+dell['’]app|(?:arrivat[ao]|ricevut[ao])\s+(?:il|un)\s+codice|codice\s+di\s+conferma(?=\s*(?::|è|=)?\s*\d[\d\s-]{2,10}(?:[.,;!?]|\s|$))""",
         openers=r"codic[ei]\s+(?:di|da)\s+(?:\d|quattro|cinque|sei|otto)\s+cifre|codice\s+via\s+sms|sms",
         markers=r"codic[ei]|otp",
     ),
@@ -59,7 +59,7 @@ LANGUAGE = Language(
             |allarme|garage|box|ingresso|lucchetto|cassaforte|citofono|condominio|palazzo|casa|disinserire
             |disattivare|aprire)|combinazion[ei]|codice\s+d['’]accesso""",
         openers=r"porton[ei]|port[ae]|cancello|allarme|lucchetto|cassaforte|garage|box|citofono|condominio|palazzo",
-        markers=r"""digit[ae]|digitare|compon[ei]|comporre|inserisci|inserire|fai|premi|codice|combinazione
+        markers=r"""digit\w*|compon\w*|comporre|inserisc\w*|inserire|fai|prem\w*|codice|combinazione
             |(?:si\s+)?apr\w*\s+con|con""",
     ),
     login=Names(

@@ -29,7 +29,7 @@ LANGUAGE = Language(
     password=Names(
         names=r"senhas?|palavras?[-\s]passe|password|chave\s+d[oa]\s+wi-?fi",
         openers=r"wi-?fi|roteador",
-        phrases=r"frases?[-\s](?:senha|secreta|semente|de\s+recuperação)",
+        phrases=r"frases?[-\s](?:senha|secreta|semente|de\s+recuperação)|palavras\s+(?:de\s+recuperação|semente|secretas)",
     ),
     pin=Names(
         names=r"""pin|código\s+pin|senha\s+do\s+cartão(?:\s+de\s+(?:débito|crédito))?|puk|código\s+de\s+desbloqueio
@@ -54,7 +54,8 @@ LANGUAGE = Language(
         names=r"""códigos?\s+(?:de\s+(?:verificação|recuperação|backup|segurança|autenticação|acesso\s+único
             |uso\s+único|login)|otp|por\s+sms|do\s+sms|sms|2fa)|chaves?\s+de\s+recuperação|otp|token
             |códigos?\s+que\s+(?:[\w'’]+\s+){0,3}?(?:cheg|mand|envi|receb)\w*(?:\s+[\w'’]+){0,3}?|códigos?\s+do\s+app
-            |código\s+de\s+confirmação(?=\s*(?::|é|=)?\s*(?:o\s+)?\d[\d\s-]{2,10}(?:[.,;!?]|\s|$))""",
+            |código\s+de\s+confirmação(?=\s*(?::|é|=)?\s*(?:o\s+)?\d[\d\s-]{2,10}(?:[.,;!?]|\s|$))|(?:receb\w*|cheg\w*)
+            \s+(?:o|um)\s+código""",
         openers=r"""códigos?\s+de\s+(?:\d|quatro|cinco|seis|oito)\s+(?:dígitos|números|algarismos)|códigos?\s+por
             \s+sms|sms""",
         markers=r"códigos?|otp|token",
@@ -64,7 +65,7 @@ LANGUAGE = Language(
             |cadeado|cofre|fechadura|prédio|casa|condomínio|desarmar|desligar|abrir)|combinaç(?:ão|ões)
             |senha\s+d[oa]\s+(?:alarme|portão|porta|cofre|cadeado)|código\s+de\s+acesso""",
         openers=r"portas?|portão|portaria|alarmes?|cadeado|cofre|fechadura|garagem|interfone|condomínio|prédio",
-        markers=r"""digit[ae]|digitar|tecl[ae]|teclar|coloc[ae]|bot[ae]|apert[ae]|código|combinação|senha
+        markers=r"""digit\w*|tecl\w*|coloc[ae]|bot[ae]|apert\w*|código|combinação|senha
             |abr\w*\s+com|com""",
     ),
     login=Names(
