@@ -17,7 +17,9 @@ for a passphrase or a security answer, a user id or "user / password" for a logi
 secret ("is too weak", "es muy débil", "est collé sous la box"), in any of the languages, are not values.
 
 Each rule runs only on a text that holds one of the words it needs (core.safety.required_words), looked up by their
-first letters in an index of every rule: ordinary text costs a word split and a few set lookups."""
+first letters in an index of every rule: ordinary text costs a word split and a few set lookups. In a long text a
+rule reads only the windows around those words, each place once, every lookahead bounded by the longest value: the
+cost grows with the text, not with its square (a 100,000-character message of secret words took minutes)."""
 
 from __future__ import annotations
 
@@ -31,6 +33,10 @@ from core.safety.secret_lexicon import Language, Names, de, en, es, fr, it, pt
 
 LANGUAGES: tuple[Language, ...] = (en.LANGUAGE, es.LANGUAGE, pt.LANGUAGE, fr.LANGUAGE, de.LANGUAGE, it.LANGUAGE)
 CONTEXT_CHARS = 200
+# A rule reads at most this many places in one text. Past them the rest is taken as a secret of its kind (so that
+# redaction or withholding covers it): only a text made of hundreds of secret words gets there, and reading it
+# whole would cost seconds.
+MAX_READS = 250
 # What replaces a redaction label while the rules run, so that no rule reads a label or takes it for a value.
 MASK = "\ufffc"
 
@@ -42,10 +48,10 @@ _MARK = r"[\d_!@#$%^&*+=~|\\/<>-]"
 # The end of a value: punctuation, then a space or the end of the text.
 _END = r"(?=[.,;:!?)\]»\"'”’]*(?:\s|$))"
 _DIGIT_CODE = r"\d(?:[ -]?\d){2,11}[#*]?"
-_MIXED_CODE = r"(?=[A-Za-z0-9-]*\d)[A-Za-z0-9]{2,12}(?:-[A-Za-z0-9]{2,8}){0,5}[#*]?"
+_MIXED_CODE = r"(?=[A-Za-z0-9-]{0,60}\d)[A-Za-z0-9]{2,12}(?:-[A-Za-z0-9]{2,8}){0,5}[#*]?"
 _CODE = rf"(?:{_DIGIT_CODE}|{_MIXED_CODE}){_END}"
 # One word of a phrase (a passphrase, a security answer).
-_PHRASE_WORD = r"[^\s.,;:!?()\"“”«»\ufffc]+"
+_PHRASE_WORD = r"[^\s.,;:!?()\"“”«»\ufffc]{1,128}"
 _CAPITALISED = r"[A-ZÀ-ÖØ-Þ][\w'’-]*"
 _OPEN_QUOTE = r"[\"'“‘«]?"
 _HAS_MARK = re.compile(_MARK)
@@ -57,7 +63,7 @@ _KEYED_DIGITS = re.compile(r"(?<![\w.,/:-])(?P<value>\d(?: \d){3,7})(?![\w.,/:-]
 _LOGIN_PAIR = re.compile(rf"(?<![\w/])(?P<value>{_TOKEN}\s*/\s*{_TOKEN}){_END}")
 # Letters and digits (and symbols, not an address's @), six or more: a password's shape.
 _PASSWORD_SHAPED = re.compile(
-    r"(?<![\w@./-])(?P<value>(?=[\w!#$%&*+=?~-]*[^\W\d_])(?=[\w!#$%&*+=?~-]*\d)[\w!#$%&*+=?~-]{6,64})(?![\w@/])"
+    r"(?<![\w@./-])(?P<value>(?=[\w!#$%&*+=?~-]{0,63}[^\W\d_])(?=[\w!#$%&*+=?~-]{0,63}\d)[\w!#$%&*+=?~-]{6,64})(?![\w@/])"
 )
 _APPOSITIVE = re.compile(rf",\s*(?P<value>{_CAPITALISED}(?:\s+{_CAPITALISED}){{0,2}})(?=\s*(?:[.!;]|$|\n))")
 # Kinds whose value is one word (for a PIN, unless said as words).
@@ -69,6 +75,12 @@ _CODE_KINDS = ("one_time_code", "door_code", "card_security_code")
 def _compact(pattern: str) -> str:
     """A table's expression without the whitespace it was laid out with (spaces in it are written \\s)."""
     return re.sub(r"\s+", "", pattern)
+
+
+def _starts(alternation: str) -> re.Pattern[str]:
+    """Every place one of the alternation's words starts, also inside another's match ("code pin" and "pin"): where a
+    rule that begins with them can match."""
+    return re.compile(rf"(?={_words(alternation)})", re.IGNORECASE)
 
 
 def _words(alternation: str) -> str:
@@ -135,7 +147,8 @@ class _Grammar:
             return rf"(?P<value>{_TOKEN}{_END})"
         if kind == "login":
             # The second of a pair is a code: "marie.k und Linde_77", not "grossi and password".
-            pair = rf"{_TOKEN}(?:\s*[/+]\s*|\s+{_words(self.grammar.and_)}\s+)(?={_TOKEN_CHAR}*?{_MARK}){_TOKEN}{_END}"
+            joined = rf"(?:\s*[/+]\s*|\s+{_words(self.grammar.and_)}\s+)"
+            pair = rf"{_TOKEN}{joined}(?={_TOKEN_CHAR}{{0,127}}?{_MARK}){_TOKEN}{_END}"
             return rf"(?P<value>{pair}|{_TOKEN}{_END})"
         if kind == "pin":
             return rf"(?P<value>{self.spelled}|{_DIGIT_CODE}{_END}|{_TOKEN}{_END})"
@@ -161,8 +174,8 @@ class _Grammar:
         a_value = rf"(?!{_OPEN_QUOTE}(?:{_NOT_VALUES})(?![\w'’-]))"
         if phrase:  # a passphrase may be a sentence: "é o gato subiu no telhado"
             a_value = rf"(?:(?={_words(g.article)}\s)|{a_value})"
-        marked = rf"(?={_OPEN_QUOTE}{_TOKEN_CHAR}*?(?:{_MARK}|\w\.\w))"
-        digit = rf"(?={_OPEN_QUOTE}{_TOKEN_CHAR}*?\d)"
+        marked = rf"(?={_OPEN_QUOTE}{_TOKEN_CHAR}{{0,127}}?(?:{_MARK}|\w\.\w))"
+        digit = rf"(?={_OPEN_QUOTE}{_TOKEN_CHAR}{{0,127}}?\d)"
         never = "(?!)"
         if phrase:
             weak, bare = never, (a_value if in_context else never)
@@ -233,7 +246,10 @@ class _Grammar:
         )
 
 
-Reading = Callable[[str, list[tuple[int, int]]], Iterator[PhraseFinding]]
+Spans = list[tuple[int, int]]
+# How a rule reads a text: the text, the windows around the words it needs (its names and openers can only start
+# there), and the card numbers found by their shape (each opens a card context).
+Reading = Callable[[str, Spans, Spans], Iterator[PhraseFinding]]
 
 
 @dataclass(frozen=True)
@@ -248,31 +264,66 @@ class Rule:
 
 
 def _announced_rule(grammar: _Grammar, kind: str, names: str, *, phrase: bool) -> Reading:
+    names_pattern = _starts(names)
     pattern = grammar.announced(names, kind, phrase=phrase)
 
-    def read(text: str, card_numbers: list[tuple[int, int]]) -> Iterator[PhraseFinding]:
-        for match in _matches(pattern, text, 0, len(text)):
-            if grammar.accepts(text, match, kind, phrase=phrase, in_context=False):
+    def read(text: str, windows: Spans, card_numbers: Spans) -> Iterator[PhraseFinding]:
+        for match in _matches_at_names(names_pattern, pattern, text, windows, kind, match_high=len(text)):
+            if isinstance(match, PhraseFinding):
+                yield match
+            elif grammar.accepts(text, match, kind, phrase=phrase, in_context=False):
                 yield PhraseFinding(kind=kind, start=match.start("value"), end=match.end("value"))
 
     return read
 
 
-def _matches(pattern: re.Pattern[str], text: str, low: int, high: int) -> Iterator[re.Match[str]]:
-    """Every match from each place the pattern can start: unlike finditer, a match that is then refused does not hide
-    one that starts inside it ("login: customer" hides "customer number 4410092231")."""
-    position = low
-    while (match := pattern.search(text, position, high)) is not None:
-        yield match
-        position = match.start() + 1
+def _matches_at_names(
+    names: re.Pattern[str],
+    pattern: re.Pattern[str],
+    text: str,
+    windows: Spans,
+    kind: str,
+    *,
+    match_high: int,
+) -> Iterator[re.Match[str] | PhraseFinding]:
+    """The rule's match at each place one of its names starts in the windows (a match refused later does not hide one
+    that starts inside it: "login: customer" hides no "customer number 4410092231"), running on up to `match_high`;
+    at most MAX_READS places, past them the rest up to `match_high` as one finding of the kind."""
+    read = 0
+    for low, high in windows:
+        for name in names.finditer(text, low, high):
+            if read == MAX_READS:
+                yield PhraseFinding(kind=kind, start=name.start(), end=match_high)
+                return
+            read += 1
+            match = pattern.match(text, name.start(), match_high)
+            if match is not None:
+                yield match
 
 
 def _context(text: str, start: int, end: int, *, looks_back: bool) -> tuple[int, int]:
     """The context an opener at [start, end) gives: what follows it in its paragraph, up to CONTEXT_CHARS, and, where
-    `looks_back`, its sentence from the start too ("username grossi and password ...": the password opens it)."""
-    low = max(text.rfind(stop, 0, start) for stop in (". ", "! ", "? ", "\n")) + 1 if looks_back else start
-    paragraph_end = text.find("\n", end)
-    return low, min(len(text) if paragraph_end < 0 else paragraph_end, end + CONTEXT_CHARS)
+    `looks_back`, its sentence before it too, up to CONTEXT_CHARS ("username grossi and password ...": the password
+    opens it)."""
+    low = start
+    if looks_back:
+        sentence_start = max(
+            text.rfind(stop, max(0, start - CONTEXT_CHARS), start) for stop in (". ", "! ", "? ", "\n")
+        )
+        low = max(sentence_start + 1, start - CONTEXT_CHARS)
+    paragraph_end = text.find("\n", end, end + CONTEXT_CHARS)
+    return low, min(len(text), end + CONTEXT_CHARS) if paragraph_end < 0 else paragraph_end
+
+
+def _merged(windows: Spans) -> Spans:
+    """Windows that overlap, as one: each part of the text is read once, however many openers it follows."""
+    merged: Spans = []
+    for low, high in sorted(windows):
+        if merged and low <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], high))
+        else:
+            merged.append((low, high))
+    return merged
 
 
 def _context_rule(grammar: _Grammar, kind: str, table: Names) -> Reading:
@@ -291,15 +342,18 @@ def _context_rule(grammar: _Grammar, kind: str, table: Names) -> Reading:
     markers = "|".join(part for part in (table.markers, *links.get(kind, [])) if part)
     phrase = kind == "security_answer"
     marker = grammar.announced(markers, kind, phrase=phrase, in_context=True)
+    marker_names = _starts(markers)
 
-    def read(text: str, card_numbers: list[tuple[int, int]]) -> Iterator[PhraseFinding]:
-        spans = [(match.start(), match.end()) for match in opener.finditer(text)]
+    def read(text: str, windows: Spans, card_numbers: Spans) -> Iterator[PhraseFinding]:
+        spans = [(match.start(), match.end()) for low, high in windows for match in opener.finditer(text, low, high)]
         if kind == "card_security_code":
             spans += card_numbers
         looks_back = kind in ("login", "one_time_code")  # "type 882 019 when the bank asks for the code they SMS you"
-        for low, high in {_context(text, start, end, looks_back=looks_back) for start, end in spans}:
-            for match in _matches(marker, text, low, high):
-                if grammar.accepts(text, match, kind, phrase=phrase, in_context=True):
+        for low, high in _merged([_context(text, start, end, looks_back=looks_back) for start, end in spans]):
+            for match in _matches_at_names(marker_names, marker, text, [(low, high)], kind, match_high=high):
+                if isinstance(match, PhraseFinding):
+                    yield match
+                elif grammar.accepts(text, match, kind, phrase=phrase, in_context=True):
                     yield PhraseFinding(kind=kind, start=match.start("value"), end=match.end("value"))
             if kind == "login":
                 for match in _LOGIN_PAIR.finditer(text, low, high):
@@ -322,9 +376,13 @@ def _context_rule(grammar: _Grammar, kind: str, table: Names) -> Reading:
 def _reversed_rule(grammar: _Grammar, names: str, kind: str, value: re.Pattern[str]) -> Reading:
     name_pattern = re.compile(_words(names), re.IGNORECASE)
 
-    def read(text: str, card_numbers: list[tuple[int, int]]) -> Iterator[PhraseFinding]:
-        for name in name_pattern.finditer(text):
-            match = value.search(text, max(0, name.start() - 80), name.start())
+    def read(text: str, windows: Spans, card_numbers: Spans) -> Iterator[PhraseFinding]:
+        names = (name for low, high in windows for name in name_pattern.finditer(text, low, high))
+        for number, name in enumerate(names):
+            if number == MAX_READS:  # the rest, and what may come before its first name
+                yield PhraseFinding(kind=kind, start=max(0, name.start() - 80), end=len(text))
+                return
+            match = _ending_at(value, text, name.start())
             if match is None:
                 continue
             found = match.group("value")
@@ -333,6 +391,22 @@ def _reversed_rule(grammar: _Grammar, names: str, kind: str, value: re.Pattern[s
             yield PhraseFinding(kind=kind, start=match.start("value"), end=match.end("value"))
 
     return read
+
+
+_TOKEN_START = re.compile(rf"(?<!{_TOKEN_CHAR}){_TOKEN_CHAR}")
+
+
+def _ending_at(pattern: re.Pattern[str], text: str, end: int) -> re.Match[str] | None:
+    """The leftmost match of the pattern in the 80 characters before a name (it ends where the name starts), tried
+    anchored where a value can start (where a word starts after a space or a quote, or where the 80 characters do):
+    the same match as a search, at a cost a long run of names does not multiply."""
+    window = max(0, end - 80)
+    starts = [window, *(match.start() for match in _TOKEN_START.finditer(text, window + 1, end))]
+    for start in starts:
+        match = pattern.match(text, start, end)
+        if match is not None:
+            return match
+    return None
 
 
 def _words_of(*patterns: str) -> frozenset[RequiredWord] | None:
@@ -418,23 +492,53 @@ def _index() -> _Index:
     )
 
 
-def _rules_for(text: str) -> list[Rule]:
-    """The rules whose words the text holds, announced values first, then in the order of the tables."""
+# How far from the word a rule needs its name or opener may start or end ("código de la puerta" needs "puerta").
+NAME_REACH = 120
+# A text shorter than this is read whole by each rule it wakes: finding the windows would cost more than it saves.
+WINDOWS_FROM = 4 * NAME_REACH
+
+
+def _rules_for(text: str) -> list[tuple[Rule, Spans]]:
+    """The rules whose words the text holds, with where each reads it (for a long text, the windows around those
+    words, where its names can be), announced values first, then in the order of the tables."""
     index = _index()
     lowered = text.lower()
-    selected = set(index.always)
-    for word in set(_WORD.findall(lowered)):
-        for stem, numbers in index.by_initials.get(word[:2], ()):
-            if word.startswith(stem):
-                selected.update(numbers)
-    selected.update(number for tail, number in index.tails if tail in lowered)
-    return [index.rules[number] for number in sorted(selected)]
+    whole = [(0, len(text))]
+    # Lowering may change a text's length (a rare letter): such a text is read whole too.
+    if len(text) < WINDOWS_FROM or len(lowered) != len(text):
+        selected = set(index.always)
+        for word in set(_WORD.findall(lowered)):
+            for stem, numbers in index.by_initials.get(word[:2], ()):
+                if word.startswith(stem):
+                    selected.update(numbers)
+        selected.update(number for tail, number in index.tails if tail in lowered)
+        return [(index.rules[number], whole) for number in sorted(selected)]
+    places: dict[int, list[int]] = {number: [] for number in index.always}
+    for word in _WORD.finditer(lowered):
+        for stem, numbers in index.by_initials.get(word.group()[:2], ()):
+            if word.group().startswith(stem):
+                for number in numbers:
+                    places.setdefault(number, []).append(word.start())
+    for tail, number in index.tails:
+        position = lowered.find(tail)
+        while position >= 0:
+            places.setdefault(number, []).append(position)
+            position = lowered.find(tail, position + 1)
+    return [
+        (
+            index.rules[number],
+            _merged([(max(0, p - NAME_REACH), min(len(text), p + NAME_REACH)) for p in at]) if at else whole,
+        )
+        for number, at in sorted(places.items())
+    ]
 
 
-def phrase_findings(text: str, *, card_numbers: list[tuple[int, int]] | None = None) -> list[PhraseFinding]:
+def phrase_findings(text: str, *, card_numbers: Spans | None = None) -> list[PhraseFinding]:
     """The secrets said in words in text (its redaction labels masked with MASK), in any order, possibly
     overlapping. `card_numbers`, the spans of card numbers found by their shape, each open a card context."""
     rules = _rules_for(text)
     if card_numbers:  # a card number opens a card context in every language
-        rules += [rule for rule in _index().card_contexts if rule not in rules]
-    return [finding for rule in rules for finding in rule.read(text, card_numbers or [])]
+        woken = {id(rule) for rule, _ in rules}
+        rules += [(rule, []) for rule in _index().card_contexts if id(rule) not in woken]
+    cards = card_numbers or []
+    return [finding for rule, windows in rules for finding in rule.read(text, windows, cards)]

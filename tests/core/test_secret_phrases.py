@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from core.safety import secret_phrases
 from core.safety.required_words import required_words
-from core.safety.sensitive import SensitiveKind, sensitive_findings
+from core.safety.sensitive import SensitiveKind, sensitive_findings, text_redacted
 from tests.fuzzing import examples, tally_add
 
 CORPUS = [
@@ -23,10 +23,11 @@ CORPUS = [
 
 
 def _every_rule(text: str) -> set[tuple[str, int, int]]:
+    """What every rule finds reading the whole text (no gate, no windows)."""
     return {
         (finding.kind, finding.start, finding.end)
         for rule in secret_phrases._index().rules
-        for finding in rule.read(text, [])
+        for finding in rule.read(text, [(0, len(text))], [])
     }
 
 
@@ -49,6 +50,33 @@ words_of_the_tables = st.sampled_from(
 def test_the_gate_skips_only_rules_that_find_nothing_on_any_mix_of_their_words(text):
     tally_add("sensitive-data texts")
     assert _gated(text) == _every_rule(text)
+
+
+@pytest.mark.parametrize("joiner", [" ", "\n"])
+def test_the_gate_reads_a_long_message_only_around_the_words_and_finds_the_same(joiner):
+    # A message of many lines: each rule reads only the windows around its words, which must find what reading the
+    # whole text finds, whatever comes before or after.
+    for start in range(0, len(CORPUS), 40):
+        text = joiner.join(line["text"] for line in CORPUS[start : start + 40])
+        assert _gated(text) == _every_rule(text)
+
+
+def test_a_rule_that_reads_every_text_reads_all_of_it():
+    # The French rule for a question quoted by name needs no word the gate can index: it reads the whole text, not
+    # only its start.
+    said = "Pour « la ville où je suis né » j’ai mis Valence."
+    text = "On a parlé des vacances et du jardin toute la soirée. " * 8 + said
+
+    assert _found(text) == [(SensitiveKind.SECURITY_ANSWER, "Valence")]
+
+
+def test_past_the_reads_a_rule_allows_the_rest_is_taken_as_a_secret():
+    # Hundreds of names in one text: each rule reads at most MAX_READS of them, and the rest of the text is withheld
+    # with them, so that a value after them is never kept.
+    text = "my password " * (secret_phrases.MAX_READS + 20) + "my password is Tulip-4ever"
+    redacted = text_redacted(text=text, findings=sensitive_findings(text))
+
+    assert "Tulip-4ever" not in redacted
 
 
 @pytest.mark.parametrize(
