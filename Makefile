@@ -12,10 +12,15 @@ ARGS ?=
 TS_DIR := clients/typescript
 NODE_STAMP := $(TS_DIR)/node_modules/.installed
 
-.PHONY: run test install lint clean bench fuzz local-llm
+.PHONY: run test install lint clean bench fuzz local-llm manage
 
 run: $(STAMP)
 	$(BIN)/python -m devstack run
+
+# A management command against the stack `make run` started (its environment is in .data/stack.env while it runs):
+# make manage ARGS="api_key create --agent support-bot --create-agent". Silent itself, so its output can be captured.
+manage: $(STAMP)
+	@$(BIN)/python -m devstack manage $(ARGS)
 
 test: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python -m devstack test $(ARGS)

@@ -1,4 +1,5 @@
-"""The tenant, below every other app: agents, their API keys, their end users, and the audit trail of erasures.
+"""The tenant, below every other app: agents, their API keys, their end users, the audit trail of erasures, and the
+operators' keys of the administration API.
 Tables keep the names they had in conversations/ and core/ (docs/architecture.md, "Where the apps' lines are")."""
 
 from django.db import models
@@ -92,6 +93,26 @@ class AgentAPIKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.name or self.agent})"
+
+
+class OperatorKey(models.Model):
+    """The administration API's credential: an operator's, not an agent's (it manages agents, their keys and their
+    webhooks, and reads no memory). Only a SHA-256 digest is stored; the key is shown once at creation. Never accepted
+    where an agent key is expected, nor an agent key in its place."""
+
+    name = models.CharField(max_length=100, help_text="Who or what uses it.")
+    prefix = models.CharField(max_length=16, db_index=True, help_text="First characters, to recognise a key.")
+    key_digest = models.CharField(max_length=64, unique=True)
+    created_by = models.CharField(max_length=200, blank=True, help_text="An admin user or a command.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "operator key"
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.name})"
 
 
 class EndUser(TimeStampedModel):

@@ -9,7 +9,7 @@ from django.conf import settings
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
-from agents.models import AgentAPIKey
+from agents.models import AgentAPIKey, OperatorKey
 from core.runtime.ratelimit import rate_parse, window_hit, window_retry_after
 
 # For the annotations only: imported while DRF reads its settings, rest_framework.views would be circular.
@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 
 
 class AgentKeyRateThrottle(BaseThrottle):
-    """One budget per API key (a staff login: per user). Unauthenticated requests never get this far: they are
-    refused (401) before throttles run."""
+    """One budget per API key or operator key (a staff login: per user). Unauthenticated requests never get this far:
+    they are refused (401) before throttles run."""
 
     def __init__(self) -> None:
         self._retry_after: int | None = None
@@ -28,6 +28,8 @@ class AgentKeyRateThrottle(BaseThrottle):
     def identity(request: Request) -> str | None:
         if isinstance(request.auth, AgentAPIKey):
             return f"api-key:{request.auth.pk}"
+        if isinstance(request.auth, OperatorKey):
+            return f"operator-key:{request.auth.pk}"
         if request.user and request.user.is_authenticated and request.user.pk is not None:
             return f"staff-user:{request.user.pk}"
         return None

@@ -9,4 +9,6 @@ urlpatterns = [
     path("", include("api.facts.document_urls")),
     path("", include("api.reflections.curation_urls")),
     path("", include("api.tools.urls")),
+    path("", include("api.users.urls")),
+    path("admin/", include("api.administration.urls")),
 ]

@@ -13,9 +13,11 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import statistics
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 from benchmarks.lib.locomo_data import DEFAULT_LOCOMO, SPLITS, load_conversations
@@ -46,14 +48,23 @@ def main() -> int:
     parser.add_argument("--split", choices=sorted(SPLITS), default="dev")
     parser.add_argument("--module", type=Path, help="another version of formation/offline/provider.py")
     args = parser.parse_args()
+    # The extractor reads world time into facts.world_time's values, which live beside their model columns.
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_project.settings.test")
+    import django
+
+    django.setup()
+    from portability.formats.locomo import DATE_FORMAT
+
     provider = _provider(args.module)
     sessions = []
     for conversation in load_conversations(DEFAULT_LOCOMO, sample_ids=list(SPLITS[args.split])):
         for number in sorted({turn.session for turn in conversation.turns}):
             turns = [turn for turn in conversation.turns if turn.session == number]
+            # As formation gives it (NumberedMessage.as_input): the extractor resolves relative times against it.
+            said = datetime.strptime(turns[0].date.strip(), DATE_FORMAT).strftime("%Y-%m-%d %H:%M")
             sessions.append(
                 [
-                    {"number": position, "role": "user", "text": f"{turn.speaker}: {turn.text}", "date": turn.date}
+                    {"number": position, "role": "user", "text": f"{turn.speaker}: {turn.text}", "date": said}
                     for position, turn in enumerate(turns, start=1)
                 ]
             )

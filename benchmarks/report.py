@@ -50,9 +50,15 @@ CURRENT = {
     "mcp_after_5.json": "MCP over HTTP against REST (the third of three runs)",
     "metrics_overhead.json": "what the Prometheus metrics cost a search",
     "query_encoder.json": "the query encoder alone: the served 8-bit graph against fp32",
+    "time_devset_offline.json": "the development set for time, the offline extractor",
+    "time_devset_scripted.json": "the development set for time, the scripted LLM (a good model's extraction)",
 }
 # The files behind the dated tables of docs/benchmarks/history.md, by the section that has them.
 HISTORY = {
+    "i34_extract_locomo_dev_before.json": "world time set by formation (issue 34): LoCoMo dev recall before",
+    "i34_extract_locomo_dev_after.json": "world time set by formation (issue 34): LoCoMo dev recall after",
+    "i34_extract_locomo_eval_before.json": "world time set by formation (issue 34): LoCoMo eval recall before",
+    "i34_extract_locomo_eval_after.json": "world time set by formation (issue 34): LoCoMo eval recall after",
     "i36_search_latency_10k_1.json": "secrets in six languages (issue 36): fact and turn search at 10k, before and "
     "after, run 1",
     "i36_search_latency_10k_2.json": "secrets in six languages (issue 36): fact and turn search at 10k, before and "
@@ -111,6 +117,16 @@ HISTORY = {
     "mcp_before_5.json": "MCP since issue 25: before (uvicorn), run 3 of 3",
     "formation_scale_before.json": "formation at production scale (issue 13): before, the legacy workers",
     "ingestion_formation_formation_before.json": "formation overhead without LLM time: before issue 13",
+    "time_devset_offline_before.json": "world time (issue 34): the development set for time, offline, before",
+    "time_devset_scripted_before.json": "world time (issue 34): the development set for time, scripted LLM, before",
+    "i34_search_locomo_dev_after.json": "world time in search (issue 34): LoCoMo dev recall after the tiers",
+    "i34_extract_time_devset_offline.json": "world time set by formation (issue 34): the time set, offline",
+    "i34_extract_time_devset_scripted.json": "world time set by formation (issue 34): the time set, scripted LLM",
+    "expiry_search_latency_10k.json": "fact expiry (issue 35): fact search at 10k, before and after, run 1",
+    "expiry_search_latency_10k_2.json": "fact expiry (issue 35): fact search at 10k, before and after, run 2",
+    "webhook_overhead.json": "webhooks (issue 35): what the outbox adds to a fact write over HTTP",
+    "webhook_overhead_merged.json": "webhooks (issue 35): the same, measured again after merging world time",
+    "feedback_ranking.json": "feedback (issue 35): a boost by useful feedback, LoCoMo dev (not adopted)",
 }
 MANIFEST = CURRENT | HISTORY
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 REPO_DIR = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
+# Under the data folder while `make run` is up: the environment that reaches its database and Redis (devstack.manage).
+STACK_ENV_FILE = "stack.env"
 
 
 def log(message: str) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shlex
 import shutil
 import signal
 import time
@@ -18,6 +19,7 @@ from devstack.local_llm import local_llm
 from devstack.postgres import SERVING_SHARED_BUFFERS
 from devstack.processes import (
     PYTHON,
+    STACK_ENV_FILE,
     ProcessGroup,
     free_port,
     log,
@@ -79,6 +81,16 @@ def metrics_targets_write(*, data_dir: Path, web: str, environments: dict[str, d
     return [f"{target['labels']['job'].removeprefix('memory-')} {target['targets'][0]}" for target in targets]
 
 
+def stack_env_write(*, data_dir: Path, env: dict[str, str]) -> None:
+    """What a management command needs to reach this stack (DATABASE_URL with the embedded database's socket,
+    REDIS_URL, the settings module, the base URL) and the pid that owns it, for `make manage` (devstack.manage).
+    Readable by this user only: the database URL is a credential; removed when the stack stops."""
+    path = data_dir / STACK_ENV_FILE
+    lines = [f"{name}={shlex.quote(value)}" for name, value in sorted(env.items())] + [f"STACK_PID={os.getpid()}"]
+    path.write_text("\n".join(lines) + "\n")
+    path.chmod(0o600)
+
+
 def run(*, port: int, host: str, data_dir: Path) -> int:
     signal.signal(signal.SIGINT, raise_stop)
     children = ProcessGroup()
@@ -107,10 +119,12 @@ def run(*, port: int, host: str, data_dir: Path) -> int:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         children.stop()
+        (data_dir / STACK_ENV_FILE).unlink(missing_ok=True)
 
 
 def _serve(*, children: ProcessGroup, port: int, host: str, data_dir: Path, env: dict[str, str]) -> int:
-    env = os.environ | env | {"DJANGO_SETTINGS_MODULE": "memory_project.settings.local"}
+    stack_env = env | {"DJANGO_SETTINGS_MODULE": "memory_project.settings.local"}
+    env = os.environ | stack_env
     manage("migrate", "--noinput", env=env)
     admin_login = ensure_admin_user(env=env, data_dir=data_dir)
     celery = [PYTHON, "-m", "celery", "-A", "memory_project"]
@@ -132,12 +146,14 @@ def _serve(*, children: ProcessGroup, port: int, host: str, data_dir: Path, env:
                 wait_for_port(int(worker_metrics["WORKER_METRICS_PORT"]), timeout=60)
             except RuntimeError:
                 log(f"warning: the {name}'s metrics endpoint did not open within 60s")
+    stack_env_write(data_dir=data_dir, env=stack_env | {"MEMORY_BASE_URL": base})
     log("the memory service is up:")
     log(f"  admin     {base}/admin/   (login {admin_login})")
     log(f"  API docs  {base}/api/v1/docs/")
     log(f"  MCP       {base}/mcp   (Streamable HTTP; docs/integrations.md)")
     log(f"  health    {base}/health/")
     log(f"  metrics   {base}/metrics and the workers' ({', '.join(scraped[1:])}), from this machine")
+    log(f'  commands  make manage ARGS="..." (this stack\'s environment: {data_dir / STACK_ENV_FILE})')
     log("Ctrl-C stops everything.")
     while (exited := children.first_exited()) is None:
         time.sleep(0.5)

@@ -1,13 +1,14 @@
 """The memory tools of the MCP server, one registry for both transports: their MCP definitions (JSON Schema,
 descriptions, annotations) and their execution for one caller.
 
-The memory tools of /api/v1/tools (search_memory, get_entity, save_memory, update_memory, delete_memory) are taken from
-formation.tools as they are: same definitions, same execution (tool_call_execute), so the poisoning and
-sensitive-data rules are the ones the REST tools follow. Three read tools are added here, where conversations, facts
-and reflections may all be reached: search_conversations, get_memory_context and get_memory_bundle, through the same
-selectors as their REST endpoints and with the same input limits. Every tool's arguments, theirs and the `user` and
-`session` of an unpinned connection, are declared once as a serializer: it validates a call, and its JSON Schema is
-what the model is shown (core.api.tool_schema). Every error names its argument in `fields`.
+The memory tools of /api/v1/tools (search_memory, get_entity, save_memory, update_memory, delete_memory, rate_memory)
+are taken from formation.tools as they are: same definitions, same execution (tool_call_execute), so the poisoning
+and sensitive-data rules are the ones the REST tools follow. Four read tools are added here, where conversations,
+facts and reflections may all be reached: search_conversations, get_memory_context, get_memory_bundle and
+get_timeline, through the same selectors as their REST endpoints and with the same input limits. Every tool's
+arguments, theirs and the `user` and `session` of an unpinned connection, are declared once as a serializer: it
+validates a call, and its JSON Schema is what the model is shown (core.api.tool_schema). Every error names its
+argument in `fields`.
 
 Which end user (and session) a call is about: pinned by the caller (the X-Memory-User / X-Memory-Session headers, or
 the stdio server's MEMORY_USER), or else the `user` / `session` argument of each call. A pinned connection's tools do
@@ -31,8 +32,17 @@ from core.api.fields import StrictCharField, StrictIntegerField
 from core.api.json_limits import json_unstorable_fields
 from core.api.tool_schema import serializer_json_schema
 from core.exceptions import ApplicationError
+from facts.selectors.graph import entity_find
 from facts.selectors.graph_search import messages_graph_ranking
+from facts.selectors.timeline import (
+    TimelineEntry,
+    timeline_position_parse,
+    timeline_read,
+    timeline_scope_of_entity,
+    timeline_scope_of_user,
+)
 from formation.tools.base import ToolContext, ToolError, arguments_validate
+from formation.tools.guards import world_time_shown
 from formation.tools.registry import tool_call_execute, tool_definitions
 from mcp_server.metrics import mcp_tool_call_count
 from reflections.selectors.bundle import BundleLimits, memory_bundle_build
@@ -41,6 +51,7 @@ from reflections.selectors.context import memory_context_get
 USER_HEADER = "X-Memory-User"
 SESSION_HEADER = "X-Memory-Session"
 CONVERSATION_SEARCH_TOP_K_MAX = 20
+TIMELINE_TOOL_LIMIT_MAX = 50
 
 
 @dataclass(frozen=True)
@@ -113,6 +124,8 @@ FACT_TOOL_HINTS = {
     "save_memory": Hints(read_only=False, destructive=False, idempotent=True),
     "update_memory": Hints(read_only=False, destructive=True, idempotent=False),
     "delete_memory": Hints(read_only=False, destructive=True, idempotent=True),
+    # Feedback is recorded each time; a user's own fact called wrong or outdated is closed (kept as history).
+    "rate_memory": Hints(read_only=False, destructive=True, idempotent=False),
 }
 FACT_TOOL_TITLES = {
     "search_memory": "Search memory",
@@ -120,6 +133,7 @@ FACT_TOOL_TITLES = {
     "save_memory": "Save a memory",
     "update_memory": "Correct a memory",
     "delete_memory": "Forget a memory",
+    "rate_memory": "Say a memory is wrong, outdated, harmful or useful",
 }
 UNKNOWN_TOOL_HINTS = Hints(read_only=False, destructive=True, idempotent=False)
 
@@ -153,6 +167,9 @@ class _ReadTool:
     arguments: type[serializers.Serializer]
     run: Callable[[Agent, MemoryScopeTarget, dict], dict]
     needs_user: bool = False
+    needs_user_unless: str = ""  # an argument that makes the user optional (get_timeline's `entity`)
+    user_required: str = "past conversations belong to one user"
+    user_field_error: str = "required: whose conversations to search"
 
 
 def _definition(
@@ -204,6 +221,34 @@ class _BundleArguments(serializers.Serializer):
 
 class _NoArguments(serializers.Serializer):
     pass
+
+
+class _TimelineArguments(serializers.Serializer):
+    entity = StrictCharField(
+        max_length=200,
+        required=False,
+        help_text="A person, place, organisation or thing by any of its names ('me' is the user); leave out for "
+        "everything about the user.",
+    )
+    time_from = serializers.DateField(required=False, help_text="Only what happened on or after this day (YYYY-MM-DD).")
+    time_to = serializers.DateField(required=False, help_text="Only what happened on or before this day (YYYY-MM-DD).")
+    limit = StrictIntegerField(
+        min_value=1, max_value=TIMELINE_TOOL_LIMIT_MAX, default=20, help_text="How many entries (default 20)."
+    )
+    cursor = StrictCharField(
+        max_length=200, required=False, help_text="The next_cursor of a previous call: the entries after it."
+    )
+
+    def validate_cursor(self, value: str) -> object:
+        try:
+            return timeline_position_parse(value)
+        except ValueError as error:
+            raise serializers.ValidationError("not a cursor of get_timeline: pass next_cursor as it came.") from error
+
+    def validate(self, data: dict) -> dict:
+        if "time_from" in data and "time_to" in data and data["time_to"] < data["time_from"]:
+            raise serializers.ValidationError({"time_to": ["is before time_from."]})
+        return data
 
 
 def _validated(serializer_class: type[serializers.Serializer], arguments: dict) -> dict:
@@ -266,6 +311,55 @@ def _memory_bundle(agent: Agent, target: MemoryScopeTarget, arguments: dict) -> 
     }
 
 
+def _timeline_entry(entry: TimelineEntry) -> dict[str, Any]:
+    return {
+        "happened": entry.happened.value,
+        "at": entry.at.isoformat(),
+        "placed_by": entry.placed_by.value,
+        "memory_id": entry.fact.pk,
+        "version": entry.fact.version,
+        "content": entry.fact.content,
+        **world_time_shown(entry.fact.world_time),
+        "recorded_at": entry.recorded_at.isoformat(),
+        "reason": entry.reason,
+        "said_in": [
+            {"message": message.pk, "session": message.session.external_id, "said_at": message.created_at.isoformat()}
+            for message in entry.messages
+        ],
+    }
+
+
+def _timeline(agent: Agent, target: MemoryScopeTarget, arguments: dict) -> dict:
+    if not agent.rag_enabled:
+        raise MemoryToolError(
+            "memory search is switched off for this assistant; answer without it.",
+            fields={"name": ["switched off for this assistant"]},
+        )
+    options = _validated(_TimelineArguments, arguments)
+    answer: dict[str, Any] = {}
+    if "entity" in options:
+        found = entity_find(agent=agent, user=target.user, name=options["entity"], limit=1)
+        if not found:
+            return {"found": False, "note": "memory knows no one and nothing by that name; try search_memory."}
+        scope = timeline_scope_of_entity(entity=found[0], conversation=True, seen_by=target.user)
+        answer = {"found": True, "entity": found[0].name}
+    elif target.user is None:
+        return {"entries": [], "next_cursor": None}  # a user memory has never seen has no history
+    else:
+        scope = timeline_scope_of_user(agent=agent, user=target.user)
+    page = timeline_read(
+        scope=scope,
+        time_from=options.get("time_from"),
+        time_to=options.get("time_to"),
+        after=options.get("cursor"),
+        limit=options["limit"],
+    )
+    return answer | {
+        "entries": [_timeline_entry(entry) for entry in page.entries],
+        "next_cursor": page.next_after.token() if page.next_after is not None else None,
+    }
+
+
 READ_TOOLS = (
     _ReadTool(
         name="search_conversations",
@@ -293,6 +387,20 @@ READ_TOOLS = (
         "before answering.",
         arguments=_BundleArguments,
         run=_memory_bundle,
+    ),
+    _ReadTool(
+        name="get_timeline",
+        title="What changed, in the order it happened",
+        description="What changed about this user (or, with `entity`, about someone or something by name), in the "
+        "order it happened in the world: each entry a memory that started, ended or was corrected, with when it "
+        "held (held_from, held_until, holds_now), when memory recorded it and the conversation it was said in. Use "
+        "it for 'what has changed since ...', 'where did I live before ...', 'how did my job change'.",
+        arguments=_TimelineArguments,
+        run=_timeline,
+        needs_user=True,
+        needs_user_unless="entity",
+        user_required="a timeline is about one user, or about an entity",
+        user_field_error="required: whose timeline (or give `entity`)",
     ),
 )
 READ_TOOLS_BY_NAME = {tool.name: tool for tool in READ_TOOLS}
@@ -362,10 +470,11 @@ def _call(*, caller: Caller, name: str, arguments: dict) -> dict:
     target = memory_scope_resolve(agent=caller.agent, user_external_id=user, session_external_id=session)
     read_tool = READ_TOOLS_BY_NAME.get(name)
     if read_tool is not None:
-        if read_tool.needs_user and not (user or session):
+        user_optional = bool(read_tool.needs_user_unless and arguments.get(read_tool.needs_user_unless))
+        if read_tool.needs_user and not (user or session) and not user_optional:
             raise MemoryToolError(
-                "invalid arguments: user: past conversations belong to one user; give `user` (or `session`).",
-                fields={"user": ["required: whose conversations to search"]},
+                f"invalid arguments: user: {read_tool.user_required}; give `user` (or `session`).",
+                fields={"user": [read_tool.user_field_error]},
             )
         return read_tool.run(caller.agent, target, arguments)
     context = ToolContext(

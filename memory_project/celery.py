@@ -18,8 +18,10 @@ from celery.signals import celeryd_after_setup, task_prerun  # noqa: E402
 from core.observability.worker import celery_observability_connect  # noqa: E402
 from core.runtime.worker_heartbeat import WorkerHeartbeatStep  # noqa: E402
 from core.runtime.worker_threads import worker_embedding_threads_limit, worker_processes_record  # noqa: E402
+from webhooks.listener import WebhookEventListenerStep  # noqa: E402
 
 app.steps["worker"].add(WorkerHeartbeatStep)
+app.steps["worker"].add(WebhookEventListenerStep)
 celeryd_after_setup.connect(worker_processes_record, weak=False, dispatch_uid="worker_processes_record")
 task_prerun.connect(worker_embedding_threads_limit, weak=False, dispatch_uid="worker_embedding_threads_limit")
 celery_observability_connect()
@@ -38,6 +40,9 @@ app.conf.beat_schedule = {
     # Per-agent HNSW indexes of agents that grew past MEMORY_SEARCH_HNSW_MIN_SHARED_FACTS
     # (facts/services/vector_indexes.py).
     "fact-vector-indexes": {"task": "facts.vector_indexes_maintain", "schedule": 600.0},
+    # Webhook deliveries due (retries, and any whose queueing after commit was lost).
+    "webhooks-sweep": {"task": "webhooks.sweep_deliveries", "schedule": 30.0},
+    "webhooks-prune": {"task": "webhooks.prune_events", "schedule": crontab(hour=4, minute=0)},
     # Only agents opted in through CLEANUP_DUPLICATE_FACTS_AGENTS; off for everyone else.
     "cleanup-duplicate-facts-nightly": {
         "task": "facts.cleanup_duplicate_facts_nightly",

@@ -6,6 +6,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the readers run before Django is set up (benchmarks read LoCoMo's dates): no model import
+    from facts.world_time import WorldTime
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,7 @@ class ImportedFact:
     source_session: str | None = None
     source_messages: tuple[tuple[str, str], ...] = ()
     key: str = ""  # a profile key: the fact becomes that attribute's value, superseding an earlier one
+    world_time: WorldTime | None = None  # when its statement held, where the source says
 
 
 @dataclass(frozen=True)

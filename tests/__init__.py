@@ -1,8 +1,9 @@
 """The tests mirror the product: tests/<part>/test_<thing>.py tests what <part>/ holds, for every part of the layout
-(core, agents, conversations, facts, reflections, formation, portability, api, console, mcp_server). A test module
-sits with the code it is about, whatever way in it takes: a management command with the part that owns the command
-(export, import, erase and re-embed are portability's), a tool with formation's tool service, a request to /api/v1/
-with api/ when it is about the endpoint itself (its fields, paging, errors), the admin's pages with console/.
+(core, agents, webhooks, conversations, facts, reflections, formation, portability, api, console, mcp_server). A test
+module sits with the code it is about, whatever way in it takes: a management command with the part that owns the
+command (export, import, erase and re-embed are portability's), a tool with formation's tool service, a request to
+/api/v1/ with api/ when it is about the endpoint itself (its fields, paging, errors), the admin's pages with
+console/.
 
 Folders that are not parts hold what is tested across parts, as a concern of its own: hardening/ (hostile input,
 tenant isolation, faults, fuzzing, memory poisoning), observability/ (metrics, logs, traces, the monitoring files),

@@ -12,9 +12,16 @@ CLIENT_DIR = str(REPO_DIR / "clients" / "python")
 if CLIENT_DIR not in sys.path:
     sys.path.insert(0, CLIENT_DIR)
 
-from memory_client import AsyncMemoryClient, MemoryAPIError, MemoryClient  # noqa: E402
+from memory_client import AsyncMemoryClient, MemoryAdminClient, MemoryAPIError, MemoryClient  # noqa: E402
 
-__all__ = ["AsyncMemoryClient", "MemoryAPIError", "MemoryClient", "api_key_for", "memory_client_for"]
+__all__ = [
+    "AsyncMemoryClient",
+    "MemoryAPIError",
+    "MemoryAdminClient",
+    "MemoryClient",
+    "api_key_for",
+    "memory_client_for",
+]
 
 
 def memory_client_for(*, agent: Agent, base_url: str) -> MemoryClient:

@@ -1,8 +1,8 @@
 """The import rules of docs/architecture.md ("Layers"), read from the source. The parts are layers, bottom to top:
-core <- agents <- conversations <- facts, reflections <- formation <- portability <- the interfaces (api, console,
-mcp_server) <- the wiring (memory_project). A module imports its own part and the parts below it, never one above
-and never one beside it, with two exceptions the architecture names: reflections reads facts (the profile), and the
-MCP server uses the REST API's tool arguments. No part is exempt: the REST views and admin pages that span apps live
+core <- agents <- webhooks <- conversations <- facts, reflections <- formation <- portability <- the interfaces (api,
+console, mcp_server) <- the wiring (memory_project). A module imports its own part and the parts below it, never one
+above and never one beside it, with two exceptions the architecture names: reflections reads facts (the profile), and
+the MCP server uses the REST API's tool arguments. No part is exempt: the REST views and admin pages that span apps live
 in the interface layer. Besides: core names no app's model in its code; nothing in the product imports the
 benchmarks, the devstack or the tests; modules import each other without circles; an import inside a function says
 why in a comment; core reads no English (its spaCy loader aside, nothing in core imports spaCy, and no literal
@@ -21,6 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("core",),
     ("agents",),
+    ("webhooks",),
     ("conversations",),
     ("facts", "reflections"),
     ("formation",),

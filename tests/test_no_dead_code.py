@@ -19,8 +19,8 @@ from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-PRODUCT = ("core", "agents", "conversations", "facts", "reflections", "formation", "portability", "api", "console",
-           "mcp_server", "memory_project")  # fmt: skip
+PRODUCT = ("core", "agents", "webhooks", "conversations", "facts", "reflections", "formation", "portability", "api",
+           "console", "mcp_server", "memory_project")  # fmt: skip
 # Read for references besides the product's Python: the benchmarks, the devstack, templates and the files that
 # configure and deploy.
 ALSO_READ = ("benchmarks", "devstack", "templates", "deploy", ".ci", "Makefile", "Dockerfile", "gunicorn.conf.py",

@@ -71,3 +71,18 @@ SESSION_MESSAGES_TWO_TURNS = OpenApiExample(
         ],
     },
 )
+
+SESSION_DELETED = OpenApiExample(
+    "a session deleted",
+    value={
+        "session": "s-42",
+        "deleted_counts": {
+            "conversations.Message": 12,
+            "conversations.MessageEmbedding": 12,
+            "conversations.Session": 1,
+            "formation.FormationJob": 1,
+            "reflections.Reflection": 2,
+        },
+    },
+    response_only=True,
+)

@@ -52,6 +52,11 @@ class SessionOutputSerializer(serializers.ModelSerializer):
         return session_waiting_detail(session=session)
 
 
+class SessionDeletedOutputSerializer(serializers.Serializer):
+    session = serializers.CharField()
+    deleted_counts = serializers.DictField(child=serializers.IntegerField(), help_text="Rows deleted, per kind.")
+
+
 class MessageInputSerializer(serializers.Serializer):
     role = serializers.ChoiceField(choices=Message.Role.choices)
     content = StrictCharField(max_length=settings.MESSAGE_MAX_CHARS, trim_whitespace=False)

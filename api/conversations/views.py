@@ -15,6 +15,7 @@ from api.conversations.serializers import (
     MessagesAppendInputSerializer,
     MessagesAppendOutputSerializer,
     SessionCreateInputSerializer,
+    SessionDeletedOutputSerializer,
     SessionOutputSerializer,
     messages_append_input_validated,
 )
@@ -24,6 +25,7 @@ from core.api.pagination import StrictCursorPagination
 from core.exceptions import ApplicationError, NotFoundError
 from formation.services.formation_triggers import formation_request
 from formation.services.ingestion import session_close_and_form, session_messages_ingest
+from portability.services.erasure import session_erase
 
 
 def _session_id_checked(session_id: str) -> str:
@@ -89,6 +91,21 @@ class SessionDetailView(APIView):
     )
     def get(self, request: Request, session_id: str) -> Response:
         return Response(SessionOutputSerializer(_session_of(request, session_id)).data)
+
+    @extend_schema(
+        parameters=[SESSION_ID_PARAMETER],
+        request=None,
+        responses={200: SessionDeletedOutputSerializer},
+        summary="Delete a session: its messages, session memory and jobs",
+        examples=[examples.SESSION_DELETED],
+        description="Deletes the session's messages (and their embeddings), its session-scope reflections and blob "
+        "(with past versions), its formation and consolidation jobs and its cached context. What formation already "
+        "drew from it into the user's or the agent's memory (facts, user and agent reflections) stays, without its "
+        "link to the session: erase the user (DELETE /api/v1/users/{user_id}) to remove that too.",
+    )
+    def delete(self, request: Request, session_id: str) -> Response:
+        deleted = session_erase(session=_session_of(request, session_id))
+        return Response(SessionDeletedOutputSerializer({"session": session_id, "deleted_counts": deleted}).data)
 
 
 class MessagePagination(StrictCursorPagination):

@@ -3,6 +3,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from api.facts.serializers import FactOutputSerializer
+from api.facts.world_time import WorldTimeField
 from conversations.models import Message
 from core.api.fields import StrictCharField
 from facts.models import Entity, Fact, Relation
@@ -42,6 +43,7 @@ class RelationOutputSerializer(serializers.ModelSerializer):
     subject = EntityReferenceSerializer()
     object_entity = EntityReferenceSerializer(allow_null=True)
     is_current = serializers.BooleanField()
+    world_time = WorldTimeField()
     source_facts: serializers.PrimaryKeyRelatedField[Fact] = serializers.PrimaryKeyRelatedField(
         many=True, read_only=True
     )
@@ -60,6 +62,7 @@ class RelationOutputSerializer(serializers.ModelSerializer):
             "valid_from",
             "valid_to",
             "is_current",
+            "world_time",
             "closed_reason",
             "formed_at",
             "source_facts",

@@ -11,6 +11,15 @@ FACT_DETAIL_NEW_CONTENT = OpenApiExample(
     "new content", value={"content": "Gene's birthday is March 16th", "reason": "typo"}
 )
 
+FACT_FEEDBACK_OUTDATED = OpenApiExample(
+    "the user moved", value={"rating": "outdated", "note": "I don't live there any more", "user": "gene"}
+)
+
+FACT_LIST_FOR_A_WEEK = OpenApiExample(
+    "remember this for a week",
+    value={"user": "gene", "content": "Gene's hotel room is number 514", "expires_in": "P7D"},
+)
+
 FACT_LIST_A_USER_FACT = OpenApiExample(
     "a user fact",
     value={"user": "gene", "content": "Gene's birthday is March 15th", "tags": ["personal"]},

@@ -5,15 +5,18 @@ from operator import attrgetter
 from django.conf import settings
 from rest_framework import serializers
 
+from api.facts.world_time import WorldTimeField, WorldTimeInputSerializer
 from core.api.fields import (
+    HoldsAtField,
     MetadataField,
     StrictCharField,
+    StrictDurationField,
     StrictFloatField,
     StrictIntegerField,
     StrictRegexField,
     TimeRangeInputSerializer,
 )
-from facts.models import Fact, FactScope
+from facts.models import Fact, FactScope, FeedbackOutcome, FeedbackRating
 from facts.selectors.search import TOP_K_MAX, SearchMode
 
 
@@ -35,6 +38,7 @@ class FactOutputSerializer(serializers.ModelSerializer):
     user = serializers.CharField(source="user.external_id", allow_null=True, default=None)
     source_session = serializers.CharField(source="source_session.external_id", allow_null=True, default=None)
     is_current = serializers.BooleanField()
+    world_time = WorldTimeField()
 
     @cached_property
     def _readers(self) -> list[tuple[str, Callable[[object], object], Callable[[object], object]]]:
@@ -74,12 +78,14 @@ class FactOutputSerializer(serializers.ModelSerializer):
             "formed_at",
             "valid_from",
             "valid_to",
+            "world_time",
             "change_reason",
             "closed_reason",
             "superseded_by",
             "source_session",
             "access_count",
             "last_accessed_at",
+            "expires_at",
         ]
 
 
@@ -106,6 +112,13 @@ _TAGS = serializers.ListField(child=StrictCharField(max_length=100), max_length=
 _CONTENT_HELP = (
     f"One atomic statement, at most {settings.FACT_MAX_WORDS} words and {settings.FACT_MAX_CHARS} characters."
 )
+
+
+_EXPIRES_AT_HELP = (
+    "When the fact expires: from then on it leaves search, the context block and the bundle (then retention closes "
+    "it, kept as history). Must be in the future."
+)
+_EXPIRES_IN_HELP = 'Or a duration from now: "P7D" (ISO 8601) or "7 days" for "remember this for a week".'
 
 
 class FactListFilterSerializer(serializers.Serializer):
@@ -136,6 +149,9 @@ class FactCreateInputSerializer(serializers.Serializer):
         help_text="A profile attribute (home_city, employer, ...): a new value supersedes the user's previous one.",
         error_messages={"invalid": "a profile key is lowercase letters, digits and underscores, like home_city."},
     )
+    world_time = WorldTimeInputSerializer(required=False, help_text="When the statement held in the world, if known.")
+    expires_at = serializers.DateTimeField(required=False, help_text=_EXPIRES_AT_HELP)
+    expires_in = StrictDurationField(required=False, help_text=_EXPIRES_IN_HELP)
 
 
 class FactUpdateInputSerializer(serializers.Serializer):
@@ -147,10 +163,19 @@ class FactUpdateInputSerializer(serializers.Serializer):
     tags = _TAGS
     metadata = MetadataField(required=False)
     reason = StrictCharField(max_length=300, required=False, default="edited through the API")
+    world_time = WorldTimeInputSerializer(
+        required=False, help_text="When the statement held in the world: a new version says so (an end, a start)."
+    )
+    expires_at = serializers.DateTimeField(
+        required=False, allow_null=True, help_text=_EXPIRES_AT_HELP + " null: never. Alone, no new version is written."
+    )
+    expires_in = StrictDurationField(required=False, help_text=_EXPIRES_IN_HELP)
 
     def validate(self, data: dict) -> dict:
-        if not {"content", "scopes", "tags", "metadata"} & set(data):
-            raise serializers.ValidationError("give at least one of content, scopes, tags, metadata.")
+        if not {"content", "scopes", "tags", "metadata", "world_time", "expires_at", "expires_in"} & set(data):
+            raise serializers.ValidationError(
+                "give at least one of content, scopes, tags, metadata, world_time, expires_at, expires_in."
+            )
         return data
 
 
@@ -186,7 +211,14 @@ class MemorySearchInputSerializer(TimeRangeInputSerializer):
         child=serializers.ChoiceField(choices=FactScope.choices), min_length=1, max_length=2, required=False
     )
     tags = _TAGS
-    as_of = serializers.DateTimeField(required=False, help_text="Read the facts as they were at this time.")
+    as_of = serializers.DateTimeField(
+        required=False, help_text="What memory held at this time (the versions valid then): the record's clock."
+    )
+    holds_at = HoldsAtField(
+        required=False,
+        help_text="What held in the world at this moment (a date or a date-time): facts whose statement held then "
+        "first, then those that may have (an unknown start or end); facts known not to hold then are left out.",
+    )
     include_history = serializers.BooleanField(default=False, help_text="Closed versions too.")
     fallback_to_recent = serializers.BooleanField(
         default=False, help_text="When nothing matches, return the most recent facts (score 0)."
@@ -212,3 +244,31 @@ class FactHitOutputSerializer(serializers.Serializer):
 
 class MemorySearchOutputSerializer(serializers.Serializer):
     results = FactHitOutputSerializer(many=True)
+
+
+class FactFeedbackInputSerializer(serializers.Serializer):
+    rating = serializers.ChoiceField(
+        choices=FeedbackRating.choices,
+        help_text="useful; wrong (never was true); outdated (no longer true); harmful (should not be remembered).",
+    )
+    note = StrictCharField(max_length=1000, required=False, default="", help_text="What was wrong, in a few words.")
+    user = StrictCharField(
+        max_length=200,
+        required=False,
+        help_text="The end user it is given on behalf of (who must be able to see the fact); leave out for the "
+        "agent's own.",
+    )
+
+
+class FactFeedbackOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    fact = serializers.IntegerField(source="fact_id", help_text="The fact version rated.")
+    rating = serializers.CharField()
+    note = serializers.CharField()
+    user = serializers.CharField(source="user.external_id", allow_null=True, default=None)
+    outcome = serializers.ChoiceField(
+        choices=FeedbackOutcome.choices,
+        help_text="recorded; closed (the user's own fact was closed, kept as history); pending_review (an operator "
+        "decides: agent-wide or curated memory, or harmful).",
+    )
+    created_at = serializers.DateTimeField()

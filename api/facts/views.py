@@ -16,6 +16,8 @@ from api.facts.list_filters import UnknownListUser, list_filter_user
 from api.facts.serializers import (
     FactCreateInputSerializer,
     FactDeleteFilterSerializer,
+    FactFeedbackInputSerializer,
+    FactFeedbackOutputSerializer,
     FactHistoryOutputSerializer,
     FactHitOutputSerializer,
     FactListFilterSerializer,
@@ -28,14 +30,17 @@ from conversations.selectors.memory_scope import memory_scope_resolve
 from conversations.services.ingestion import end_user_get_or_create
 from core.api.hot_path import input_validate, output_represent
 from core.api.pagination import StrictCursorPagination
+from core.exceptions import NotFoundError
 from core.runtime.timing import stage_timed
 from core.safety.sensitive_screening import written_statement_screen
 from facts.models import Fact, FactScope, FactWriter
 from facts.selectors.facts import fact_get, facts_list
 from facts.selectors.search import FactSearchDisabled, facts_search
 from facts.selectors.versions import fact_versions
-from facts.services.curation import fact_delete, fact_get_or_create, fact_revise
+from facts.services.curation import fact_delete, fact_expiry_resolve, fact_get_or_create, fact_revise
 from facts.services.facts import facts_erase
+from facts.services.feedback import fact_feedback_give
+from facts.world_time import UNKNOWN_WORLD_TIME
 
 
 def _user_for_write(agent: Agent, external_id: str | None) -> EndUser | None:
@@ -78,11 +83,13 @@ class FactListView(ListAPIView):
         responses={201: FactOutputSerializer, 200: FactOutputSerializer},
         summary="Store a fact (embedded now); an existing identical fact is returned instead",
         description="Deduplicated by normalised content within the owner (the user for a user-scoped fact, the "
-        "agent otherwise): when a current fact already says the same, it is returned unchanged with 200. A content "
-        "that holds a secret (a password, PIN or code, a key, a card or account number, a government id, a security "
-        "answer, a login) is refused with a 400 `sensitive_data` naming `content` and the kind of secret, never the "
-        "value, under the agent's `withhold` policy; under `redact` it is stored with the value replaced.",
-        examples=[examples.FACT_LIST_A_USER_FACT],
+        "agent otherwise): when a current fact already says the same, it is returned with 200 (given an expiry, it "
+        "takes it). `expires_at` or `expires_in` make it expire: it then leaves search, the context block and the "
+        "bundle, and retention closes it. A content that holds a secret (a password, PIN or code, a key, a card or "
+        "account number, a government id, a security answer, a login) is refused with a 400 `sensitive_data` naming "
+        "`content` and the kind of secret, never the value, under the agent's `withhold` policy; under `redact` it "
+        "is stored with the value replaced.",
+        examples=[examples.FACT_LIST_A_USER_FACT, examples.FACT_LIST_FOR_A_WEEK],
     )
     def post(self, request: Request) -> Response:
         data = FactCreateInputSerializer(data=request.data)
@@ -91,8 +98,11 @@ class FactListView(ListAPIView):
         user_external_id = data.validated_data.get("user")
         default_scopes = [FactScope.USER] if user_external_id else [FactScope.AGENT]
         scopes = data.validated_data.get("scopes", default_scopes)
-        content = written_statement_screen(agent=agent, text=data.validated_data["content"], field="content")
-        with transaction.atomic():  # a refused fact leaves no new end user behind either
+        expires_at = fact_expiry_resolve(
+            expires_at=data.validated_data.get("expires_at"), expires_in=data.validated_data.get("expires_in")
+        )
+        with transaction.atomic():  # a refused fact leaves no new end user, and no finding, behind either
+            content = written_statement_screen(agent=agent, text=data.validated_data["content"], field="content")
             fact, created = fact_get_or_create(
                 agent=agent,
                 user=_user_for_write(agent, user_external_id) if FactScope.USER in scopes else None,
@@ -102,6 +112,8 @@ class FactListView(ListAPIView):
                 metadata=data.validated_data.get("metadata"),
                 key=data.validated_data.get("key", ""),
                 written_by=FactWriter.API,
+                world_time=data.validated_data.get("world_time", UNKNOWN_WORLD_TIME),
+                expires_at=expires_at,
             )
         return Response(
             FactOutputSerializer(fact).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
@@ -118,7 +130,8 @@ class FactDetailView(APIView):
         responses=FactOutputSerializer,
         summary="Change a fact: writes a new version (new id, re-embedded); the old one stays as history",
         description="Only the current version can be changed (409 names the current one otherwise). What is "
-        "not given carries over. A new content that holds a secret is refused or redacted as when a fact is posted.",
+        "not given carries over. An expiry alone (`expires_at`, null for never, or `expires_in`) changes in place: "
+        "no new version. A new content that holds a secret is refused or redacted as when a fact is posted.",
         examples=[examples.FACT_DETAIL_NEW_CONTENT],
     )
     def patch(self, request: Request, fact_id: int) -> Response:
@@ -126,10 +139,12 @@ class FactDetailView(APIView):
         data.is_valid(raise_exception=True)
         agent = request_agent(request)
         fact = fact_get(agent=agent, fact_id=fact_id)
-        content = data.validated_data.get("content")
-        if content is not None:
-            content = written_statement_screen(agent=agent, text=content, field="content")
-        with transaction.atomic():  # a refused change leaves no new end user behind either
+        given = data.validated_data
+        expires_at = fact_expiry_resolve(expires_at=given.get("expires_at"), expires_in=given.get("expires_in"))
+        with transaction.atomic():  # a refused change leaves no new end user, and no finding, behind either
+            content = given.get("content")
+            if content is not None:
+                content = written_statement_screen(agent=agent, text=content, field="content")
             successor = fact_revise(
                 fact=fact,
                 content=content,
@@ -139,6 +154,9 @@ class FactDetailView(APIView):
                 metadata=data.validated_data.get("metadata"),
                 reason=data.validated_data["reason"],
                 written_by=FactWriter.API,
+                world_time=data.validated_data.get("world_time"),
+                expires_at=expires_at,
+                expiry_changed=bool({"expires_at", "expires_in"} & set(given)),
             )
         return Response(FactOutputSerializer(successor).data)
 
@@ -167,6 +185,36 @@ class FactHistoryView(APIView):
         fact = fact_get(agent=request_agent(request), fact_id=fact_id)
         versions = sorted(fact_versions(fact=fact), key=lambda version: version.version)
         return Response(FactHistoryOutputSerializer({"lineage": fact.lineage, "versions": versions}).data)
+
+
+class FactFeedbackView(APIView):
+    @extend_schema(
+        request=FactFeedbackInputSerializer,
+        responses={201: FactFeedbackOutputSerializer},
+        summary="Say how a fact served: useful, wrong, outdated or harmful, from the agent or for an end user",
+        description="Recorded and counted in the console. A user's `wrong` or `outdated` on their own user-scoped fact "
+        "closes it (kept as history, the rating and note its reason). On agent-wide memory (every user sees it), on "
+        "memory an operator curated, and for `harmful`, it waits for an operator's review (a `review.pending` "
+        "webhook event): outcome `pending_review`. With `user`, the fact must be one that user sees (404 otherwise).",
+        examples=[examples.FACT_FEEDBACK_OUTDATED],
+    )
+    def post(self, request: Request, fact_id: int) -> Response:
+        data = FactFeedbackInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        agent = request_agent(request)
+        fact = fact_get(agent=agent, fact_id=fact_id)
+        with transaction.atomic():  # a refused feedback leaves no new end user behind either
+            user = _user_for_write(agent, data.validated_data.get("user"))
+            if user is not None and fact.restricted_to_user_id not in (None, user.pk):
+                raise NotFoundError(f"No fact {fact_id}.", fields={"id": ["not found"]})  # not one this user sees
+            feedback = fact_feedback_give(
+                fact=fact,
+                rating=data.validated_data["rating"],
+                note=data.validated_data["note"],
+                user=user,
+                via="api",
+            )
+        return Response(FactFeedbackOutputSerializer(feedback).data, status=status.HTTP_201_CREATED)
 
 
 class MemorySearchView(APIView):

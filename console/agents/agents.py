@@ -23,8 +23,9 @@ from core.exceptions import ApplicationError
 from core.llm.spend import day_end, llm_spend_today
 from core.models import LLMCall, SensitiveDataFinding
 from core.safety.sensitive import SensitiveKind
-from facts.models import Fact
+from facts.models import Fact, FactFeedback, FeedbackRating
 from facts.selectors import SearchMode
+from facts.selectors.feedback import agent_feedback_counts
 from formation.models import RetentionRun
 from formation.selectors.formation_backlog import agents_spend_today, formation_backlog
 from formation.selectors.sensitive_data import sensitive_data_counts, sensitive_findings_counted
@@ -70,6 +71,7 @@ class AgentAdmin(admin.ModelAdmin):
         "retention_runs_link",
         "sensitive_data_summary",
         "llm_spend_against_budget",
+        "feedback_summary",
         "created_at",
         "updated_at",
     ]
@@ -78,6 +80,7 @@ class AgentAdmin(admin.ModelAdmin):
         ("Memory switches", {"fields": ["rag_enabled", "always_in_context_enabled", "profile_in_context"]}),
         ("Sensitive data (docs/security.md)", {"fields": ["sensitive_data", "sensitive_data_summary"]}),
         ("Memory poisoning (docs/security.md)", {"fields": ["agent_memory_from_users"]}),
+        ("Feedback on facts", {"fields": ["feedback_summary"]}),
         (
             "Thresholds (empty: the deployment's setting applies)",
             {"fields": [*OVERRIDABLE_SETTINGS, "thresholds_in_force"]},
@@ -117,6 +120,17 @@ class AgentAdmin(admin.ModelAdmin):
     @admin.display(description="secrets kept out", ordering="secrets_kept_out_count")
     def secrets_kept_out(self, agent: Agent) -> int:
         return agent.secrets_kept_out_count  # type: ignore[attr-defined]  # annotated by get_queryset
+
+    @admin.display(description="feedback")
+    def feedback_summary(self, agent: Agent) -> str:
+        if agent.pk is None:
+            return "-"
+        counts, pending = agent_feedback_counts(agent_id=agent.pk)
+        if not counts:
+            return "No feedback on this agent's facts yet."
+        shown = ", ".join(f"{rating} {counts[rating]}" for rating in FeedbackRating.values if counts[rating])
+        link = admin_changelist_url(FactFeedback, agent__id__exact=agent.pk, outcome__exact="pending_review")
+        return format_html('{}; <a href="{}">{} waiting for review</a>', shown, link, pending)
 
     @admin.display(description="kept out of memory")
     def sensitive_data_summary(self, agent: Agent) -> str:

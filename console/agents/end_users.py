@@ -1,4 +1,5 @@
-"""End users in the admin: what is stored about each, export, and erasure with its confirmation page."""
+"""End users in the admin: what is stored about each, what changed about them (the timeline), export, and erasure with
+its confirmation page."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from django.http import HttpResponseRedirect, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils import timezone
 
 from agents.models import EndUser
+from console.facts.timeline import timeline_context
 from console.utils import (
     FastActionCheckboxMixin,
     admin_change_url,
@@ -19,6 +22,7 @@ from console.utils import (
 )
 from conversations.models import Session
 from facts.models import Fact
+from facts.selectors.timeline import timeline_scope_of_user
 from portability.selectors.native_export import memories_export
 from portability.selectors.user_memory import user_memory_counts, user_sessions_recent
 from portability.services.erasure import user_erase
@@ -76,6 +80,8 @@ class EndUserAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
                 ),
             ]
             context["recent_sessions"] = user_sessions_recent(user=obj, limit=10)
+            scope = timeline_scope_of_user(agent=obj.agent, user=obj)
+            context |= timeline_context(request, scope=scope, today=timezone.now().date())
         return super().render_change_form(request, context, add, change, form_url, obj)
 
     def export_view(self, request, object_id: int):

@@ -1,6 +1,7 @@
 """Entities in the admin: a list searched by any name and filtered by type, agent and user; an entity's page with its
-relations drawn as a graph, the current ones, the history of each and the facts that stated them; rename (a form on
-the page) and merge (an action on two selected entities). Every write goes through facts.services.graph."""
+relations drawn as a graph, the current ones, the history of each, the facts that stated them and its timeline;
+rename (a form on the page) and merge (an action on two selected entities). Every write goes through
+facts.services.graph."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils import timezone
 
 from console.facts.entity_graph import entity_graph_svg
 from console.facts.forms import EntityMergeForm, EntityRenameForm
+from console.facts.timeline import timeline_context
 from console.utils import FastActionCheckboxMixin, TextInputFilter, admin_change_url, text_shorten
 from core.exceptions import ApplicationError
 from facts.models import Entity
@@ -23,6 +26,7 @@ from facts.selectors.graph import (
     entity_relations,
     relations_among,
 )
+from facts.selectors.timeline import timeline_scope_of_entity
 from facts.services.graph import entity_merge, entity_rename
 
 
@@ -121,6 +125,7 @@ class EntityAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
             "merged_entities": entity.merged_entities.order_by("pk"),
             "rename_form": EntityRenameForm(initial={"name": entity.name}),
             "can_change": self.has_change_permission(request, entity) and entity.merged_into_id is None,
+            **timeline_context(request, scope=timeline_scope_of_entity(entity=entity), today=timezone.now().date()),
             **(extra_context or {}),
         }
         return TemplateResponse(request, "admin/facts/entity/entity.html", context)

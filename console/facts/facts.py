@@ -1,5 +1,7 @@
 """Facts in the admin. Every write goes through facts.services.facts: an edit supersedes the fact (a new version,
-re-embedded), a delete closes it, and only the explicit erase action destroys rows."""
+re-embedded), a delete closes it, and only the explicit erase action destroys rows. A fact's page shows its two
+clocks apart: when its statement held in the world (editable: an end given is a change in the world, recorded as a
+new version) and when memory recorded this version (formed, valid from and to, its version history)."""
 
 from __future__ import annotations
 
@@ -22,11 +24,14 @@ from console.facts.filters import (
     FactStatusFilter,
     FactTagFilter,
     FactUserFilter,
+    FactWorldTimeFilter,
 )
 from console.facts.forms import FactForm, FactScopeChangeForm, FactSearchForm
+from console.facts.timeline import world_time_text
 from console.utils import (
     FastActionCheckboxMixin,
     admin_change_url,
+    admin_changelist_url,
     admin_link,
     admin_operator,
     text_shorten,
@@ -34,9 +39,10 @@ from console.utils import (
 from conversations.selectors.memory_scope import memory_scope_resolve
 from core.exceptions import ApplicationError
 from core.models import TEXT_SEARCH_CONFIG
-from facts.models import Fact, FactWriter
+from facts.models import Fact, FactFeedback, FactWriter, FeedbackRating
 from facts.selectors import facts_search
 from facts.selectors.export import facts_export_lines
+from facts.selectors.feedback import fact_feedback_counts
 from facts.selectors.versions import fact_versions
 from facts.services.facts import (
     fact_close,
@@ -48,6 +54,7 @@ from facts.services.facts import (
     facts_reembed_request,
     facts_scope_change,
 )
+from facts.world_time import TimePrecision
 
 
 @admin.register(Fact)
@@ -61,6 +68,7 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
         "user",
         "version",
         "status",
+        "in_the_world",
         "formed_at",
         "access_count",
     ]
@@ -68,6 +76,7 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
     list_select_related = ["agent", "user"]
     list_filter = [
         FactStatusFilter,
+        FactWorldTimeFilter,
         FactScopeFilter,
         "pinned",
         "agent",
@@ -83,11 +92,11 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
     show_full_result_count = False
     autocomplete_fields = ["agent"]
     raw_id_fields = ["user"]
-    readonly_provenance = [
-        "key",
-        "pinned",
+    # When memory recorded this version (its own clock), then where it came from.
+    readonly_recorded = [
         "lineage",
         "version",
+        "version_history_link",
         "status",
         "formed_at",
         "valid_from",
@@ -95,11 +104,17 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
         "change_reason",
         "closed_reason",
         "superseded_by_link",
+    ]
+    readonly_provenance = [
+        "key",
+        "pinned",
         "source_session_link",
         "source_messages_links",
         "closed_by_messages_links",
         "access_count",
         "last_accessed_at",
+        "expires_at",
+        "feedback_counts",
         "metadata",
     ]
     actions = [
@@ -139,6 +154,37 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
             return "current"
         return "superseded" if fact.superseded_by_id else "closed"
 
+    @admin.display(description="in the world")
+    def in_the_world(self, fact: Fact) -> str:
+        world = fact.world_time
+        if not world.known:
+            return "-"
+        return world_time_text(world) + ("" if world.holds_on(timezone.now().date()) else " (not now)")
+
+    @admin.display(description="held")
+    def world_time_held(self, fact: Fact) -> str:
+        world = fact.world_time
+        if not world.known:
+            return "not known"
+        parts = []
+        if world.start is not None:
+            parts.append(f"from {world.start.isoformat()} ({world.start_precision})")
+        if world.end_precision == TimePrecision.UNKNOWN:
+            parts.append("until a time not known: it ended")
+        elif world.end is not None:
+            parts.append(f"until {world.end.isoformat()} ({world.end_precision})")
+        return ", ".join(parts)
+
+    @admin.display(description="holds now", boolean=True)
+    def holds_now(self, fact: Fact) -> bool:
+        return fact.world_time.holds_on(timezone.now().date())
+
+    @admin.display(description="versions")
+    def version_history_link(self, fact: Fact) -> str:
+        count = Fact.objects.filter(lineage=fact.lineage).count()
+        url = reverse("admin:facts_fact_history", args=[fact.pk])
+        return format_html('<a href="{}">{} version{} (history)</a>', url, count, "" if count == 1 else "s")
+
     @admin.display(description="superseded by")
     def superseded_by_link(self, fact: Fact) -> str:
         return admin_link(fact.superseded_by, f"#{fact.superseded_by_id}") if fact.superseded_by_id else "-"
@@ -156,6 +202,15 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
         )
         return format_html("<ul>{}</ul>", links) if links else "-"
 
+    @admin.display(description="feedback")
+    def feedback_counts(self, fact: Fact) -> str:
+        counts = fact_feedback_counts(lineage=fact.lineage)
+        if not counts:
+            return "-"
+        link = admin_changelist_url(FactFeedback, lineage=fact.lineage)
+        shown = ", ".join(f"{rating} {counts[rating]}" for rating in FeedbackRating.values if counts[rating])
+        return format_html('{} (<a href="{}">each</a>)', shown, link)
+
     @admin.display(description="source messages")
     def source_messages_links(self, fact: Fact) -> str:
         return self._messages_links(fact.source_messages.order_by("id"))
@@ -166,17 +221,32 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
 
     # --- the change form: an edit writes a new version ------------------------------------------------------------
 
-    def get_fields(self, request, obj=None):
+    def get_fieldsets(self, request, obj=None):
+        world_note = "When the statement held in the world, apart from when memory recorded it."
         if obj is None:
-            return ["agent", "user", "scopes", "content", "tags", "reason"]
-        if not self.has_change_permission(request, obj):
-            return ["agent", "user", "scopes", "content", "tags", *self.readonly_provenance]
-        return ["agent", "user", "scopes", "content", "tags", "reason", *self.readonly_provenance]
+            return [
+                (None, {"fields": ["agent", "user", "scopes", "content", "tags", "reason"]}),
+                ("In the world", {"fields": ["world_start", "world_end"], "description": world_note}),
+            ]
+        changeable = self.has_change_permission(request, obj)
+        world = ["world_start", "world_end", "holds_now"] if changeable else ["world_time_held", "holds_now"]
+        return [
+            (None, {"fields": ["agent", "user", "scopes", "content", "tags", *(["reason"] if changeable else [])]}),
+            ("In the world", {"fields": world, "description": world_note}),
+            (
+                "Recorded",
+                {
+                    "fields": self.readonly_recorded,
+                    "description": "When memory held this version (its own clock, what `as_of` reads).",
+                },
+            ),
+            ("Provenance", {"fields": self.readonly_provenance}),
+        ]
 
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
             return []
-        return ["agent", *self.readonly_provenance]
+        return ["agent", "world_time_held", "holds_now", *self.readonly_recorded, *self.readonly_provenance]
 
     def has_change_permission(self, request, obj=None) -> bool:
         # A closed version is history: it can be read, not changed.
@@ -196,12 +266,16 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
                 tags=cleaned["tags"],
                 change_reason=f"{cleaned['reason']} ({admin_operator(request)})",
                 written_by=FactWriter.OPERATOR,
+                world_time=cleaned["world_time"],
             )
             obj.pk, obj.lineage, obj.version = created.pk, created.lineage, created.version
             return
         if not form.has_real_change():
             return
         current = Fact.objects.get(pk=obj.pk)
+        # The world time the form showed, as it was or as changed: a correction of the content keeps it. (The
+        # operator's edit is fact_supersede, as before: fact_revise's checks are the API caller's, the word limit
+        # among them, which an operator's form never had.)
         successor = fact_supersede(
             fact=current,
             content=cleaned["content"],
@@ -210,6 +284,7 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
             user=cleaned.get("user"),
             tags=cleaned["tags"],
             written_by=FactWriter.OPERATOR,
+            world_time=cleaned["world_time"],
         )
         request._fact_successor = successor
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import Q
+from django.utils import timezone
 
 from console.utils import TextInputFilter
 from facts.models import FactScope
+from facts.world_time import TimePrecision
 
 
 class FactStatusFilter(admin.SimpleListFilter):
@@ -69,3 +72,29 @@ class FactSourceSessionFilter(TextInputFilter):
     title = "source session (external id)"
     parameter_name = "source_session"
     lookup = "source_session__external_id"
+
+
+class FactWorldTimeFilter(admin.SimpleListFilter):
+    """Whether the statement holds in the world today (facts.world_time.WorldTime.holds_on), apart from whether the
+    version is current memory (the status filter): an ended statement stays current memory."""
+
+    title = "in the world"
+    parameter_name = "world"
+
+    def lookups(self, request, model_admin):
+        return [
+            ("holds_now", "holds now"),
+            ("ended", "ended in the world"),
+            ("unknown", "no time known"),
+        ]
+
+    def queryset(self, request, queryset):
+        today = timezone.now().date()
+        ended = Q(held_until_precision=TimePrecision.UNKNOWN) | Q(held_until__lte=today)
+        if self.value() == "holds_now":
+            return queryset.filter(Q(held_from__isnull=True) | Q(held_from__lte=today)).exclude(ended)
+        if self.value() == "ended":
+            return queryset.filter(ended)
+        if self.value() == "unknown":
+            return queryset.filter(held_from__isnull=True, held_until_precision="")
+        return queryset

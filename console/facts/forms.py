@@ -14,6 +14,7 @@ from facts.services.facts import (
     fact_content_normalize,
     fact_scopes_validate,
 )
+from facts.world_time import UNKNOWN_WORLD_TIME, WorldTimeInvalid, world_time_format, world_time_parse
 
 
 def _tags_parse(text: str) -> list[str]:
@@ -22,7 +23,9 @@ def _tags_parse(text: str) -> list[str]:
 
 class FactForm(forms.ModelForm):
     """The fields an operator may change. Saving writes a new version through fact_supersede (or fact_create when
-    adding); the model's own constraints (one current fact per content and scope) are checked here first."""
+    adding); the model's own constraints (one current fact per content and scope) are checked here first. When the
+    statement held in the world is written as extraction writes it (facts.world_time.world_time_parse): an end given
+    is a change in the world, recorded as the new version."""
 
     scopes = forms.MultipleChoiceField(
         choices=FactScope.choices,
@@ -35,6 +38,21 @@ class FactForm(forms.ModelForm):
         initial="corrected by an operator",
         help_text="Recorded as why the old version was closed and the new one written.",
     )
+    # Not named after the model's columns: the admin would copy a form field of that name onto the instance.
+    world_start = forms.CharField(
+        required=False,
+        max_length=11,
+        label="held from",
+        help_text="When the statement began to hold in the world: 2019, 2023-05 or 2023-05-07; ~2019 for a rough "
+        "date. Empty: not known.",
+    )
+    world_end = forms.CharField(
+        required=False,
+        max_length=11,
+        label="held until",
+        help_text="When it stopped holding (the day the next began), written the same way, or 'ended' (it ended, "
+        "when is not known). Empty: it holds as far as memory knows.",
+    )
 
     class Meta:
         model = Fact
@@ -45,6 +63,9 @@ class FactForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         if self.instance.pk:
             self.initial["tags"] = ", ".join(self.instance.tags)
+            world = self.instance.world_time
+            self.initial["world_start"] = world_time_format(world.start, world.start_precision) or ""
+            self.initial["world_end"] = world_time_format(world.end, world.end_precision) or ""
 
     def clean_tags(self) -> list[str]:
         return _tags_parse(self.cleaned_data.get("tags") or "")
@@ -52,6 +73,13 @@ class FactForm(forms.ModelForm):
     def clean(self) -> dict:
         super().clean()
         cleaned = self.cleaned_data
+        try:
+            cleaned["world_time"] = world_time_parse(
+                held_from=cleaned.get("world_start") or None, held_until=cleaned.get("world_end") or None
+            )
+        except WorldTimeInvalid as error:
+            self.add_error("world_start" if error.field.startswith("start") else "world_end", str(error))
+            cleaned["world_time"] = UNKNOWN_WORLD_TIME
         scopes, user = cleaned.get("scopes") or [], cleaned.get("user")
         agent = cleaned.get("agent") or (self.instance.agent if self.instance.pk else None)
         try:
@@ -77,7 +105,7 @@ class FactForm(forms.ModelForm):
         return cleaned
 
     def has_real_change(self) -> bool:
-        return bool({"user", "scopes", "content", "tags"} & set(self.changed_data))
+        return bool({"user", "scopes", "content", "tags", "world_start", "world_end"} & set(self.changed_data))
 
 
 class FactScopeChangeForm(forms.Form):

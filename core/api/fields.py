@@ -5,6 +5,7 @@ of any size. A JSON body says what type a value is: these fields take that type 
 from __future__ import annotations
 
 import json
+from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -86,3 +87,31 @@ class TimeRangeInputSerializer(serializers.Serializer):
         help_text="`boost`: the period's memories rank higher; `restrict`: only they are searched "
         "(needs time_from or time_to).",
     )
+
+
+class StrictDurationField(serializers.DurationField):
+    """A positive duration, only as a JSON string: ISO 8601 ("P7D", "PT12H") or "7 days", "3 days 04:00:00",
+    "12:00:00". A bare number is refused (seconds or days? the caller must say)."""
+
+    default_error_messages = {
+        **serializers.DurationField.default_error_messages,
+        "invalid": "Not a duration: give ISO 8601 (P7D, PT12H) or days and a time (7 days, 3 days 04:00:00).",
+    }
+
+    def to_internal_value(self, data: Any) -> Any:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        value = super().to_internal_value(data)
+        if value.total_seconds() <= 0:
+            raise serializers.ValidationError("must be a positive duration.")
+        return value
+
+
+class HoldsAtField(serializers.DateField):
+    """A moment in the world (search's `holds_at`): a date, or a date-time (its day, in UTC)."""
+
+    def to_internal_value(self, value: Any) -> Any:
+        if isinstance(value, str) and "T" in value:
+            moment = serializers.DateTimeField().to_internal_value(value)
+            return moment.astimezone(UTC).date()
+        return super().to_internal_value(value)

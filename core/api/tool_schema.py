@@ -1,9 +1,9 @@
 """The JSON Schema of a tool's arguments, read from the serializer that validates them: a tool's arguments are
 declared once, and what a model is shown (OpenAI's function `parameters`, MCP's `inputSchema`) states every limit
 the server enforces: strings with their length, integers with their bounds, choices as `enum`, lists with their
-length and their items' limits, booleans, a regular expression as `pattern`; each field's help text is its
-description. Only the fields the tools use are mapped; another is a TypeError, found the first time the definitions
-are built."""
+length and their items' limits, booleans, a regular expression as `pattern`, dates and times by their `format`;
+each field's help text is its description. Only the fields the tools use are mapped; another is a TypeError, found
+the first time the definitions are built."""
 
 from __future__ import annotations
 
@@ -36,6 +36,12 @@ def field_json_schema(field: serializers.Field) -> dict[str, Any]:
     elif isinstance(field, serializers.ListField):
         schema = {"type": "array", "items": field_json_schema(field.child)}
         schema |= _bounds(minItems=field.min_length, maxItems=field.max_length)
+    elif isinstance(field, serializers.DateTimeField):
+        schema = {"type": "string", "format": "date-time"}
+    elif isinstance(field, serializers.DateField):
+        schema = {"type": "string", "format": "date"}
+    elif isinstance(field, serializers.DurationField):
+        schema = {"type": "string", "format": "duration"}  # ISO 8601 ("P7D"); "7 days" is accepted too
     elif isinstance(field, serializers.CharField):
         schema = {"type": "string"}
         schema |= _bounds(minLength=field.min_length or (None if field.allow_blank else 1), maxLength=field.max_length)

@@ -6,6 +6,7 @@ LOG_FORMAT=json writes each record as one JSON object (core.observability.log_co
 
 from __future__ import annotations
 
+import ast
 import contextvars
 import logging
 import re
@@ -18,8 +19,10 @@ current_agent: contextvars.ContextVar[str | None] = contextvars.ContextVar("curr
 
 REDACTED = "[redacted]"
 _SECRET_PATTERNS = [
-    # API keys of this service (agents.services.api_keys.KEY_PREFIX) and OpenAI-style keys.
+    # API keys and operator keys of this service, webhook secrets, and OpenAI-style keys.
     re.compile(r"\bmem_[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"\bmop_[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"\bwhsec_[A-Za-z0-9+/=]{8,}"),
     re.compile(r"\bsk-[A-Za-z0-9_\-]{12,}"),
     # Credentials in headers, query strings, dicts and reprs: keep the name, hide the value.
     re.compile(r"(?i)\b((?:bearer|basic)\s+)[A-Za-z0-9_\-.~+/=]{8,}"),
@@ -91,3 +94,59 @@ class RequestIdFilter(logging.Filter):
             ids.append(f"task:{task_id}")
         record.log_ids = " ".join(ids) or "-"
         return True
+
+
+def _did_nothing(value: object) -> bool:
+    """A task's result that reports no work: 0, None, empty, or counts that are all zero."""
+    if isinstance(value, dict):
+        return all(_did_nothing(item) for item in value.values())
+    if isinstance(value, list | tuple):
+        return all(_did_nothing(item) for item in value)
+    return not value
+
+
+def _result_did_nothing(result_repr: object) -> bool:
+    try:
+        return _did_nothing(ast.literal_eval(str(result_repr)))
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return False  # a result too long for Celery to show whole, or not a literal: it did something
+
+
+class IdlePeriodicTaskFilter(logging.Filter):
+    """The periodic tasks' routine lines go to DEBUG, so that a console at INFO shows work, not the clock: beat's
+    "Sending due task", a periodic task's "received", and its "succeeded" when its result reports nothing done
+    (the beat jobs return what they did: counts, or a dict of them). The same for the tasks of LOG_ROUTINE_TASKS,
+    queued by something other than beat but as often finding nothing. A task that did something, failed or was
+    retried still logs at INFO and above."""
+
+    def __init__(self, name: str = "") -> None:
+        super().__init__(name)
+        self._periodic: frozenset[str] = frozenset()
+
+    def _periodic_tasks(self) -> frozenset[str]:
+        if not self._periodic:
+            # Imported here: core names no app, and the Celery app is the project's, configured once it loads.
+            from celery import current_app
+
+            scheduled = {entry["task"] for entry in current_app.conf.beat_schedule.values()}
+            self._periodic = frozenset(scheduled | set(settings.LOG_ROUTINE_TASKS))
+        return self._periodic
+
+    def _routine(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.INFO:
+            return False
+        if record.name == "celery.beat":
+            return str(record.msg).startswith("Scheduler: Sending due task")
+        if record.name not in ("celery.worker.strategy", "celery.app.trace") or not isinstance(record.args, dict):
+            return False
+        if record.args.get("name") not in self._periodic_tasks():
+            return False
+        return record.name == "celery.worker.strategy" or (
+            "return_value" in record.args and _result_did_nothing(record.args["return_value"])
+        )
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self._routine(record):
+            return True
+        record.levelno, record.levelname = logging.DEBUG, logging.getLevelName(logging.DEBUG)
+        return logging.getLogger().isEnabledFor(logging.DEBUG)

@@ -10,6 +10,7 @@ from django.db.models import Q
 from agents.models import Agent, EndUser
 from conversations.models import Message, Session
 from core.models import TEXT_SEARCH_CONFIG, EmbeddingRecord
+from facts.world_time import WorldTimeFields, world_time_constraints
 
 PROFILE_KEY_VALIDATOR = RegexValidator(
     r"^[a-z][a-z0-9_]{0,99}$", "a profile key is lowercase letters, digits and underscores, like home_city."
@@ -35,10 +36,12 @@ class FactWriter(models.TextChoices):
 CURATED_WRITERS = (FactWriter.OPERATOR, FactWriter.API)
 
 
-class Fact(models.Model):
+class Fact(WorldTimeFields):
     """One version of an atomic, objective statement. A change never overwrites: the old version is closed
     (valid_to, superseded_by, closed_reason) and a new row carries the same lineage with version + 1.
-    A fact is visible to every conversation of its agent when `agent` is in its scopes, otherwise only to its user."""
+    A fact is visible to every conversation of its agent when `agent` is in its scopes, otherwise only to its user.
+    Two clocks: valid_from/valid_to say when memory held this version (`as_of`); held_from/held_until
+    (WorldTimeFields) when its statement held in the world (`holds_at`)."""
 
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="facts")
     user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="facts", null=True, blank=True)
@@ -74,6 +77,11 @@ class Fact(models.Model):
     key = models.CharField(max_length=100, blank=True, validators=[PROFILE_KEY_VALIDATOR])
     pinned = models.BooleanField(default=False, help_text="Pinned by an operator: retention never evicts it.")
     written_by = models.CharField(max_length=10, choices=FactWriter.choices, default=FactWriter.FORMATION)
+    expires_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="From this time the fact leaves search, the context block and the bundle; retention then closes it.",
+    )
 
     class Meta:
         constraints = [
@@ -94,6 +102,7 @@ class Fact(models.Model):
                 name="fact_current_content_unique_per_scope",
             ),
             models.UniqueConstraint(fields=["lineage", "version"], name="fact_lineage_version_unique"),
+            *world_time_constraints("fact"),
             models.UniqueConstraint(
                 fields=["agent", "user", "key"],
                 condition=Q(valid_to__isnull=True) & ~Q(key=""),
@@ -123,6 +132,12 @@ class Fact(models.Model):
                 fields=["agent", "user", "-formed_at"], condition=Q(valid_to__isnull=True), name="fact_current_scope"
             ),
             models.Index(fields=["agent", "user", "valid_from"], name="fact_scope_history"),
+            # Retention's read: the current facts whose expiry has passed.
+            models.Index(
+                fields=["expires_at"],
+                condition=Q(valid_to__isnull=True) & Q(expires_at__isnull=False),
+                name="fact_current_expiring",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -145,10 +160,10 @@ class Fact(models.Model):
 class FactEmbedding(EmbeddingRecord):
     """A fact version's vector in one embedding space: the search row of the fact. `agent` and `restricted_to_user`
     copy the fact's visibility (immutable per version: the user for a user-only fact, empty for one visible
-    agent-wide), and `valid_from`, `valid_to` and `search_lexemes` its validity and the length of its full-text
-    vector, so that a filtered vector scan, exact or HNSW, applies the caller's scope and the as-of date on this
-    table alone. The database keeps the last three in step with the fact (triggers of migration facts 0004; they
-    also keep core.CorpusStatistics)."""
+    agent-wide), and `valid_from`, `valid_to`, `search_lexemes` and `expires_at` its validity, the length of its
+    full-text vector and its expiry, so that a filtered vector scan, exact or HNSW, applies the caller's scope, the
+    as-of date and the expiry on this table alone. The database keeps the last four in step with the fact (triggers
+    of migration facts 0004, and of the expiry's migration; they also keep core.CorpusStatistics)."""
 
     fact = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="embeddings")
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+", db_index=False)
@@ -160,6 +175,7 @@ class FactEmbedding(EmbeddingRecord):
     search_lexemes = models.PositiveIntegerField(
         default=0, editable=False, help_text="Lexemes in the fact's full-text vector, copied by the database."
     )
+    expires_at = models.DateTimeField(null=True, editable=False, help_text="The fact's, copied by the database.")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["fact", "space"], name="fact_embedding_unique")]

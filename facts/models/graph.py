@@ -12,6 +12,7 @@ from agents.models import Agent, EndUser
 from conversations.models import Message
 from core.models import TEXT_SEARCH_CONFIG
 from facts.models.facts import Fact
+from facts.world_time import WorldTimeFields, world_time_constraints
 
 
 class EntityType(models.TextChoices):
@@ -60,10 +61,11 @@ class Entity(models.Model):
         return self.name
 
 
-class Relation(models.Model):
+class Relation(WorldTimeFields):
     """subject --predicate--> object entity, or an object value ("works_as" -> "nurse"). Valid from when it was
     formed until the fact versions it came from are all closed (valid_to, closed_reason): a relation is ended, never
-    deleted, so the graph answers what held at any time. `user` copies the subject's scope."""
+    deleted, so the graph answers what memory held at any time. held_from/held_until (WorldTimeFields): when it held
+    in the world, the world time of the fact that states it. `user` copies the subject's scope."""
 
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="relations")
     user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="relations", null=True, blank=True)
@@ -102,6 +104,7 @@ class Relation(models.Model):
                 nulls_distinct=False,
                 name="relation_current_unique",
             ),
+            *world_time_constraints("relation"),
         ]
         indexes = [
             models.Index(fields=["subject", "valid_from"], name="relation_subject"),

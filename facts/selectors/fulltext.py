@@ -20,16 +20,17 @@ def _matched_sql(scope: FactSearchScope) -> tuple[str, list]:
     filters, filter_params = scope.fact_filters_sql(alias="fact")
     matches = "fact.search_vector @@ query.tsquery"
     if scope.current_only:
+        unexpired, _ = scope.unexpired_sql(alias="fact")
         branches = [
             (
-                f"fact.agent_id = %s::bigint AND fact.valid_to IS NULL AND fact.{SHARED_SQL}",
+                f"fact.agent_id = %s::bigint AND fact.valid_to IS NULL AND fact.{SHARED_SQL} AND {unexpired}",
                 [scope.agent_id],
             )
         ]
         if scope.user_id is not None:
             branches.append(
                 (
-                    f"fact.user_id = %s::bigint AND fact.valid_to IS NULL AND NOT (fact.{SHARED_SQL})",
+                    f"fact.user_id = %s::bigint AND fact.valid_to IS NULL AND NOT (fact.{SHARED_SQL}) AND {unexpired}",
                     [scope.user_id],
                 )
             )

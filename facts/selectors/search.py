@@ -37,13 +37,22 @@ from core.search.retrieval import (
     time_ranking,
 )
 from core.search.time_expressions import Period
+from facts.grammar.time_questions import (
+    RelativeAnchor,
+    anchor_names_the_statement,
+    asks_about_the_present,
+    names_a_year,
+    relative_anchor,
+)
 from facts.models import Fact, FactEmbedding, FactScope
 from facts.selectors.first_person import first_person_query
 from facts.selectors.fulltext import facts_text_ranking
 from facts.selectors.graph_search import GraphRow, facts_graph_ranking
 from facts.selectors.search_scope import FactSearchScope
+from facts.selectors.user_names import user_names_as_first_person
 from facts.selectors.vectors import facts_vector_ranking
 from facts.services.access import facts_access_record_later
+from facts.world_time import UNKNOWN_WORLD_TIME, WORLD_TIME_FIELDS, TimePrecision, WorldTime
 
 TOP_K_MAX = SEARCH_TOP_K_MAX
 SMALL_STORE_MAX_FACTS = 5
@@ -96,6 +105,7 @@ class _Candidate:
     time_rank: int | None = None
     graph_rank: int | None = None
     score: float = 0.0
+    tier: int = 0  # by world time: a lower tier ranks first whatever the score (_world_time_tiers)
 
 
 def _options_validate(
@@ -148,8 +158,10 @@ def _scope_embeddings(scope: FactSearchScope) -> QuerySet[FactEmbedding]:
     queryset = FactEmbedding.objects.filter(space_id=scope.space_id, agent_id=scope.agent_id).filter(visible)
     if scope.as_of is not None:
         queryset = queryset.filter(Q(valid_to__isnull=True) | Q(valid_to__gt=scope.as_of), valid_from__lte=scope.as_of)
+        queryset = queryset.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=scope.as_of))
     elif not scope.include_history:
         queryset = queryset.filter(valid_to__isnull=True)
+        queryset = queryset.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
     if scope.scopes:
         queryset = queryset.filter(fact__scopes__overlap=list(scope.scopes))
     if scope.tags:
@@ -157,10 +169,17 @@ def _scope_embeddings(scope: FactSearchScope) -> QuerySet[FactEmbedding]:
     if scope.period:
         period = (scope.period.start, scope.period.end)
         queryset = queryset.filter(Q(fact__refers_to__range=period) | Q(valid_from__date__range=period))
+    if scope.holds_at:
+        queryset = queryset.filter(
+            Q(fact__held_from__isnull=True) | Q(fact__held_from__lte=scope.holds_at),
+            Q(fact__held_until__isnull=True) | Q(fact__held_until__gt=scope.holds_at),
+        )
     return queryset
 
 
-def _fuse(*, signals: _Signals, use_vector: bool, use_text: bool, time_query: TimeQuery) -> dict[int, _Candidate]:
+def _fuse(
+    *, signals: _Signals, use_vector: bool, use_text: bool, time_query: TimeQuery, world: _World
+) -> dict[int, _Candidate]:
     """Weighted reciprocal rank fusion (core.search.retrieval): score = Σ weight / (k + rank) over the signals used, the
     vector's weight 1 and full text's MEMORY_TEXT_WEIGHT times the strength of the fact's match, scaled so that
     first place in every signal scores 1.0 and scores stay comparable across modes. In hybrid mode the graph signal
@@ -210,19 +229,129 @@ def _fuse(*, signals: _Signals, use_vector: bool, use_text: bool, time_query: Ti
     for candidate in candidates.values():
         candidate.score = score(candidate, with_time=False)
     if time_query.active and use_vector and use_text and candidates:  # a single-signal mode keeps to its signal
-        with stage_timed("time_sql"):
-            refers_to = dict(Fact.objects.filter(pk__in=list(candidates)).values_list("pk", "refers_to"))
+        world.read(fact_ids=list(candidates))
         order = sorted(candidates.values(), key=lambda c: (-c.score, -c.valid_from.timestamp(), -c.fact_id))
         timed = time_ranking(
             order=[c.fact_id for c in order],
-            dates={c.fact_id: (c.valid_from, refers_to.get(c.fact_id)) for c in order},
+            dates={c.fact_id: (c.valid_from, world.refers_to.get(c.fact_id)) for c in order},
             time_query=time_query,
         )
+        # A statement held in the world during the period, or one whose start a "when" question asks for, holds the
+        # time too (the turns' dates alone cannot say that a job held through 2022).
+        dated = set(timed) | {c.fact_id for c in order if _world_holds_the_time(world.times.get(c.fact_id), time_query)}
+        timed = [c.fact_id for c in order if c.fact_id in dated]
         for rank, fact_id in enumerate(timed, start=1):
             candidates[fact_id].time_rank = rank
         for candidate in candidates.values():
             candidate.score = score(candidate, with_time=True)
     return candidates
+
+
+class _World:
+    """The world time (and the day named) of the candidates, read once, when a part of the search needs it."""
+
+    def __init__(self) -> None:
+        self.times: dict[int, WorldTime] = {}
+        self.refers_to: dict[int, date | None] = {}
+
+    def read(self, *, fact_ids: list[int]) -> None:
+        missing = [fact_id for fact_id in fact_ids if fact_id not in self.times]
+        if not missing:
+            return
+        with stage_timed("world_sql"):
+            rows = Fact.objects.filter(pk__in=missing).values_list("pk", "refers_to", *WORLD_TIME_FIELDS)
+        for fact_id, refers_to, start, start_precision, end, end_precision in rows:
+            self.refers_to[fact_id] = refers_to
+            self.times[fact_id] = WorldTime(
+                start=start, start_precision=start_precision, end=end, end_precision=end_precision
+            )
+
+
+def _world_holds_the_time(world: WorldTime | None, time_query: TimeQuery) -> bool:
+    if world is None or not world.known:
+        return False
+    if time_query.period is None:
+        return world.start is not None  # a "when" question: the statement says when it began
+    period = time_query.period
+    begun = world.start is None or world.start <= period.end
+    not_over = world.end is None or world.end > period.start
+    return begun and not_over and world.end_precision != TimePrecision.UNKNOWN
+
+
+@dataclass(frozen=True)
+class _TimeAsked:
+    """The time a question asks about in the world: a day (`holds_at`), now (a question in the present), a period it
+    names ("in 2019"), or what held before or after a statement it names ("before she moved to Austin")."""
+
+    holds_at: date | None = None
+    present: bool = False
+    period: Period | None = None
+    anchor: RelativeAnchor | None = None
+
+    @property
+    def asked(self) -> bool:
+        return self.holds_at is not None or self.present or self.period is not None or self.anchor is not None
+
+
+# How many of the best candidates are looked through for the statement a "before/after" question names.
+ANCHOR_CANDIDATES = 20
+
+
+def _world_time_tiers(*, candidates: dict[int, _Candidate], world: _World, asked: _TimeAsked, today: date) -> None:
+    """A statement known not to hold at the time asked about ranks below every one that may (tier 1 and more), so
+    that what ended never answers for now and what began later never answers for then; the signals order each tier.
+    An event (said as one time) is not a state: a question about now does not put it below.
+    With `holds_at` (which leaves out what is known not to have held that day), those whose known bounds say they held
+    that day come before those that only may have (no bound known, or an end of unknown time).
+    Before/after a named statement: those known to lie on the wrong side of its start go last (before it: the
+    statement itself too), and, before it, a statement that ended where it began (the value it replaced) goes first;
+    after it, the statement itself stays, as it often says what followed ("What did she realise after the race?")."""
+    if not candidates or not asked.asked:
+        return
+    world.read(fact_ids=list(candidates))
+    anchor = _anchor_find(candidates=candidates, world=world, anchor=asked.anchor) if asked.anchor else None
+    for candidate in candidates.values():
+        times = world.times.get(candidate.fact_id, UNKNOWN_WORLD_TIME)
+        tier = 0
+        if asked.holds_at is not None and not (times.known and times.holds_on(asked.holds_at)):
+            tier = 1
+        if asked.present and times.ended and not times.is_event and not times.holds_on(today):
+            tier = 1
+        if asked.period is not None and not times.may_hold_during(start=asked.period.start, end=asked.period.end):
+            tier = 1
+        if anchor is not None and asked.anchor is not None:
+            tier = max(tier, _anchor_tier(times=times, anchor=anchor, before=asked.anchor.before))
+        candidate.tier = tier
+
+
+def _anchor_find(
+    *, candidates: dict[int, _Candidate], world: _World, anchor: RelativeAnchor
+) -> tuple[int, date] | None:
+    """The best-scored candidate that states the anchor and says when it began: (its id, its start)."""
+    best = sorted(candidates.values(), key=lambda c: (-c.score, -c.fact_id))[:ANCHOR_CANDIDATES]
+    started = [c.fact_id for c in best if (times := world.times.get(c.fact_id)) and times.start is not None]
+    contents = dict(Fact.objects.filter(pk__in=started).values_list("pk", "content"))
+    for fact_id in started:
+        if anchor_names_the_statement(anchor, contents.get(fact_id, "")):
+            start = world.times[fact_id].start
+            assert start is not None
+            return fact_id, start
+    return None
+
+
+def _anchor_tier(*, times: WorldTime, anchor: tuple[int, date], before: bool) -> int:
+    """0: before it, the value it replaced; 0 after it, 1 before it: may lie on the asked side; 2: known to lie on the
+    other side. (After it, what began later is not lifted: it is any later statement, not the one asked about.)"""
+    anchor_start = anchor[1]
+    if before:
+        if times.start is not None and times.start >= anchor_start:
+            return 2
+        return 0 if times.end is not None and abs((times.end - anchor_start).days) <= ANCHOR_SAME_DAYS else 1
+    return 2 if times.end is not None and times.end <= anchor_start else 0
+
+
+# An end this close to the anchor's start is where the anchor began (a month's precision against a day's).
+ANCHOR_SAME_DAYS = 31
 
 
 def _recency_blend(*, candidates: list[_Candidate], weight: float, now: datetime) -> None:
@@ -288,13 +417,19 @@ def facts_search(
     time_from: date | None = None,
     time_to: date | None = None,
     time_filter: str = "boost",
+    holds_at: date | None = None,
 ) -> list[FactHit]:
     """The facts the agent may show in a conversation with `user` (its agent-wide facts plus the user's own; only
     agent-wide ones without a user) that best answer `query`.
 
     - `min_similarity` drops vector candidates below it; full-text matches stay (a rare name matches by text).
     - `scopes` and `tags` keep facts with any of the given values.
-    - `as_of` reads the versions valid at that time; otherwise `include_history` adds closed versions to the current.
+    - `as_of` reads the versions valid at that time (what memory held then); otherwise `include_history` adds closed
+      versions to the current.
+    - World time: `holds_at` keeps the facts whose statement may have held in the world that day, those that held
+      for certain first. A statement known not to hold at the time a question asks about (now, a period it names,
+      before or after a statement it names) ranks below every one that may (_world_time_tiers); among those that
+      may, a question asking when or about a period ranks what held then first (the time signal).
     - Graph: in hybrid mode (unless MEMORY_GRAPH_WEIGHT is 0), the facts about the entities the query names and those
       up to MEMORY_GRAPH_HOPS relations from them (facts.selectors.graph_search) are a further signal; for a query
       about a period, those whose relations held in it first.
@@ -334,28 +469,47 @@ def facts_search(
         as_of=as_of,
         include_history=include_history,
         period=time_query.period if time_query.restrict else None,
+        holds_at=holds_at,
     )
-    first_person = first_person_query(query) if user is not None else None
+    about_the_user = user_names_as_first_person(query=query, user=user) if user is not None else None
+    first_person = first_person_query(about_the_user or query) if user is not None else None
+    vector_query = first_person.vector_query if first_person else (about_the_user or query)
     signals = _signals_rank(
         scope=scope,
         space=space,
-        vector_query=first_person.vector_query if first_person else query,
-        text_query=first_person.text_query if first_person else query,
+        vector_query=vector_query,
+        text_query=first_person.text_query if first_person else (about_the_user or query),
         mode=mode,
         limit=max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES),
         min_similarity=min_similarity,
-        graph_query=query,
+        graph_query=vector_query if about_the_user else query,
         graph_period=time_query.period,
     )
     fusion_started = time.perf_counter()
+    world = _World()
     candidates = _fuse(
         signals=signals,
         use_vector=mode != SearchMode.TEXT,
         use_text=mode != SearchMode.SEMANTIC,
         time_query=time_query,
+        world=world,
     )
     if signals.small_store or (fallback_to_recent and not candidates):
         _unranked_add(candidates=candidates, scope=scope, limit=top_k)
+    # A period the caller gives, or one the question dates with its year ("in 2019", "in May 2023"), is one time; a
+    # period read from "in June" or "last year" is resolved against today, which a user may not mean.
+    dated = time_from is not None or time_to is not None or names_a_year(query)
+    _world_time_tiers(
+        candidates=candidates,
+        world=world,
+        asked=_TimeAsked(
+            holds_at=holds_at,
+            present=not time_query.active and asks_about_the_present(query),
+            period=time_query.period if time_query.period and not time_query.restrict and dated else None,
+            anchor=relative_anchor(query) if time_query.period is None else None,
+        ),
+        today=(as_of or timezone.now()).date(),
+    )
     ranked = _candidates_order(
         candidates=list(candidates.values()),
         own_facts_of=user if first_person is not None else None,
@@ -393,7 +547,14 @@ def _candidates_order(
         _own_facts_boost(candidates=candidates, user=own_facts_of, boost=settings.FIRST_PERSON_USER_BOOST)
     if recency_weight:
         _recency_blend(candidates=candidates, weight=recency_weight, now=now)
-    candidates.sort(key=lambda candidate: (-candidate.score, -candidate.valid_from.timestamp(), -candidate.fact_id))
+    candidates.sort(
+        key=lambda candidate: (
+            candidate.tier,
+            -candidate.score,
+            -candidate.valid_from.timestamp(),
+            -candidate.fact_id,
+        )
+    )
     if mmr_lambda is not None and len(candidates) > 1:
         candidates = _mmr_select(candidates=candidates, space=space, mmr_lambda=mmr_lambda, top_k=top_k)
     return candidates[:top_k]

@@ -8,7 +8,7 @@ int8 operator class applies, and each signal's scope parts run as separately pla
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 
 from core.search.retrieval import CorpusKey
 from core.search.time_expressions import Period
@@ -40,6 +40,7 @@ class FactSearchScope:
     as_of: datetime | None = None
     include_history: bool = False
     period: Period | None = None  # only facts valid from, or naming a day, within it (time_filter "restrict")
+    holds_at: date | None = None  # only facts whose statement may have held in the world that day
 
     @property
     def current_only(self) -> bool:
@@ -55,17 +56,29 @@ class FactSearchScope:
         return corpora
 
     def validity_sql(self, *, alias: str) -> tuple[str, list]:
-        """Which versions count, on a table with valid_from and valid_to (facts_fact, or facts_factembedding, which
-        copies them)."""
-        return validity_sql(alias=alias, as_of=self.as_of, include_history=self.include_history)
+        """Which versions count, on a table with valid_from, valid_to and expires_at (facts_fact, or
+        facts_factembedding, which copies them): valid, and not expired (at `as_of`, or now)."""
+        validity, params = validity_sql(alias=alias, as_of=self.as_of, include_history=self.include_history)
+        if self.include_history and self.as_of is None:
+            return validity, params
+        unexpired, unexpired_params = self.unexpired_sql(alias=alias)
+        return f"{validity} AND {unexpired}", [*params, *unexpired_params]
+
+    def unexpired_sql(self, *, alias: str) -> tuple[str, list]:
+        """Facts whose expiry has not passed (at `as_of`, or now: the statement's start, not the transaction's as
+        now() would be, so that a long transaction does not keep reading what expired meanwhile)."""
+        if self.as_of is not None:
+            return f"({alias}.expires_at IS NULL OR {alias}.expires_at > %s)", [self.as_of]
+        return f"({alias}.expires_at IS NULL OR {alias}.expires_at > statement_timestamp())", []
 
     @property
     def filtered(self) -> bool:
         """The caller filters on columns of facts_fact (fact_filters_sql)."""
-        return bool(self.scopes or self.tags or self.period)
+        return bool(self.scopes or self.tags or self.period or self.holds_at)
 
     def fact_filters_sql(self, *, alias: str) -> tuple[str, list]:
-        """The caller's scopes and tags filters (any of the given values) and period, on facts_fact."""
+        """The caller's scopes and tags filters (any of the given values), period and world-time moment, on
+        facts_fact."""
         conditions: list[str] = []
         params: list[object] = []
         if self.scopes:
@@ -80,4 +93,11 @@ class FactSearchScope:
                 f"OR ({alias}.valid_from AT TIME ZONE 'UTC')::date BETWEEN %s AND %s)"
             )
             params += [self.period.start, self.period.end, self.period.start, self.period.end]
+        if self.holds_at:
+            # Known not to hold that day: begun after it, or ended by it (facts.world_time.WorldTime.may_hold_on).
+            conditions.append(
+                f"({alias}.held_from IS NULL OR {alias}.held_from <= %s) "
+                f"AND ({alias}.held_until IS NULL OR {alias}.held_until > %s)"
+            )
+            params += [self.holds_at, self.holds_at]
         return " AND ".join(conditions) or "true", params

@@ -27,6 +27,7 @@ from facts.grammar.output_rules import (
 )
 from facts.models import EntityType, FactScope
 from facts.services.graph import EntityMention, RelationStatement, entity_name_normalize, predicate_normalize
+from facts.world_time import UNKNOWN_WORLD_TIME, WorldTime, WorldTimeInvalid, world_time_parse
 
 PROMPT = Path(__file__).resolve().parent.parent / "prompts" / "extract_facts.txt"
 PROFILE_KEY = re.compile(r"^[a-z][a-z0-9_]{0,99}$")
@@ -46,6 +47,10 @@ SCHEMA = {
                     "scope": {"type": "array", "items": {"type": "string", "enum": ["user", "agent"]}},
                     "key": {"type": "string"},
                     "source": {"type": "array", "items": {"type": "integer"}, "maxItems": 10},
+                    # When the statement held in the world: "YYYY", "YYYY-MM" or "YYYY-MM-DD", "~" in front when
+                    # approximate; held_until may be "ended" (facts.world_time.world_time_parse).
+                    "held_from": {"type": "string", "maxLength": 11},
+                    "held_until": {"type": "string", "maxLength": 11},
                 },
                 "required": ["content", "scope", "source"],
             },
@@ -90,6 +95,30 @@ class ExtractedFact:
     source_messages: list[Message]
     key: str = ""
     relations: tuple[RelationStatement, ...] = ()
+    world_time: WorldTime = UNKNOWN_WORLD_TIME
+
+
+def fact_world_time_read(item: dict) -> tuple[WorldTime, int]:
+    """A reply's fact's world time ("held_from", "held_until") and how many of the two were malformed: a malformed
+    bound is dropped (that bound unknown, never guessed), and both are when they contradict each other."""
+    bounds: dict[str, str | None] = {}
+    malformed = 0
+    for name in ("held_from", "held_until"):
+        value = item.get(name)
+        if value is None or value == "":
+            bounds[name] = None
+            continue
+        try:
+            if not isinstance(value, str):
+                raise WorldTimeInvalid(name, "not a string")
+            world_time_parse(**{"held_from": None, "held_until": None, name: value})
+            bounds[name] = value
+        except WorldTimeInvalid:
+            bounds[name], malformed = None, malformed + 1
+    try:
+        return world_time_parse(held_from=bounds["held_from"], held_until=bounds["held_until"]), malformed
+    except WorldTimeInvalid:  # an end before the start
+        return UNKNOWN_WORLD_TIME, malformed + 1
 
 
 def _graph_validate(data: dict) -> None:
@@ -169,6 +198,9 @@ def _validate(data: object) -> dict:
         item["source"] = [
             number for number in (source if isinstance(source, list) else [source]) if isinstance(number, int)
         ]
+        item["world_time"], _ = fact_world_time_read(item)
+        if item["world_time"].ended:
+            item["key"] = ""  # a statement that is over is not the attribute's current value
     _graph_validate(data)
     return data
 
@@ -234,6 +266,7 @@ def _rule_violations(data: dict, *, window: _WindowWords) -> dict[str, int]:
         count("copied_from_prompt", window.copies_the_prompt(content))
         count("ungrounded", not grounded(statement=content, source_words=window.said))
         count("unknown_source", not set(item["source"]) <= window.numbers)
+        counts["malformed_world_time"] = counts.get("malformed_world_time", 0) + fact_world_time_read(item)[1]
     kept = sum(len(statements) for statements in relations_of_reply(data).values())
     counts["unresolved_relation"] = len(data["relations"]) - kept
     counts["relation_of_no_fact"] = sum(
@@ -302,6 +335,7 @@ def facts_extract(*, window: list[NumberedMessage], agent_id: int, job_id: int |
                 source_messages=sources or user_messages,
                 key=item["key"],
                 relations=tuple(statement for statement in relations if not relation_holds_a_secret(statement)),
+                world_time=item["world_time"],
             )
         )
     return extracted

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
+from typing import cast
 
 import numpy as np
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -24,6 +26,9 @@ from facts import task_names as facts_tasks
 from facts.models import PROFILE_KEY_VALIDATOR, Fact, FactEmbedding, FactScope, FactWriter
 from facts.services.graph import relations_carry_to_successor, relations_close_for_fact, relations_erase_for_facts
 from facts.signals import user_profile_changed
+from facts.world_time import UNKNOWN_WORLD_TIME, TimePrecision, WorldTime
+from webhooks.models import WebhookEventType
+from webhooks.services.events import NewWebhookEvent, webhook_events_record
 
 _WHITESPACE = re.compile(r"\s+")
 
@@ -72,8 +77,9 @@ def fact_said_at(*, source_messages: Sequence[Message], formed_at: datetime) -> 
 @dataclass(frozen=True)
 class NewFact:
     """One fact for facts_create_bulk: its owner (None for agent-wide), scopes, content, the messages it comes from
-    (or their ids) and its vector in the space given (None: embedded later, facts_embed_missing). An import also
-    gives when it became true, its session, tags and metadata."""
+    (or their ids) and its vector in the space given (None: embedded later, facts_embed_missing), and when its statement
+    held in the world as far as it was said. An import also gives when it was recorded, its session, tags and
+    metadata."""
 
     user: EndUser | None
     scopes: Sequence[str]
@@ -85,11 +91,62 @@ class NewFact:
     source_session: Session | None = None
     tags: Sequence[str] = ()
     metadata: dict | None = None
+    world_time: WorldTime = UNKNOWN_WORLD_TIME
 
 
 # Writers whose facts come without entities and relations: a worker parses them (facts.services.graph_extraction).
 # Formation's extractor lists them with the facts; an import parses its batches itself.
 GRAPH_EXTRACTED_LATER = frozenset({FactWriter.API, FactWriter.OPERATOR, FactWriter.ASSISTANT})
+
+
+def fact_event_data(fact: Fact, previous: Fact | None = None) -> dict:
+    """A fact version as webhooks report it: its ids, version, content and validity (what a receiver needs to mirror
+    it, or to fetch it with GET /api/v1/facts/{id}); for an update, the version it supersedes."""
+    data: dict = {
+        "agent": fact.agent.external_id,
+        "user": fact.user.external_id if fact.user is not None else None,
+        "fact": {
+            "id": fact.pk,
+            "lineage": str(fact.lineage),
+            "version": fact.version,
+            "content": fact.content,
+            "scopes": list(fact.scopes),
+            "key": fact.key,
+            "valid_from": fact.valid_from.isoformat(),
+            "valid_to": fact.valid_to.isoformat() if fact.valid_to else None,
+            "world_time": fact.world_time.as_dict(today=timezone.now().date()),
+            "expires_at": fact.expires_at.isoformat() if fact.expires_at else None,
+            "change_reason": fact.change_reason,
+            "closed_reason": fact.closed_reason,
+            "written_by": fact.written_by,
+        },
+    }
+    if previous is not None:
+        data["previous"] = {"id": previous.pk, "version": previous.version}
+    return data
+
+
+def fact_erased_event_data(fact: Fact) -> dict:
+    """An erased fact as webhooks report it: ids only (its content is what the erasure removed). Not tied to its
+    user, so that the event outlives the rows it reports on."""
+    return {"agent": fact.agent.external_id, "fact": {"id": fact.pk, "lineage": str(fact.lineage)}}
+
+
+def facts_events_record(*, facts: Sequence[Fact], event_type: str, previous: Fact | None = None) -> None:
+    """The webhook events of these fact versions (one agent's), in the caller's transaction: written only when an
+    endpoint of the agent wants them (webhooks.services.events)."""
+    if facts:
+        webhook_events_record(
+            agent_id=facts[0].agent_id,
+            events=[
+                NewWebhookEvent(
+                    event_type=event_type,
+                    data=functools.partial(fact_event_data, fact, previous),
+                    user_id=fact.user_id,
+                )
+                for fact in facts
+            ],
+        )
 
 
 def facts_graph_extract_later(*, fact_ids: Sequence[int]) -> None:
@@ -137,6 +194,10 @@ def facts_create_bulk(
                 written_by=written_by,
                 tags=list(item.tags),
                 metadata=item.metadata or {},
+                held_from=item.world_time.start,
+                held_from_precision=item.world_time.start_precision,
+                held_until=item.world_time.end,
+                held_until_precision=item.world_time.end_precision,
             )
         )
     if not rows:
@@ -159,6 +220,7 @@ def facts_create_bulk(
         )
     if written_by in GRAPH_EXTRACTED_LATER:
         facts_graph_extract_later(fact_ids=[fact.pk for fact in created])
+    facts_events_record(facts=created, event_type=WebhookEventType.FACT_CREATED)
     return created
 
 
@@ -208,10 +270,13 @@ def fact_profile_set(
     change_reason: str = "created",
     metadata: dict | None = None,
     written_by: str = FactWriter.FORMATION,
+    world_time: WorldTime = UNKNOWN_WORLD_TIME,
+    expires_at: datetime | None = None,
 ) -> tuple[Fact, str]:
-    """Set a user's profile attribute. A new value supersedes the current one as a new version (reason "new
-    value"); the same value changes nothing. Returns the current fact and what happened: created, updated or
-    unchanged."""
+    """Set a user's profile attribute (a single-valued slot: home city, employer). A new value is a change in the
+    world: the current value ends where the new one begins (fact_world_end: it stays current memory, ended, and gives
+    up the key), and the new value is a fact of its own holding the key. The same value changes nothing. Returns the
+    current value's fact and what happened: created, updated or unchanged."""
     key = profile_key_validate(key=key, user=user)
     metadata = {**(metadata or {}), **({"value": value} if value is not None else {})}
     current = Fact.objects.select_for_update().filter(agent=agent, user=user, key=key, valid_to__isnull=True).first()
@@ -219,18 +284,18 @@ def fact_profile_set(
     if current is not None:
         if current.content_hash == content_hash:
             return current, "unchanged"
-        successor = fact_supersede(
+        # Where the new value begins; said without a time, it held by the day it was said: the old one ended then or
+        # before, roughly.
+        said = fact_said_at(source_messages=source_messages, formed_at=timezone.now()).date()
+        fact_world_end(
             fact=current,
-            content=content,
+            end=world_time.start or said,
+            end_precision=world_time.start_precision or TimePrecision.APPROXIMATE,
             reason="new value",
-            source_session=source_session,
             source_messages=source_messages,
-            embedding=embedding,
-            space=space,
-            metadata={**current.metadata, **metadata},
             written_by=written_by,
+            keep_key=False,
         )
-        return successor, "updated"
     same_statement = Fact.objects.filter(
         agent=agent, user=user, content_hash=content_hash, valid_to__isnull=True
     ).first()
@@ -245,7 +310,7 @@ def fact_profile_set(
         user=user,
         scopes=[FactScope.USER],
         content=content,
-        change_reason=change_reason,
+        change_reason="new value" if current is not None else change_reason,
         source_session=source_session,
         source_messages=source_messages,
         metadata=metadata,
@@ -253,8 +318,10 @@ def fact_profile_set(
         space=space,
         key=key,
         written_by=written_by,
+        world_time=world_time,
+        expires_at=expires_at,
     )
-    return fact, "created"
+    return fact, "updated" if current is not None else "created"
 
 
 @transaction.atomic
@@ -275,10 +342,57 @@ def fact_create(
     key: str = "",
     pinned: bool = False,
     written_by: str = FactWriter.FORMATION,
+    world_time: WorldTime = UNKNOWN_WORLD_TIME,
+    expires_at: datetime | None = None,
 ) -> Fact:
     """Store and embed a new current fact. The caller handles duplicates (the unique constraints reject a second
     current fact with the same content, or the same profile key, in the same scope). A given embedding belongs to
-    `space` (the active space when not given)."""
+    `space` (the active space when not given). `world_time`: when the statement held in the world, if said.
+    `expires_at`: when it leaves search, the context block and the bundle (retention then closes it)."""
+    fact = _fact_write(
+        agent=agent,
+        user=user,
+        scopes=scopes,
+        content=content,
+        change_reason=change_reason,
+        source_session=source_session,
+        source_messages=source_messages,
+        tags=tags,
+        metadata=metadata,
+        valid_from=valid_from,
+        embedding=embedding,
+        space=space,
+        key=key,
+        pinned=pinned,
+        written_by=written_by,
+        world_time=world_time,
+        expires_at=expires_at,
+    )
+    facts_events_record(facts=[fact], event_type=WebhookEventType.FACT_CREATED)
+    return fact
+
+
+def _fact_write(
+    *,
+    agent: Agent,
+    user: EndUser | None,
+    scopes: Sequence[str],
+    content: str,
+    change_reason: str = "created",
+    source_session: Session | None = None,
+    source_messages: Sequence[Message] = (),
+    tags: Sequence[str] = (),
+    metadata: dict | None = None,
+    valid_from: datetime | None = None,
+    embedding: np.ndarray | None = None,
+    space: EmbeddingSpace | None = None,
+    key: str = "",
+    pinned: bool = False,
+    written_by: str = FactWriter.FORMATION,
+    world_time: WorldTime = UNKNOWN_WORLD_TIME,
+    expires_at: datetime | None = None,
+) -> Fact:
+    """fact_create without its webhook event (a successor of fact_supersede reports an update instead)."""
     scopes = fact_scopes_validate(scopes=scopes, user=user)
     key = profile_key_validate(key=key, user=user if FactScope.USER in scopes else None)
     content = fact_content_normalize(content)
@@ -304,6 +418,11 @@ def fact_create(
         key=key,
         pinned=pinned,
         written_by=written_by,
+        held_from=world_time.start,
+        held_from_precision=world_time.start_precision,
+        held_until=world_time.end,
+        held_until_precision=world_time.end_precision,
+        expires_at=expires_at,
     )
     if source_messages:
         fact.source_messages.add(*source_messages)  # a new fact has none: add() skips set()'s read of them
@@ -314,6 +433,10 @@ def fact_create(
     if written_by in GRAPH_EXTRACTED_LATER:
         facts_graph_extract_later(fact_ids=[fact.pk])
     return fact
+
+
+# fact_supersede's expires_at when not given: the closed version's.
+_CARRIED_OVER = object()
 
 
 def _current_for_update(fact: Fact) -> Fact:
@@ -343,6 +466,7 @@ def fact_close(
     if closed_by_messages:
         current.closed_by_messages.add(*closed_by_messages)
     _profile_changed_on_commit(current)
+    facts_events_record(facts=[current], event_type=WebhookEventType.FACT_CLOSED)
     return current
 
 
@@ -361,9 +485,13 @@ def fact_supersede(
     embedding: np.ndarray | None = None,
     space: EmbeddingSpace | None = None,
     written_by: str = FactWriter.FORMATION,
+    world_time: WorldTime | None = None,
+    key: str | None = None,
+    expires_at: datetime | None | object = _CARRIED_OVER,
 ) -> Fact:
-    """An UPDATE: close the current version and write its successor (same lineage, version + 1, re-embedded).
-    Scopes, user, tags and metadata carry over unless given."""
+    """An UPDATE: close the current version and write its successor (same lineage, version + 1, re-embedded unless
+    it says the same). Scopes, user, tags, metadata, the profile key, the expiry and, for the same content, world
+    time carry over unless given (`expires_at=None`: none)."""
     current = _current_for_update(fact)
     now = timezone.now()
     current.valid_to = now
@@ -372,7 +500,11 @@ def fact_supersede(
     if source_messages:
         current.closed_by_messages.add(*source_messages)
     scopes = list(scopes) if scopes is not None else current.scopes
-    successor = fact_create(
+    same_content = fact_content_normalize(content) == current.content
+    if embedding is None and same_content:
+        space = space or embedding_space_active()
+        embedding = FactEmbedding.objects.filter(fact=current, space=space).values_list("embedding", flat=True).first()
+    successor = _fact_write(
         agent=current.agent,
         user=user if user is not None else current.user,
         scopes=scopes,
@@ -385,9 +517,11 @@ def fact_supersede(
         valid_from=now,
         embedding=embedding,
         space=space,
-        key=current.key,
+        key=current.key if key is None else key,
         pinned=current.pinned,
         written_by=written_by,
+        world_time=world_time if world_time is not None else current.world_time if same_content else UNKNOWN_WORLD_TIME,
+        expires_at=current.expires_at if expires_at is _CARRIED_OVER else cast(datetime | None, expires_at),
     )
     Fact.objects.filter(pk=successor.pk).update(lineage=current.lineage, version=current.version + 1)
     successor.lineage, successor.version = current.lineage, current.version + 1
@@ -396,7 +530,45 @@ def fact_supersede(
     if successor.content_hash == current.content_hash:
         relations_carry_to_successor(fact=current, successor=successor)
     relations_close_for_fact(fact=current, reason=reason)
+    facts_events_record(facts=[successor], event_type=WebhookEventType.FACT_UPDATED, previous=current)
     return successor
+
+
+@transaction.atomic
+def fact_world_end(
+    *,
+    fact: Fact,
+    end: date | None,
+    end_precision: str,
+    reason: str,
+    source_messages: Sequence[Message] = (),
+    written_by: str = FactWriter.FORMATION,
+    keep_key: bool = True,
+) -> Fact:
+    """A change in the world, not a correction: what the current version `fact` states stopped holding at `end` (with
+    its precision), or at a time unknown (`end` None). A new version of the same lineage says the same, ended, with the
+    reason and the messages that said so (its vector kept): the statement stays current memory, since it is still
+    true that it held; the earlier version stays in history. A correction closes a version instead (fact_close,
+    fact_supersede). An end before the statement's start cannot be: it ended, when unknown. Without `keep_key` the
+    ended statement gives up its profile key (the new value takes it)."""
+    world = fact.world_time
+    if end is not None and world.start is not None and end < world.start:
+        end = None
+    ended = WorldTime(
+        start=world.start,
+        start_precision=world.start_precision,
+        end=end,
+        end_precision=end_precision if end is not None else TimePrecision.UNKNOWN,
+    )
+    return fact_supersede(
+        fact=fact,
+        content=fact.content,
+        reason=reason,
+        source_messages=source_messages,
+        written_by=written_by,
+        world_time=ended,
+        key=None if keep_key else "",
+    )
 
 
 def facts_reembed(*, fact_ids: Iterable[int], space: EmbeddingSpace | None = None) -> int:
@@ -425,9 +597,42 @@ def facts_erase(*, fact_ids: Iterable[int]) -> int:
     only they stated: the one destructive operation on facts, for content that must not be kept even as history.
     Returns the versions deleted."""
     lineages = Fact.objects.filter(pk__in=list(fact_ids)).values("lineage")
+    erased = list(  # one version per lineage, to name it
+        Fact.objects.filter(lineage__in=lineages)
+        .select_related("agent")
+        .order_by("lineage", "-version")
+        .distinct("lineage")
+    )
+    for agent_id in {fact.agent_id for fact in erased}:
+        webhook_events_record(
+            agent_id=agent_id,
+            events=[
+                NewWebhookEvent(
+                    event_type=WebhookEventType.FACT_ERASED,
+                    data=functools.partial(fact_erased_event_data, fact),
+                )
+                for fact in erased
+                if fact.agent_id == agent_id
+            ],
+        )
     relations_erase_for_facts(fact_ids=list(Fact.objects.filter(lineage__in=lineages).values_list("pk", flat=True)))
     _, per_model = Fact.objects.filter(lineage__in=lineages).delete()
     return per_model.get(Fact._meta.label, 0)
+
+
+def fact_expiry_set(*, fact: Fact, expires_at: datetime | None) -> Fact:
+    """Set (or clear, None) when a current fact expires. Like pinning, no new version: it is a decision about keeping
+    the fact, not a change of what it says. The database copies it to the fact's search rows."""
+    Fact.objects.filter(pk=fact.pk).update(expires_at=expires_at)
+    fact.expires_at = expires_at
+    return fact
+
+
+def facts_expired_close(*, limit: int = 1000) -> int:
+    """Close the current facts whose expiry has passed (retention's pass; they already left search at that moment),
+    each kept as history with the reason "expired". Returns how many."""
+    expired = Fact.objects.filter(valid_to__isnull=True, expires_at__lte=timezone.now()).order_by("expires_at")
+    return facts_close(facts=expired.select_related("agent", "user")[:limit], reason="expired")
 
 
 def facts_pin(*, fact_ids: Iterable[int], pinned: bool) -> int:

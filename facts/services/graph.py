@@ -336,6 +336,10 @@ def relations_write(*, stated: Sequence[StatedRelations]) -> list[Relation]:
                 object_value=key[3],
                 formed_at=now,
                 valid_from=item.fact.valid_from or now,
+                held_from=item.fact.held_from,
+                held_from_precision=item.fact.held_from_precision,
+                held_until=item.fact.held_until,
+                held_until_precision=item.fact.held_until_precision,
             )
             created.append(current[key])
     Relation.objects.bulk_create(created)
@@ -391,16 +395,18 @@ def relations_close_for_fact(*, fact: Fact, reason: str) -> int:
 
 
 def relations_carry_to_successor(*, fact: Fact, successor: Fact) -> None:
-    """A successor that says the same (a new scope, a moved owner) states the same relations: they stay current."""
+    """A successor that says the same (a new scope, a moved owner, an end in the world) states the same relations:
+    they stay current, with the successor's world time."""
+    carried = list(Relation.objects.filter(source_facts=fact, valid_to__isnull=True).values_list("pk", flat=True))
     through = Relation.source_facts.through
     through.objects.bulk_create(
-        [
-            through(relation_id=relation_id, fact_id=successor.pk)
-            for relation_id in Relation.objects.filter(source_facts=fact, valid_to__isnull=True).values_list(
-                "pk", flat=True
-            )
-        ],
-        ignore_conflicts=True,
+        [through(relation_id=relation_id, fact_id=successor.pk) for relation_id in carried], ignore_conflicts=True
+    )
+    Relation.objects.filter(pk__in=carried).update(
+        held_from=successor.held_from,
+        held_from_precision=successor.held_from_precision,
+        held_until=successor.held_until,
+        held_until_precision=successor.held_until_precision,
     )
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
 
@@ -42,9 +42,19 @@ from facts.services.facts import (
 )
 from facts.services.graph import StatedRelations, relations_write
 from facts.services.reference_documents import facts_restating_reference
+from facts.services.world_changes import (
+    WorldEnd,
+    extracted_slots,
+    slot_changes_plan,
+    stored_slots,
+    world_ends_apply,
+)
+from facts.world_time import WorldTime, WorldTimeInvalid, world_time_format, world_time_parse
 
 PROMPT = Path(__file__).resolve().parent.parent / "prompts" / "reconcile_facts.txt"
-ACTIONS = ("ADD", "UPDATE", "DELETE", "NONE")
+# ENDED: the new fact says the target stopped holding in the world (a changed job, a move): the target stays current
+# memory, ended (fact_world_end), and the new fact is added; UPDATE and DELETE are corrections of what was recorded.
+ACTIONS = ("ADD", "UPDATE", "DELETE", "NONE", "ENDED")
 SCHEMA = {
     "type": "object",
     "properties": {
@@ -58,6 +68,8 @@ SCHEMA = {
                     "target": {"type": ["integer", "null"]},
                     "content": {"type": ["string", "null"]},
                     "reason": {"type": "string"},
+                    # ENDED: when the target stopped holding, as the extraction writes it ("2024-05", "ended").
+                    "held_until": {"type": ["string", "null"]},
                 },
                 "required": ["new", "action", "target", "content", "reason"],
             },
@@ -84,6 +96,8 @@ class FactDecision:
     content_vector: np.ndarray | None = None
     candidates: list[tuple[Fact, float]] = field(default_factory=list)
     planned_at: datetime = field(default_factory=timezone.now)
+    # Current facts the new statement ends in the world (an ENDED decision, a single-valued slot's new value).
+    ends: list[WorldEnd] = field(default_factory=list)
 
 
 @dataclass
@@ -92,6 +106,7 @@ class ReconciliationResult:
     updated: list[Fact] = field(default_factory=list)
     deleted: list[Fact] = field(default_factory=list)
     unchanged: int = 0
+    ended: list[Fact] = field(default_factory=list)  # versions saying a fact stopped holding in the world
 
 
 PROTECTED_REASON = "kept beside operator-curated fact {pk}: formation never changes curated memory"
@@ -101,6 +116,7 @@ def _kept_beside_curated(*, decision: FactDecision, curated: Fact, user: EndUser
     """A statement that would change an operator-curated fact is added as the user's own fact instead (without a
     profile key, which the curated fact holds): the user's view is recorded, the operator's fact stays as written."""
     decision.action, decision.target, decision.content, decision.content_vector = "ADD", None, None, None
+    decision.ends = [end for end in decision.ends if end.fact.pk != curated.pk]
     decision.reason = PROTECTED_REASON.format(pk=curated.pk)
     decision.owner = user
     decision.new = replace(decision.new, scopes=[FactScope.USER], key="")
@@ -131,7 +147,7 @@ def _decide(data: object, *, new_count: int, existing_count: int) -> dict[int, d
         if action not in ACTIONS:
             raise OutputInvalid(f"decisions[{index}].action must be one of {', '.join(ACTIONS)}")
         target = item.get("target")
-        if action in ("UPDATE", "DELETE") and target not in range(1, existing_count + 1):
+        if action in ("UPDATE", "DELETE", "ENDED") and target not in range(1, existing_count + 1):
             raise OutputInvalid(f"decisions[{index}] ({action}) needs a target existing fact number")
         if action == "UPDATE" and not (isinstance(item.get("content"), str) and item["content"].strip()):
             raise OutputInvalid(f"decisions[{index}] (UPDATE) needs the updated statement as content")
@@ -139,11 +155,25 @@ def _decide(data: object, *, new_count: int, existing_count: int) -> dict[int, d
     return decisions
 
 
+def _ended_at(item: dict) -> tuple[date | None, str] | None:
+    """When an ENDED decision says its target stopped holding: (day, precision), (None, "unknown") for "ended";
+    None when it does not say, or says it malformed (then where the new fact begins)."""
+    try:
+        world = world_time_parse(held_from=None, held_until=item.get("held_until") or None)
+    except (WorldTimeInvalid, AttributeError):
+        return None
+    return (world.end, world.end_precision) if world.end_precision else None
+
+
 def _rule_violations(data: dict, *, new_count: int) -> dict[str, int]:
     """What a valid reply got wrong that the plan then works around: new facts left without a decision (they are
-    added), a fact decided twice (the last decision holds), an updated statement over the word limit."""
+    added), a fact decided twice (the last decision holds), an updated statement over the word limit, an end in a
+    form that cannot be read."""
     decided = [item["new"] for item in data["decisions"]]
     return {
+        "malformed_world_time": sum(
+            1 for item in data["decisions"] if item.get("held_until") and _ended_at(item) is None
+        ),
         "missing_decision": new_count - len(set(decided)),
         "decided_twice": len(decided) - len(set(decided)),
         "over_word_limit": sum(
@@ -200,9 +230,9 @@ def facts_reconcile_plan(
         elif keyed is not None and keyed.is_curated:
             _kept_beside_curated(decision=decision, curated=keyed, user=user)
         elif keyed is not None:
-            # A new value of a profile attribute replaces the current one without asking the LLM.
-            decision.action, decision.reason, decision.target = "UPDATE", "new value", keyed
-            decision.content, decision.content_vector = fact.content, vector
+            # A new value of a profile attribute is a change in the world, without asking the LLM: it takes the key,
+            # the current value stays, ended where the new one begins (fact_profile_set).
+            decision.reason, decision.target = "new value", keyed
         else:
             decision.candidates = _similar_current_facts(
                 agent=agent,
@@ -224,13 +254,51 @@ def facts_reconcile_plan(
         for decision in pending:
             if decision.action in ("UPDATE", "DELETE") and decision.target is not None and decision.target.is_curated:
                 _kept_beside_curated(decision=decision, curated=decision.target, user=user)
+            for end in decision.ends:
+                if end.fact.is_curated:
+                    _kept_beside_curated(decision=decision, curated=end.fact, user=user)
         updates = [decision for decision in pending if decision.action == "UPDATE"]
         if updates:  # an UPDATE has its content (_decide checks it)
             for decision, content_vector in zip(
                 updates, provider.embed([cast(str, decision.content) for decision in updates]), strict=True
             ):
                 decision.content_vector = content_vector
+    _slot_changes_plan(decisions=decisions, agent=agent, user=user)
     return decisions
+
+
+def _slot_changes_plan(*, decisions: list[FactDecision], agent: Agent, user: EndUser) -> None:
+    """The user's new statements in single-valued slots end the current ones of other values (facts.services.
+    world_changes); the stored slots are read only when a new statement fills one."""
+    adds = [
+        decision
+        for decision in decisions
+        if decision.action == "ADD" and decision.owner is not None and extracted_slots(decision.new)
+    ]
+    if not adds:
+        return
+    stored = stored_slots(agent=agent, owner=user)
+    taken = {decision.target.pk for decision in decisions if decision.target is not None}
+    taken |= {end.fact.pk for decision in decisions for end in decision.ends}
+    for decision in adds:
+        changes = slot_changes_plan(new=decision.new, stored=stored, taken=taken)
+        if changes is not None:
+            decision.ends += changes.ends
+            decision.new = replace(decision.new, world_time=changes.world_time, key=changes.key)
+
+
+def _held(world_time: WorldTime) -> dict[str, str]:
+    """A fact's world time as the reconciliation prompt shows it, as the extraction writes it; none when unknown."""
+    bounds = {
+        "held_from": world_time_format(world_time.start, world_time.start_precision),
+        "held_until": world_time_format(world_time.end, world_time.end_precision),
+    }
+    return {name: value for name, value in bounds.items() if value}
+
+
+def _held_text(item: dict[str, Any]) -> str:
+    said = [f"{name.replace('_', ' ')} {item[name]}" for name in ("held_from", "held_until") if name in item]
+    return f" [{'; '.join(said)}]" if said else ""
 
 
 def _decide_with_llm(*, pending: list[FactDecision], agent: Agent, job_id: int | None) -> None:
@@ -245,13 +313,17 @@ def _decide_with_llm(*, pending: list[FactDecision], agent: Agent, job_id: int |
             "number": number,
             "content": decision.new.content,
             "candidates": [number_of[fact.pk] for fact, _ in decision.candidates],
+            **_held(decision.new.world_time),
         }
         for number, decision in enumerate(pending, start=1)
     ]
-    existing_inputs = [{"number": number_of[fact.pk], "content": fact.content} for fact in existing]
-    listing = "EXISTING facts:\n" + "\n".join(f"{e['number']}. {e['content']}" for e in existing_inputs)
+    existing_inputs = [
+        {"number": number_of[fact.pk], "content": fact.content, **_held(fact.world_time)} for fact in existing
+    ]
+    listing = "EXISTING facts:\n" + "\n".join(f"{e['number']}. {e['content']}{_held_text(e)}" for e in existing_inputs)
     listing += "\n\nNEW facts (with the existing facts similar to each):\n" + "\n".join(
-        f"{n['number']}. {n['content']}  (similar: {', '.join(map(str, n['candidates']))})" for n in new_inputs
+        f"{n['number']}. {n['content']}{_held_text(n)}  (similar: {', '.join(map(str, n['candidates']))})"
+        for n in new_inputs
     )
     decided = llm_complete_json(
         purpose="reconcile_facts",
@@ -274,6 +346,13 @@ def _decide_with_llm(*, pending: list[FactDecision], agent: Agent, job_id: int |
         decision.reason = str(item.get("reason") or item["action"].lower())[:200]
         if item.get("target"):
             decision.target = existing[item["target"] - 1]
+        if decision.action == "ENDED":  # the target ended in the world; the new fact is added
+            target, decision.action, decision.target = cast(Fact, decision.target), "ADD", None
+            ended_at = _ended_at(item)
+            end, precision = ended_at if ended_at is not None else (None, "")
+            if not target.held_until_precision:
+                reason = f"ended: {decision.reason}"[:300]
+                decision.ends.append(WorldEnd(fact=target, reason=reason, end=end, precision=precision))
         if decision.action == "UPDATE":
             decision.content = " ".join(item["content"].split())
 
@@ -423,6 +502,7 @@ def _keyed_add_apply(*, applying: _Applying, decision: FactDecision, owner: EndU
         space=decision.space,
         change_reason="extracted",
         written_by=FactWriter.FORMATION,
+        world_time=decision.new.world_time,
     )
     if outcome == "unchanged":
         applying.result.unchanged += 1
@@ -455,6 +535,7 @@ def _update_apply(*, applying: _Applying, decision: FactDecision, target: Fact, 
         applying.states(fact=already_stated, decision=decision, sources=sources)
         return
     vector = decision.content_vector if decision.content_vector is not None else decision.vector
+    world_time = decision.new.world_time if decision.new.world_time.known else target.world_time
     successor = fact_supersede(
         fact=target,
         content=content,
@@ -464,6 +545,7 @@ def _update_apply(*, applying: _Applying, decision: FactDecision, target: Fact, 
         embedding=vector,
         space=decision.space,
         written_by=FactWriter.FORMATION,
+        world_time=world_time,
     )
     new_key = decision.new.key
     if (
@@ -508,6 +590,7 @@ def _plain_adds_apply(*, applying: _Applying, adds: list[tuple[FactDecision, lis
                 content=decision.new.content,
                 source_messages=sources,
                 embedding=decision.vector,
+                world_time=decision.new.world_time,
             )
         )
     if new_facts:
@@ -549,6 +632,10 @@ def facts_reconcile_apply(
         target = targets.get(index) if action in ("UPDATE", "DELETE") else None
         if action in ("UPDATE", "DELETE") and target is None:
             action = "ADD" if action == "UPDATE" else "NONE"  # the target is gone: its successor decides
+        if action == "ADD" and decision.ends:
+            applying.result.ended += world_ends_apply(
+                ends=decision.ends, new_world_time=decision.new.world_time, sources=sources
+            )
         if action == "ADD" and decision.new.key and decision.owner is not None:
             _keyed_add_apply(applying=applying, decision=decision, owner=decision.owner, sources=sources)
         elif action == "ADD":

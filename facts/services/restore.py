@@ -13,6 +13,7 @@ from core.models import EmbeddingSpace
 from core.runtime.db import automatic_times_restore
 from facts.models import Entity, Fact, Relation
 from facts.services.facts import fact_embeddings_write
+from facts.world_time import TimePrecision
 
 
 def facts_restore(
@@ -55,10 +56,32 @@ def entity_merge_restore(*, entity_id: int, merged_into_id: int) -> None:
     Entity.objects.filter(pk=entity_id).update(merged_into_id=merged_into_id)
 
 
+def fact_world_time_of_an_earlier_release(*, fact: Fact) -> None:
+    """A fact exported before world time was kept gets what the upgrade's migration gives a stored one
+    (facts/migrations/0010_world_time.py): a day its text names is when it began to hold."""
+    if fact.refers_to is not None:
+        fact.held_from, fact.held_from_precision = fact.refers_to, TimePrecision.DAY
+
+
 def relation_restore(
-    *, relation: Relation, source_fact_ids: Sequence[int], source_message_ids: Sequence[int]
+    *,
+    relation: Relation,
+    source_fact_ids: Sequence[int],
+    source_message_ids: Sequence[int],
+    world_time_from_facts: bool = False,
 ) -> Relation:
-    """An exported relation written back with its validity as it was, linked to the restored facts and messages."""
+    """An exported relation written back with its validity as it was, linked to the restored facts and messages.
+    `world_time_from_facts`: exported before world time was kept, it begins with the earliest day its facts name, as
+    the upgrade's migration gives a stored one."""
+    if world_time_from_facts:
+        earliest = (
+            Fact.objects.filter(pk__in=source_fact_ids, refers_to__isnull=False)
+            .order_by("refers_to")
+            .values_list("refers_to", flat=True)
+            .first()
+        )
+        if earliest is not None:
+            relation.held_from, relation.held_from_precision = earliest, TimePrecision.DAY
     relation.save(force_insert=True)
     if source_fact_ids:
         relation.source_facts.add(*source_fact_ids)

@@ -252,10 +252,23 @@ def _elided_subject(verb: Token) -> bool:
     )
 
 
-def clause_statements(doc: Doc, *, speaker: str) -> list[list[str]]:
+def _clause_words(verb: Token) -> str:
+    """The words of the clause a verb heads as said, with what comes before its subject ("Yesterday, I went ...")
+    and without the other clauses joined to it: what says when its statement held (formation.offline.world_time)."""
+    excluded = {
+        token.i
+        for child in verb.children
+        if child.dep_ in _OTHER_PARTS or _after_a_comma(child)
+        for token in child.subtree
+    }
+    return " ".join(token.text for token in verb.subtree if token.i not in excluded)
+
+
+def clause_statements(doc: Doc, *, speaker: str, said: dict[str, str] | None = None) -> list[list[str]]:
     """Statements about the speaker, one per informative clause of the parsed text (questions left out), each as
     its alternatives, the fullest first: the clause as said, then without its asides. A clause whose subject is
-    neither the speaker nor theirs but a thing named ("pottery is so relaxing") is reported as said by them."""
+    neither the speaker nor theirs but a thing named ("pottery is so relaxing") is reported as said by them.
+    `said` is given each alternative's clause as said (_clause_words)."""
     statements = []
     for sentence in doc.sents:
         if sentence.text.rstrip().endswith("?"):
@@ -291,6 +304,10 @@ def clause_statements(doc: Doc, *, speaker: str) -> list[list[str]]:
                     )
                     rendered = prefix + body
                 alternatives.append(rendered)
+            if said is not None:
+                words = _clause_words(verb)
+                for alternative in alternatives:
+                    said.setdefault(alternative, words)
             statements.append(list(dict.fromkeys(alternatives)))
     return statements
 

@@ -19,12 +19,23 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from core.llm.base import LLMProvider, LLMReply, LLMRequest
 from facts.grammar.graph import graph_of_facts
 from facts.grammar.output_rules import content_words
+from facts.world_time import UNKNOWN_WORLD_TIME, WorldTime
 from formation.offline.clauses import clause_statements, is_sound, parsed_texts, sound_statements
+from formation.offline.world_time import (
+    clause_around,
+    move_world_times,
+    said_day,
+    said_in_the_past,
+    world_time_fields,
+    world_time_fields_of,
+    world_time_of,
+)
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc
@@ -34,7 +45,9 @@ if TYPE_CHECKING:
 _CLAUSE_END = (
     r"([^,.;!?]+?)(?=\s+(?:and|but|so|because)\s+(?:i|my)\b"
     r"|\s+(?:last|this|next)\s+(?:week|month|year|summer|winter|spring|autumn)\b"
-    r"|\s+(?:yesterday|today|tomorrow|recently|now)\b|\s+[-–—]+\s+|[,.;!?]|$)"
+    r"|\s+(?:yesterday|today|tomorrow|recently|now)\b|\s+[-–—]+\s+|[,.;!?]|$"
+    r"|\s+(?:in|since|until|from)\s+(?:(?:january|february|march|april|may|june|july|august|september|october"
+    r"|november|december)\s+)?(?:19|20)\d\d\b)"
 )
 # Past-tense verbs of things done, with what follows them making the event ("I ran a half marathon").
 _PAST_EVENT_VERBS = (
@@ -44,6 +57,7 @@ _PAST_EVENT_VERBS = (
     r"|got(?! (?:from|to|into|in|on|at|with|by|for)\b)"  # "I got a puppy", not "the help I've got from my team"
     r"|taught|studied|performed|competed|donated|raised|planted|baked|cooked|drew|designed|published"
 )
+_MOVED_FROM, _MOVED_TO = "The user used to live in {0}", "The user lives in {1}"
 # First-person statements: (pattern, statement template, profile key: "" for none, or "{0}" to take it from the
 # first group via _WORK_KEYS).
 _FIRST_PERSON: list[tuple[re.Pattern, str, str]] = [
@@ -51,6 +65,9 @@ _FIRST_PERSON: list[tuple[re.Pattern, str, str]] = [
     (re.compile(r"\bi(?:'m| am) (\d{1,3}) years old", re.I), "The user is {0} years old", "age"),
     (re.compile(r"\bi(?: now)? live in " + _CLAUSE_END, re.I), "The user lives in {0}", "home_city"),
     (re.compile(r"\bi moved to " + _CLAUSE_END, re.I), "The user lives in {0}", "home_city"),
+    # "I moved from Boston to Denver": the home left (ended at the move) and the new one (from then on).
+    (re.compile(r"\bi moved from ([^,.;!?]+?) to " + _CLAUSE_END, re.I), _MOVED_FROM, ""),
+    (re.compile(r"\bi moved from ([^,.;!?]+?) to " + _CLAUSE_END, re.I), _MOVED_TO, "home_city"),
     (re.compile(r"\bi(?:'m| am) from " + _CLAUSE_END, re.I), "The user is from {0}", "hometown"),
     (re.compile(r"\bi(?: now)? work (as|at|for|in) " + _CLAUSE_END, re.I), "The user works {0} {1}", "{0}"),
     (re.compile(r"\bi(?:'m| am) allergic to " + _CLAUSE_END, re.I), "The user is allergic to {0}", ""),
@@ -191,14 +208,21 @@ def _says_no_more(statement: str, *, than: set[str]) -> bool:
     return len(stems) >= 2 and len(stems & than) >= 0.8 * len(stems)
 
 
-def _first_person_facts(clause: str) -> list[tuple[str, str]]:
-    """(statement, profile key) of each first-person pattern the clause matches."""
+def _first_person_facts(clause: str, *, said: date | None) -> list[tuple[str, str, WorldTime]]:
+    """(statement, profile key, when it held) of each first-person pattern the clause matches."""
     found = []
     for pattern, template, key in _FIRST_PERSON:
         for match in pattern.finditer(clause):
             parts = [_third_person(group) for group in match.groups()]
+            world_time = world_time_of(clause_around(clause, match.start(), match.end()), said=said)
+            if template in (_MOVED_FROM, _MOVED_TO):
+                world_time = move_world_times(world_time)[template == _MOVED_TO]
             found.append(
-                (_statement(template.format(*parts)), _WORK_KEYS.get(parts[0].lower(), "") if key == "{0}" else key)
+                (
+                    _statement(template.format(*parts)),
+                    _WORK_KEYS.get(parts[0].lower(), "") if key == "{0}" else key,
+                    world_time,
+                )
             )
     return found
 
@@ -349,9 +373,15 @@ class OfflineLLM(LLMProvider):
         max_words = inputs.get("max_words", 30)
         antecedent: _Antecedent | None = None
 
-        def add(content: str, key: str, number: int) -> None:
+        def add(content: str, key: str, number: int, world_time: WorldTime = UNKNOWN_WORLD_TIME) -> None:
             words = len(content.split())
-            if words < 4 or words > max_words or content.lower() in seen:
+            times = world_time_fields(world_time)
+            if words < 4 or words > max_words:
+                return
+            if content.lower() in seen:
+                known = next((fact for fact in facts if fact["content"].lower() == content.lower()), None)
+                if known is not None and times and not world_time_fields_of(known):
+                    known.update(times)  # the same statement read again where its time is said
                 return
             # Of two statements where one says no more than the other, the one that says more.
             said = _stems(content)
@@ -366,32 +396,41 @@ class OfflineLLM(LLMProvider):
                     break
             seen.add(content.lower())
             fact = {"content": content, "scope": ["user"], "source": [number]}
-            if key:
+            if key and not world_time.ended:  # what is over is not the attribute's current value
                 fact["key"] = key
-            facts.append(fact)
+            facts.append(fact | times)
 
         checked: set[str] = set()  # statements the grammar and reference checks already passed
         parses: dict[str, Doc] = {}  # their parses, which the entity graph reads again
         user_messages = [message for message in inputs["messages"] if message["role"] == "user"]
-        parsed = parsed_texts([_speaker_split(message["text"])[0] for message in user_messages])
+        texts = [said_in_the_past(_speaker_split(message["text"])[0]) for message in user_messages]
+        parsed = parsed_texts(texts)
         speaker = ""
-        for message, doc in zip(user_messages, parsed, strict=True):
-            text, said_by = _speaker_split(message["text"])
+        for message, text, doc in zip(user_messages, texts, parsed, strict=True):
+            said_by = _speaker_split(message["text"])[1]
+            said = said_day(message)
             if said_by != speaker:
                 speaker, antecedent = said_by, None  # "she" never means another speaker's sister
             for sentence in _sentences(text):
                 if sentence.endswith("?"):
                     continue
                 for clause in _clauses(sentence):
-                    for content, key in _first_person_facts(clause):
-                        add(_said_by(content, speaker=speaker), key if not speaker else "", message["number"])
+                    for content, key, world_time in _first_person_facts(clause, said=said):
+                        add(
+                            _said_by(content, speaker=speaker),
+                            key if not speaker else "",
+                            message["number"],
+                            world_time,
+                        )
                     antecedent = _named_pet(clause) or antecedent
                     about, antecedent = _about_someone(clause, antecedent)
                     if about:
-                        add(_said_by(about, speaker=speaker), "", message["number"])
-            for content in sound_statements(clause_statements(doc, speaker=speaker or "The user"), parses=parses):
+                        add(_said_by(about, speaker=speaker), "", message["number"], world_time_of(clause, said=said))
+            clause_words: dict[str, str] = {}
+            statements = clause_statements(doc, speaker=speaker or "The user", said=clause_words)
+            for content in sound_statements(statements, parses=parses):
                 checked.add(content)
-                add(content, "", message["number"])
+                add(content, "", message["number"], world_time_of(clause_words.get(content, ""), said=said))
         unchecked = [[fact["content"]] for fact in facts if fact["content"] not in checked]
         sound = checked | set(sound_statements(unchecked, parses=parses))
         kept = [fact for fact in facts if fact["content"] in sound]
@@ -410,13 +449,11 @@ class OfflineLLM(LLMProvider):
                     decision |= {"action": "NONE", "target": number, "reason": "already known"}
                     break
                 if _attribute(existing[number]) == _attribute(new["content"]):
+                    # A new value of the same attribute is a change in the world: the old one ended, the new one is
+                    # added (a correction would be an UPDATE; rules cannot tell one from the other, and people
+                    # change homes and jobs far more often than they correct what they said).
                     updated.add(number)
-                    decision |= {
-                        "action": "UPDATE",
-                        "target": number,
-                        "content": new["content"],
-                        "reason": "new value",
-                    }
+                    decision |= {"action": "ENDED", "target": number, "reason": "new value"}
                     break
             decisions.append(decision)
         return {"decisions": decisions}

@@ -5,6 +5,7 @@ success finds nothing after the cursor."""
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -39,6 +40,8 @@ from reflections.models import MemoryScope
 from reflections.services.consolidation import ScopeKey, consolidation_due_scopes
 from reflections.services.reflections import reflections_draft, reflections_store
 from reflections.services.session_summary import session_summary_due
+from webhooks.models import WebhookEventType
+from webhooks.services.events import webhook_event_record
 
 logger = logging.getLogger(__name__)
 Status = Session.FormationStatus
@@ -103,12 +106,15 @@ def formation_job_fail(
         job.status, job.finished_at = JobStatus.FAILED, now
         job.error = f"{type(error).__name__}: {error}"[:5000] + (" (will retry)" if retrying else "")
         job.input = input_snapshot
+        if not FormationJob.objects.filter(pk=job.pk).exists():
+            return  # the session went with its user's erasure: nothing to record
         job.save(update_fields=["status", "finished_at", "error", "input"])
         llm_calls_write(records=calls)
         _job_count(job=job, outcome="retrying" if retrying else "failed", finished_at=now)
         Session.objects.filter(pk=job.session_id).update(
             formation_status=Status.QUEUED if retrying else Status.FAILED, formation_queued_at=now
         )
+        formation_event_record(session=job.session, job=job, event_type=WebhookEventType.FORMATION_FAILED)
 
 
 def _formation_pause(*, job: FormationJob, hold: LLMHold, input_snapshot: dict, calls: list[LLMCall]) -> None:
@@ -156,7 +162,7 @@ def session_form_memories(
             raise
 
 
-def _form(*, session: Session, job: FormationJob, snapshot: dict, calls: list[LLMCall]) -> FormationOutcome:
+def _form(*, session: Session, job: FormationJob, snapshot: dict, calls: list[LLMCall]) -> FormationOutcome | None:
     pending = list(
         Message.objects.filter(session=session, id__gt=session.formed_through_message_id or 0).order_by("id")
     )
@@ -180,7 +186,8 @@ def _form(*, session: Session, job: FormationJob, snapshot: dict, calls: list[LL
 
     through = window[-1].message.pk
     with transaction.atomic():
-        _session_finish(session=session, through=through)
+        if not _session_finish(session=session, through=through):
+            return None  # its user was erased meanwhile: nothing of theirs is stored
         facts = facts_reconcile_apply(
             decisions=decisions, agent=session.agent, session=session, source_messages_fallback=user_messages
         )
@@ -192,33 +199,69 @@ def _form(*, session: Session, job: FormationJob, snapshot: dict, calls: list[LL
             held=trusted_facts.held + trusted_reflections.held,
             origin="formation",
         )
-        job.facts_added, job.facts_updated = len(facts.added), len(facts.updated)
+        job.facts_added, job.facts_updated = len(facts.added), len(facts.updated) + len(facts.ended)
         job.facts_deleted, job.facts_unchanged = len(facts.deleted), facts.unchanged
         job.reflections_added = len(reflections)
         llm_calls_write(records=calls)
         _job_finish(job=job, through=through, message_count=len(window))
+        formation_event_record(session=session, job=job, event_type=WebhookEventType.FORMATION_COMPLETED)
     more_pending = len(window) < len(pending)
     _queue_follow_ups(session=session, more_pending=more_pending)
     return FormationOutcome(job=job, more_pending=more_pending)
 
 
-def _session_finish(*, session: Session, through: int | None) -> None:
+def formation_event_data(session: Session, job: FormationJob) -> dict:
+    """A formation run as webhooks report it: the session and what the run wrote, or why it failed."""
+    job_data: dict[str, object] = {
+        "id": job.pk,
+        "trigger": job.trigger,
+        "status": job.status,
+        "message_count": job.message_count,
+        "through_message_id": job.through_message_id,
+        "facts_added": job.facts_added,
+        "facts_updated": job.facts_updated,
+        "facts_deleted": job.facts_deleted,
+        "reflections_added": job.reflections_added,
+    }
+    if job.status == JobStatus.FAILED:
+        job_data |= {"error": job.error[:500], "will_retry": job.error.endswith("(will retry)")}
+    return {
+        "agent": session.agent.external_id,
+        "user": session.user.external_id,
+        "session": session.external_id,
+        "job": job_data,
+    }
+
+
+def formation_event_record(*, session: Session, job: FormationJob, event_type: str) -> None:
+    webhook_event_record(
+        agent_id=session.agent_id,
+        event_type=event_type,
+        data=functools.partial(formation_event_data, session, job),
+        user_id=session.user_id,
+    )
+
+
+def _session_finish(*, session: Session, through: int | None) -> bool:
     """Move the cursor (never backwards) and mark the session idle, reading the session's counters as appends
-    meanwhile left them (for the follow-up check). Inside the run's final transaction, whose first lock is the
-    session's row: appends and erasure lock the session before the user and the facts, and so does this transaction,
-    so none of them can deadlock with it."""
+    meanwhile left them (for the follow-up check); False when the session is gone (deleted, or its user erased).
+    Inside the run's final transaction, whose first lock is the session's row: appends and erasure lock the session
+    before the user and the facts, and so does this transaction, so none of them can deadlock with it."""
     now = timezone.now()
     row = Session.objects.filter(pk=session.pk)
-    row.update(  # PostgreSQL's GREATEST ignores NULLs: a first run sets the cursor, a run of nothing keeps it
+    updated = row.update(  # PostgreSQL's GREATEST ignores NULLs: a first run sets the cursor, a run of nothing keeps it
         formed_through_message_id=Greatest("formed_through_message_id", Value(through, output_field=BigIntegerField())),
         formation_status=Status.IDLE,
         formation_waiting_reason="",
         last_formed_at=now,
     )
+    if not updated:
+        return False  # the session was deleted (its user erased) while the run talked to the LLM
     session.formed_through_message_id, session.message_count, session.token_count = row.values_list(
         "formed_through_message_id", "message_count", "token_count"
     ).get()
     session.formation_status, session.last_formed_at = Status.IDLE, now
+    return True
 
 
 def _job_finish(*, job: FormationJob, through: int | None, message_count: int) -> None:

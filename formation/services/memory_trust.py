@@ -8,6 +8,7 @@ is never stored; it is kept as a rejected HeldMemory with the rule that caught i
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -23,6 +24,8 @@ from facts.services.graph import RelationStatement
 from formation.models import HeldMemory
 from reflections.models import MemoryScope
 from reflections.services.reflections import LEVELS, ReflectionDrafts
+from webhooks.models import WebhookEventType
+from webhooks.services.events import NewWebhookEvent, webhook_events_record
 
 RULES_DECIDED_BY = "rules (core.safety.injection)"
 
@@ -169,7 +172,33 @@ def held_memories_store(
             for message in {message.pk: message for message in candidate.source_messages}.values()
         ]
     )
+    webhook_events_record(
+        agent_id=agent.pk,
+        events=[
+            NewWebhookEvent(
+                event_type=WebhookEventType.REVIEW_PENDING,
+                data=functools.partial(held_memory_event_data, row),
+                user_id=row.user_id,
+            )
+            for row in rows
+            if row.status == HeldMemory.Status.PENDING
+        ],
+    )
     return rows
+
+
+def held_memory_event_data(held: HeldMemory) -> dict:
+    """Memory waiting for review, as webhooks report it: what it is and why it waits (its content is read in the
+    console, where an operator decides)."""
+    return {
+        "agent": held.agent.external_id,
+        "user": held.user.external_id if held.user is not None else None,
+        "session": held.session.external_id if held.session is not None else None,
+        "review": {"kind": "held_memory", "id": held.pk},
+        "memory_kind": held.kind,
+        "reason": held.reason,
+        "origin": held.origin,
+    }
 
 
 @transaction.atomic

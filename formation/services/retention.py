@@ -1,6 +1,7 @@
-"""Retention: per-agent caps on current facts per user and agent-wide, and on embedded messages per session.
-Off unless an agent sets a cap. Evicted facts are closed (never destroyed), least recently accessed and oldest
-first; pinned facts are never evicted. Message vectors beyond the cap are dropped (oldest first): the messages
+"""Retention: expired facts closed (they left search when their expiry passed; here they become history, reason
+"expired"), and per-agent caps on current facts per user and agent-wide, and on embedded messages per session.
+The caps are off unless an agent sets one. Evicted facts are closed (never destroyed), least recently accessed and
+oldest first; pinned facts are never evicted. Message vectors beyond the cap are dropped (oldest first): the messages
 stay, they only leave turn-level retrieval."""
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from agents.models import Agent
 from conversations.models import MessageEmbedding
 from core.embeddings.spaces import embedding_space_active
 from facts.models import Fact
-from facts.services.facts import fact_close
+from facts.services.facts import fact_close, facts_expired_close
 from formation.models import RetentionRun
 
+EXPIRED_BATCH = 1000
 EVICTION_REASON = "retention: over the agent's cap of {cap} current facts {where}"
 
 
@@ -84,12 +86,16 @@ def retention_enforce(*, agent: Agent) -> RetentionRun | None:
 
 
 def retention_enforce_all() -> dict[str, int]:
+    """Every agent's pass: the expired facts of all agents closed, then each agent's caps. Returns what it did."""
+    expired_closed = 0
+    while closed := facts_expired_close(limit=EXPIRED_BATCH):
+        expired_closed += closed
     agents = Agent.objects.filter(
         Q(max_current_facts_per_user__isnull=False)
         | Q(max_current_facts_per_agent__isnull=False)
         | Q(max_embedded_messages_per_session__isnull=False)
     )
-    totals = {"agents": 0, "facts_closed": 0, "message_embeddings_dropped": 0}
+    totals = {"expired_facts_closed": expired_closed, "agents": 0, "facts_closed": 0, "message_embeddings_dropped": 0}
     for agent in agents:
         run = retention_enforce(agent=agent)
         if run is not None:

@@ -6,13 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Q
+from django.utils import timezone
 from rest_framework import serializers
 
 from core.api.fields import StrictCharField
 from facts.models import Entity, FactScope, Relation
 from facts.selectors.graph import entity_facts, entity_find, entity_relations
 from formation.tools.base import Tool, ToolContext, arguments_validate
-from formation.tools.guards import memory_shown
+from formation.tools.guards import memory_shown, world_time_shown
 
 # What get_entity returns at most, so that one answer about a well-known entity stays a few hundred tokens.
 ENTITY_TOOL_MAX_RELATIONS = 25
@@ -39,7 +40,7 @@ def _relation(relation: Relation, *, ended: bool) -> dict[str, Any]:
         "predicate": relation.predicate,
         "object": relation.object_entity.name if relation.object_entity is not None else relation.object_value,
         "since": relation.valid_from.date().isoformat(),
-    }
+    } | world_time_shown(relation.world_time)
     if ended and relation.valid_to is not None:
         stated |= {"until": relation.valid_to.date().isoformat(), "why_ended": relation.closed_reason}
     return stated
@@ -60,8 +61,8 @@ def get_entity(context: ToolContext, arguments: dict) -> dict:
     if context.user is not None:
         visible |= Q(user=context.user)
     facts = entity_facts(entity=entity).filter(visible)
-    if not options["include_ended"]:
-        facts = facts.filter(valid_to__isnull=True)
+    if not options["include_ended"]:  # what ended: closed, or expired (retention closes it within the hour)
+        facts = facts.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()), valid_to__isnull=True)
     answer: dict[str, Any] = {
         "found": True,
         "entity": {

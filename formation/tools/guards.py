@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils import timezone
+
 from agents.models import AgentMemoryFromUsers
 from core.exceptions import ApplicationError
 from core.models import SensitiveDataFinding
@@ -15,6 +17,7 @@ from core.safety.sensitive import Finding, SensitiveDataPolicy, SensitiveKind, s
 from core.safety.sensitive_screening import statement_screen
 from facts.models import Fact, FactScope
 from facts.selectors.facts import fact_get
+from facts.world_time import WorldTime, world_time_format
 from formation.models import HeldMemory
 from formation.services.memory_trust import HeldCandidate
 from formation.tools.base import ToolContext, ToolError
@@ -108,6 +111,27 @@ def memory_in_conversation(context: ToolContext, fact_id: int) -> Fact:
     return fact
 
 
+def world_time_shown(world_time: WorldTime) -> dict[str, Any]:
+    """When a statement held in the world, as the model is shown it: whether it holds today, and the bounds memory
+    knows written as extraction writes them ("2023-05", "~2019", "ended": it ended, when unknown)."""
+    shown: dict[str, Any] = {"holds_now": world_time.holds_on(timezone.now().date())}
+    if held_from := world_time_format(world_time.start, world_time.start_precision):
+        shown["held_from"] = held_from
+    if held_until := world_time_format(world_time.end, world_time.end_precision):
+        shown["held_until"] = held_until
+    return shown
+
+
 def memory_shown(fact: Fact) -> dict[str, Any]:
-    """A memory as the tools show it to the model."""
-    return {"id": fact.pk, "content": fact.content, "scope": fact.scopes, "since": fact.valid_from.date().isoformat()}
+    """A memory as the tools show it to the model: `since` is when memory recorded this version; held_from,
+    held_until and holds_now when its statement held in the world (world_time_shown); `until` when it expires, if it
+    does."""
+    shown = {
+        "id": fact.pk,
+        "content": fact.content,
+        "scope": fact.scopes,
+        "since": fact.valid_from.date().isoformat(),
+    } | world_time_shown(fact.world_time)
+    if fact.expires_at is not None:
+        shown["until"] = fact.expires_at.isoformat()
+    return shown

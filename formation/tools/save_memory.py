@@ -9,9 +9,10 @@ from rest_framework import serializers
 
 from agents.models import AgentMemoryFromUsers
 from conversations.services.ingestion import end_user_get_or_create
-from core.api.fields import StrictCharField, StrictRegexField
+from core.api.fields import StrictCharField, StrictDurationField, StrictRegexField
+from core.exceptions import ApplicationError
 from facts.models import FactScope, FactWriter
-from facts.services.curation import fact_get_or_create
+from facts.services.curation import fact_expiry_resolve, fact_get_or_create
 from formation.models import HeldMemory
 from formation.services.memory_trust import HeldCandidate, held_memory_store_one
 from formation.tools.base import Tool, ToolContext, ToolError, arguments_validate
@@ -46,10 +47,22 @@ class SaveMemoryArguments(serializers.Serializer):
         help_text="For a stable attribute of the user with one current value, its profile key in snake_case "
         "(home_city, employer, preferred_language): replaces the previous value.",
     )
+    expires_in = StrictDurationField(
+        required=False,
+        help_text='For something true only for a while ("my hotel room this week"): how long to remember it, as ISO '
+        '8601 ("P7D", "PT12H") or "7 days". Forgotten after that.',
+    )
+    expires_at = serializers.DateTimeField(
+        required=False, help_text="Or the time it stops being worth remembering (ISO 8601, in the future)."
+    )
 
 
 def save_memory(context: ToolContext, arguments: dict) -> dict:
     options = arguments_validate(SaveMemoryArguments, arguments)
+    try:
+        expires_at = fact_expiry_resolve(expires_at=options.get("expires_at"), expires_in=options.get("expires_in"))
+    except ApplicationError as error:
+        raise ToolError(error.message, fields=error.fields) from error
     options["content"] = content_trusted(context, content_screened(context, options["content"]))
     policy = context.agent.agent_memory_from_users
     if options["scope"] == FactScope.AGENT and policy == AgentMemoryFromUsers.REVIEW:
@@ -96,6 +109,7 @@ def save_memory(context: ToolContext, arguments: dict) -> dict:
         change_reason="saved by the assistant",
         key=options["key"],
         written_by=FactWriter.ASSISTANT,
+        expires_at=expires_at,
     )
     return {"saved": created, "already_known": not created, "memory": memory_shown(fact)}
 

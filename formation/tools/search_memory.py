@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from core.api.fields import StrictCharField, StrictIntegerField
+from core.api.fields import HoldsAtField, StrictCharField, StrictIntegerField
 from facts.selectors.search import facts_search
 from formation.tools.base import Tool, ToolContext, arguments_validate
 from formation.tools.guards import memory_shown
@@ -20,11 +20,22 @@ class SearchMemoryArguments(serializers.Serializer):
         default=5,
         help_text="How many memories to return (default 5).",
     )
+    holds_at = HoldsAtField(
+        required=False,
+        help_text="Only what held in the world on this day (YYYY-MM-DD), for a question about a past time ('where "
+        "did they live in 2021?'); leave it out otherwise.",
+    )
 
 
 def search_memory(context: ToolContext, arguments: dict) -> dict:
     options = arguments_validate(SearchMemoryArguments, arguments)
-    hits = facts_search(agent=context.agent, user=context.user, query=options["query"], top_k=options["top_k"])
+    hits = facts_search(
+        agent=context.agent,
+        user=context.user,
+        query=options["query"],
+        top_k=options["top_k"],
+        holds_at=options.get("holds_at"),
+    )
     return {"memories": [memory_shown(hit.fact) | {"score": round(hit.score, 3)} for hit in hits]}
 
 

@@ -29,6 +29,7 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "core",
     "agents",
+    "webhooks",
     "conversations",
     "facts",
     "reflections",
@@ -184,6 +185,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Named here so that a new `status` field does not rename the existing StatusEnum (the bundle parts': clients
+    # refer to the schema's names).
+    "ENUM_NAME_OVERRIDES": {
+        "StatusEnum": ["included", "partial", "over_budget", "empty", "disabled", "in_context"],
+        "WebhookDeliveryStatusEnum": "webhooks.models.WebhookDelivery.Status",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "core.api.schema.optional_query_parameters_allow_empty",
@@ -216,6 +223,9 @@ CELERY_TASK_ROUTES = {
     # The tasks' names before they moved (what an older release queued): formation/task_names.py LEGACY_NAMES.
     "conversations.form_session_memories": {"queue": FORMATION_QUEUE},
     "conversations.consolidate_scope": {"queue": FORMATION_QUEUE},
+    # Webhook deliveries wait on other servers, as formation waits on the LLM: the same thread-pool worker.
+    "webhooks.deliver": {"queue": FORMATION_QUEUE},
+    "webhooks.dispatch_events": {"queue": FORMATION_QUEUE},
 }
 # Workers log through LOGGING below (task ids, secret redaction) instead of replacing the root logger's handlers.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
@@ -339,8 +349,12 @@ SESSION_SUMMARY_EVERY_N_PAIRS = env.int("SESSION_SUMMARY_EVERY_N_PAIRS", default
 REFLECTION_MAX_WORDS = env.int("REFLECTION_MAX_WORDS", default=35)
 
 # Every line names its request (X-Request-ID; in a task, the request that queued it), its Celery task (the task_id of
-# job rows) and its agent; secrets are redacted. LOG_FORMAT: "plain" (one line of text) or "json" (one JSON object).
+# job rows) and its agent; secrets are redacted; periodic tasks' routine lines (beat sending them, a run that did
+# nothing) are DEBUG. LOG_FORMAT: "plain" (one line of text) or "json" (one JSON object).
 LOG_FORMAT = env("LOG_FORMAT", default="plain")
+# Tasks besides beat's whose runs often find nothing to do, logged like periodic tasks (at DEBUG when they do nothing):
+# the webhook dispatch, which every worker's listener queues on a commit of events that one of them dispatches.
+LOG_ROUTINE_TASKS = ["webhooks.dispatch_events"]
 if LOG_FORMAT not in ("plain", "json"):
     raise ValueError(f"LOG_FORMAT must be plain or json, not {LOG_FORMAT!r}")
 LOGGING = {
@@ -349,6 +363,7 @@ LOGGING = {
     "filters": {
         "request_id": {"()": "core.runtime.logging.RequestIdFilter"},
         "redact_secrets": {"()": "core.runtime.logging.SecretRedactionFilter"},
+        "idle_periodic_tasks": {"()": "core.runtime.logging.IdlePeriodicTaskFilter"},
     },
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(log_ids)s] %(message)s"},
@@ -358,7 +373,7 @@ LOGGING = {
         "console": {
             "class": "logging.StreamHandler",
             "formatter": LOG_FORMAT,
-            "filters": ["request_id", "redact_secrets"],
+            "filters": ["idle_periodic_tasks", "request_id", "redact_secrets"],
         }
     },
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
@@ -392,6 +407,25 @@ MEMORY_CONTEXT_RECENT_REFLECTIONS = env.int("MEMORY_CONTEXT_RECENT_REFLECTIONS",
 MEMORY_CONTEXT_REFRESH_ACTIVE_MINUTES = env.int("MEMORY_CONTEXT_REFRESH_ACTIVE_MINUTES", default=30)
 # Similar-message search widens from the session to all the user's sessions while the session has fewer messages.
 MESSAGE_SEARCH_WIDEN_BELOW_MESSAGES = env.int("MESSAGE_SEARCH_WIDEN_BELOW_MESSAGES", default=50)
+
+# --- Webhooks (docs/api.md "Webhooks", docs/security.md "Webhooks") -------------------------------------------------
+# Endpoints must be https:// on a public address: every address the host resolves to is checked when the endpoint is
+# saved and at every send. True lets private, loopback and link-local addresses through (a receiver on this machine or
+# network); `make run` and the tests allow them.
+WEBHOOK_ALLOW_PRIVATE_ADDRESSES = env.bool("WEBHOOK_ALLOW_PRIVATE_ADDRESSES", default=False)
+WEBHOOK_REQUIRE_HTTPS = env.bool("WEBHOOK_REQUIRE_HTTPS", default=True)
+# One request's deadline (connect, send, answer), and how long a sender holds a delivery before another may take it.
+WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+WEBHOOK_DELIVERY_LEASE_SECONDS = env.int("WEBHOOK_DELIVERY_LEASE_SECONDS", default=60)
+# Seconds before each retry (±20%): 5 s, 1 min, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: nine attempts over 27.6 hours,
+# then the delivery is failed (an operator may redeliver it).
+WEBHOOK_RETRY_SCHEDULE_SECONDS = env.list(
+    "WEBHOOK_RETRY_SCHEDULE_SECONDS", cast=float, default=[5, 60, 300, 1800, 7200, 18000, 36000, 36000]
+)
+# A retry due within this many seconds is queued at once with a countdown; later ones are queued by the sweep.
+WEBHOOK_REQUEUE_MAX_SECONDS = env.float("WEBHOOK_REQUEUE_MAX_SECONDS", default=60.0)
+# Settled events (delivered or failed) and their delivery log are deleted after this many days.
+WEBHOOK_EVENT_RETENTION_DAYS = env.int("WEBHOOK_EVENT_RETENTION_DAYS", default=30)
 
 # --- Management commands: reembed, cleanup_duplicate_facts ----------------------------------------------------------
 # maintenance_work_mem while reembed builds a new space's HNSW indexes (2GB builds 1M rows ~3.5x faster than 64MB).

@@ -1,7 +1,9 @@
 """LoCoMo (Maharana et al., ACL 2024) conversations, the benchmark's format (../shared/benchmarks/README.md).
 
 Each conversation is its own memory store, as in the benchmark's protocol: agent `<--agent>-<sample_id>`, whose two
-speakers are its users. Question/answer items are evaluation data and are never imported."""
+speakers are its users. Question/answer items are evaluation data and are never imported. An observation's relative
+times ("last Saturday", "last year") are its session's: its world time is read against the session's date
+(facts.grammar.world_time_phrases)."""
 
 from __future__ import annotations
 
@@ -39,6 +41,9 @@ def _turn_content(turn: dict) -> str:
 
 
 def _conversation_import(sample: dict, *, agent_prefix: str, source: str) -> MemoryImport:
+    # Imported here: the readers' module is read before Django is set up (benchmarks take DATE_FORMAT from it).
+    from facts.grammar.world_time_phrases import world_time_said
+
     sample_id = str(sample["sample_id"])
     conversation = sample["conversation"]
     owner = str(conversation["speaker_a"])
@@ -85,6 +90,7 @@ def _conversation_import(sample: dict, *, agent_prefix: str, source: str) -> Mem
                         metadata={"dia_ids": dia_ids, "speaker": speaker},
                         source_session=f"{sample_id}:{key}" if key in dates else None,
                         source_messages=tuple((message_session[dia_id], dia_id) for dia_id in dia_ids),
+                        world_time=world_time_said(str(statement), said_on=dates[key].date()) if key in dates else None,
                     )
                 )
     for summary_key, summary in (sample.get("session_summary") or {}).items():

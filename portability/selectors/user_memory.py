@@ -1,5 +1,5 @@
-"""What is stored about one end user: the counts on their admin page and on the erasure confirmation, which are the
-rows `portability.services.erasure.user_erase` deletes."""
+"""What is stored about one end user: the counts on their admin page, the users API and the erasure confirmation,
+which are the rows `portability.services.erasure.user_erase` deletes."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from django.db.models import Count, Q, QuerySet
 
 from agents.models import EndUser
 from conversations.models import Message, MessageEmbedding, Session
-from facts.models import Fact, FactEmbedding
-from formation.models import FormationJob
+from facts.models import Entity, Fact, FactEmbedding, FactFeedback, Relation
+from formation.models import FormationJob, HeldMemory
 from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion, ConsolidationJob, Reflection
 
 
@@ -28,6 +28,10 @@ class UserMemoryCounts:
     message_embeddings: int
     formation_jobs: int
     consolidation_jobs: int
+    entities: int
+    relations: int
+    held_memories: int
+    feedback: int
 
     def as_rows(self) -> list[tuple[str, int]]:
         """(what, how many), in the order a person reads them."""
@@ -44,7 +48,14 @@ class UserMemoryCounts:
             ("message embeddings", self.message_embeddings),
             ("formation jobs", self.formation_jobs),
             ("consolidation jobs", self.consolidation_jobs),
+            ("entities", self.entities),
+            ("relations", self.relations),
+            ("memory held for review", self.held_memories),
+            ("feedback given", self.feedback),
         ]
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(vars(self))
 
 
 def user_memory_counts(*, user: EndUser) -> UserMemoryCounts:
@@ -67,6 +78,10 @@ def user_memory_counts(*, user: EndUser) -> UserMemoryCounts:
         message_embeddings=MessageEmbedding.objects.filter(user=user).count(),
         formation_jobs=FormationJob.objects.filter(session__user=user).count(),
         consolidation_jobs=ConsolidationJob.objects.filter(user=user).count(),
+        entities=Entity.objects.filter(user=user).count(),
+        relations=Relation.objects.filter(user=user).count(),
+        held_memories=HeldMemory.objects.filter(user=user).count(),
+        feedback=FactFeedback.objects.filter(user=user).count(),
     )
 
 

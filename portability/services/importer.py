@@ -48,6 +48,7 @@ from facts.services.facts import (
     facts_create_bulk,
 )
 from facts.services.graph_extraction import facts_graph_extract
+from facts.world_time import UNKNOWN_WORLD_TIME
 from formation.services.formation_cursor import session_cursor_past_imported
 from portability.records import ImportedBlob, ImportedFact, ImportedSession, MemoryImport
 from reflections.models import ConsolidatedMemory, ConsolidatedMemoryVersion, Reflection
@@ -330,6 +331,7 @@ class _AgentImport:
                         source_session=self._session(fact.source_session) if fact.source_session else None,
                         tags=fact.tags,
                         metadata={**fact.metadata, "import": _provenance(self.data, fact.original_id)},
+                        world_time=fact.world_time or UNKNOWN_WORLD_TIME,
                     )
                     for index, (fact, content, owner, scopes) in enumerate(new)
                 ],
@@ -356,6 +358,7 @@ class _AgentImport:
                 metadata={**fact.metadata, "import": _provenance(self.data, fact.original_id)},
                 change_reason=f"imported from {self.data.format}",
                 written_by=FactWriter.IMPORT,
+                world_time=fact.world_time or UNKNOWN_WORLD_TIME,
             )
         except ApplicationError:
             self.report.add("facts", "invalid")

@@ -32,6 +32,7 @@ from facts.services.restore import (
     entity_merge_restore,
     entity_restore,
     fact_supersession_restore,
+    fact_world_time_of_an_earlier_release,
     facts_restore,
     relation_restore,
 )
@@ -198,6 +199,8 @@ class _NativeImport:
         new, new_rows = [], []
         for row in rows:
             fact = self._instance(Fact, row, deferred=("superseded_by_id",))
+            if "held_from_precision" not in row["fields"]:
+                fact_world_time_of_an_earlier_release(fact=fact)
             fact.lineage = self._lineage(fact.lineage)
             stored = Fact.objects.filter(agent=self.agent, lineage=fact.lineage, version=fact.version).first()
             if stored is None and fact.valid_to is None:
@@ -292,6 +295,7 @@ class _NativeImport:
                 source_message_ids=[
                     self.ids[Message][pk] for pk in links.get("source_messages", []) if pk in self.ids[Message]
                 ],
+                world_time_from_facts="held_from_precision" not in row["fields"],
             )
             self.report.add("relations", "added")
 

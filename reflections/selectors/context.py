@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db.models import F, Q, Window
 from django.db.models.functions import RowNumber
+from django.utils import timezone
 
 from agents.models import Agent, EndUser
 from conversations.models import Session
@@ -48,6 +51,7 @@ class MemoryContext:
     parts: dict[str, Any] = field(default_factory=dict)
     token_count: int = 0
     etag: str = ""
+    stale_at: datetime | None = None  # when a fact it shows expires: it must not be served from the cache after
 
     def blob_of(self, scope: str) -> str:
         part = self.parts.get(scope)
@@ -128,13 +132,17 @@ def memory_context_build(*, agent: Agent, user: EndUser | None, session: Session
             {"id": reflection["id"], "content": reflection["content"].strip()}
         )
 
+    stale_at = None
     if user is not None and agent.profile_in_context:
         profile = user_profile(agent=agent, user=user)
         parts[MemoryScope.USER.value]["profile"] = {key: entry.value for key, entry in profile.items()}
+        stale_at = min((entry.expires_at for entry in profile.values() if entry.expires_at), default=None)
 
     text = memory_context_render(parts=parts)
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
-    return MemoryContext(enabled=True, text=text, parts=parts, token_count=count_tokens(text), etag=f'"{digest}"')
+    return MemoryContext(
+        enabled=True, text=text, parts=parts, token_count=count_tokens(text), etag=f'"{digest}"', stale_at=stale_at
+    )
 
 
 def _cache_key(*, agent: Agent, user: EndUser | None, session: Session | None) -> str:
@@ -168,6 +176,12 @@ def memory_context_refresh(*, agent: Agent, user: EndUser | None, session: Sessi
 
 
 def _memory_context_store(*, key: str, context: MemoryContext) -> None:
+    """Cached for MEMORY_CONTEXT_CACHE_SECONDS, or until the first fact it shows expires."""
+    timeout = settings.MEMORY_CONTEXT_CACHE_SECONDS
+    if context.stale_at is not None:
+        timeout = max(0, min(timeout, math.ceil((context.stale_at - timezone.now()).total_seconds())))
+    if timeout <= 0:
+        return
     cache.set(
         key,
         {
@@ -177,5 +191,5 @@ def _memory_context_store(*, key: str, context: MemoryContext) -> None:
             "token_count": context.token_count,
             "etag": context.etag,
         },
-        timeout=settings.MEMORY_CONTEXT_CACHE_SECONDS,
+        timeout=timeout,
     )

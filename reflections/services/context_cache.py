@@ -56,3 +56,17 @@ def context_cache_invalidate(*, agent_id: int, user_id: int | None = None, sessi
         # Runs after the write committed: Redis being down must not turn a stored change into an error. Blocks
         # cached before the outage expire (MEMORY_CONTEXT_CACHE_SECONDS) and the beat refresh rebuilds them.
         logger.warning("could not invalidate the context cache for %s %s", kind, pk, exc_info=True)
+
+
+def context_cache_entries_delete(*, agent_id: int, user_id: int, session_ids: list[int]) -> None:
+    """Delete the cached blocks of a user (theirs alone and each of their sessions'), not only make them unreachable:
+    an erased user's memory leaves the cache too. Best effort, as every cache write: an unreachable cache holds
+    nothing that will be read again once the generations are bumped."""
+    keys = [
+        context_cache_key(agent_id=agent_id, user_id=user_id, session_id=session_id)
+        for session_id in [None, *session_ids]
+    ]
+    try:
+        cache.delete_many(keys)
+    except Exception:
+        logger.warning("could not delete the cached context blocks of user %s", user_id, exc_info=True)

@@ -65,6 +65,11 @@ def test_every_method_of_the_async_client(live_server, api_key):
                 name="save_memory", arguments={"content": "Gene is vegan"}, user="gene"
             )
             out["closed"] = await memory.session_close("chat 1")
+            lived = await memory.fact_create(content="Gene lived in Oslo", user="gene", world_time={"start": "2015"})
+            out["ended"] = await memory.fact_update(lived["id"], world_time={"start": "2015", "end": "2018"})
+            out["then"] = await memory.search(query="Oslo", user="gene", holds_at="2016-01-01", mode="text")
+            out["timeline"] = [entry async for entry in memory.user_timeline("gene", time_to="2020-01-01")]
+            out["entities"] = [entity async for entity in memory.entities_list(user="gene")]
             return out
 
     out = asyncio.run(the_rest())
@@ -89,6 +94,13 @@ def test_every_method_of_the_async_client(live_server, api_key):
     assert {"search_memory", "save_memory"} <= {tool["function"]["name"] for tool in out["tools"]}
     assert out["tool_call"]["ok"] and out["tool_call"]["result"]["saved"] is True
     assert out["closed"]["closed_at"] is not None
+    assert out["ended"]["world_time"]["end"] == "2018-01-01" and out["ended"]["world_time"]["holds_now"] is False
+    assert out["then"]["results"][0]["fact"]["content"] == "Gene lived in Oslo"
+    assert [(entry["happened"], entry["at"]) for entry in out["timeline"]] == [
+        ("started", "2015-01-01"),
+        ("ended", "2018-01-01"),
+    ]
+    assert out["entities"] == []
 
 
 @pytest.mark.django_db(transaction=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from datetime import date
 
 import pytest
 
@@ -130,3 +131,46 @@ def test_installing_the_client_from_a_checkout_leaves_nothing_behind(tmp_path):
     assert checkout_state() == before
     assert (tmp_path / "site" / "memory_client" / "py.typed").exists()
     assert (tmp_path / "site" / "bin" / "agent-memory-mcp").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_world_time_holds_at_the_timeline_and_entities_through_the_client(client):
+    from facts.models import Fact
+    from tests.graph_support import GLOBEX, MARIA, relation_stated
+
+    denver = client.fact_create(content="Gene lived in Denver", user="gene", world_time={"start": "2019"})
+    ended = client.fact_update(denver["id"], world_time={"start": "2019", "end": "2023-05"}, reason="moved")
+    boulder = client.fact_create(content="Gene lives in Boulder", user="gene", world_time={"start": "2023-05"})
+    job = client.fact_create(content="Maria works at Globex", user="gene", world_time={"start": "2021-03-01"})
+    relation_stated(fact=Fact.objects.get(pk=job["id"]), subject=MARIA, predicate="works_at", object=GLOBEX)
+
+    in_2021 = client.search(query="Where did Gene live?", user="gene", holds_at=date(2021, 6, 1), mode="text")
+    timeline = list(client.user_timeline("gene", time_to=date(2023, 12, 31), page_size=1))
+    [maria] = list(client.entities_list(user="gene", q="maria"))
+    detail = client.entity_get(maria["id"])
+    maria_timeline = list(client.entity_timeline(maria["id"]))
+    with pytest.raises(MemoryAPIError) as bad_moment:
+        client.search(query="Where did Gene live?", user="gene", holds_at="last year")
+    with pytest.raises(MemoryAPIError) as unknown_user:
+        list(client.user_timeline("nobody"))
+
+    assert boulder["world_time"] == {
+        "start": "2023-05-01",
+        "start_precision": "month",
+        "end": None,
+        "end_precision": "",
+        "holds_now": True,
+    }
+    assert ended["world_time"]["end"] == "2023-05-01" and ended["world_time"]["holds_now"] is False
+    held_then = [hit["fact"]["content"] for hit in in_2021["results"]]
+    assert held_then[0] == "Gene lived in Denver" and "Gene lives in Boulder" not in held_then
+    assert [(entry["fact"]["content"], entry["happened"], entry["at"]) for entry in timeline] == [
+        ("Gene lived in Denver", "started", "2019-01-01"),
+        ("Maria works at Globex", "started", "2021-03-01"),
+        ("Gene lived in Denver", "ended", "2023-05-01"),
+        ("Gene lives in Boulder", "started", "2023-05-01"),
+    ]
+    assert [relation["world_time"]["start"] for relation in detail["relations"]] == ["2021-03-01"]
+    assert [entry["fact"]["id"] for entry in maria_timeline] == [job["id"]]
+    assert bad_moment.value.status == 400 and "holds_at" in bad_moment.value.fields
+    assert unknown_user.value.status == 404

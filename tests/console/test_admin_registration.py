@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from core.models import EmbeddingRecord
 
-PROJECT_APPS = {"core", "agents", "conversations", "formation", "facts", "reflections"}
+PROJECT_APPS = {"core", "agents", "webhooks", "conversations", "formation", "facts", "reflections"}
 
 
 def _project_models():

@@ -12,7 +12,7 @@ import os
 import shutil
 import time
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -22,7 +22,8 @@ from agents.models import EndUser, ErasureRecord
 from conversations.models import Message, Session
 from core.models import LLMCall
 from facts.models import Fact
-from facts.services.facts import fact_create
+from facts.services.facts import fact_create, fact_world_end
+from facts.world_time import WorldTime
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.services.consolidation import consolidated_memory_replace
 from tests.factories import AgentFactory, EndUserFactory, MessageFactory, SessionFactory
@@ -440,3 +441,37 @@ def test_entity_page_draws_the_graph_and_rename_and_merge_go_through_the_ui(page
     assert twin.merged_into_id == graph.maria.pk and twin.aliases == []
     assert Relation.objects.get(predicate="ran").subject_id == graph.maria.pk
     assert "m. silva" in Entity.objects.get(pk=graph.maria.pk).aliases
+
+
+def test_a_facts_two_clocks_an_end_in_the_world_and_the_users_timeline(page, memory):
+    gene = memory["gene"]
+    paris = memory["facts"]["paris"]
+    fact_world_end(fact=memory["facts"]["nurse"], end=None, end_precision="unknown", reason="Gene retired")
+    lyon = fact_create(
+        agent=memory["agent"],
+        user=gene,
+        scopes=["user"],
+        content="Gene worked in Lyon.",
+        world_time=WorldTime(
+            start=date(2015, 9, 1), start_precision="month", end=date(2019, 1, 1), end_precision="year"
+        ),
+    )
+    assert lyon.world_time.ended
+
+    page.goto(f"/admin/facts/fact/{paris.pk}/change/")
+    page.fill("#id_world_start", "2025-04")
+    page.fill("#id_world_end", "2026-06")
+    page.fill("#id_reason", "Gene moved to Lyon in June")
+    screenshot(page, "fact-world-time")
+    page.click("input[name=_save]")
+    page.wait_for_selector("#fact-versions")
+    current = Fact.objects.get(lineage=paris.lineage, valid_to__isnull=True)
+    assert (current.version, current.held_from, current.held_until) == (2, date(2025, 4, 1), date(2026, 6, 1))
+
+    page.goto(f"/admin/agents/enduser/{gene.pk}/change/")
+    timeline = page.locator("#timeline-entries tr.timeline-entry")
+    happened = [timeline.nth(n).get_attribute("data-happened") for n in range(timeline.count())]
+    assert happened[:3] == ["started", "started", "ended"]  # Lyon, Paris, then Paris ended in June 2026
+    assert "Gene worked in Lyon." in timeline.nth(0).inner_text() and "2015-09 → 2019" in timeline.nth(0).inner_text()
+    assert "Gene retired" in page.inner_text("#timeline")
+    element_screenshot(page, "#timeline", "user-timeline")

@@ -192,3 +192,13 @@ def test_a_relation_has_a_read_only_page_with_its_sources(admin_client, agent, e
     assert changed.status_code == 403
     ended.refresh_from_db()
     assert ended.predicate == "works_at"
+
+
+def test_the_entity_page_shows_its_timeline(admin_client, agent, end_user):
+    graph = sister_graph_create(agent=agent, user=end_user)
+
+    page = _page(admin_client, graph.maria)
+
+    rows = re.findall(r'data-fact-id="(\d+)" data-happened="(\w+)"', page)
+    assert (str(graph.new_job.pk), "corrected") in rows and (str(graph.old_job.pk), "started") in rows
+    assert 'id="timeline"' in page and "new job" in page

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from datetime import date
 
 import numpy as np
 import pytest
@@ -11,6 +13,7 @@ from django.urls import reverse
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
 from facts.models import Fact, FactEmbedding
 from facts.services.facts import fact_create
+from facts.world_time import WorldTime
 from tests.formation_support import wait_until
 
 pytestmark = pytest.mark.django_db
@@ -219,3 +222,58 @@ def test_pin_and_unpin_actions_change_only_current_facts_and_write_no_version(ad
 
     admin_client.post(CHANGELIST, {"action": "unpin_selected", "_selected_action": [current.pk]})
     assert not Fact.objects.filter(pinned=True).exists()
+
+
+def test_the_fact_page_shows_both_clocks_and_an_end_given_is_a_change_in_the_world(admin_client, paris_fact):
+    page = admin_client.get(_change_url(paris_fact)).content.decode()
+    assert "In the world" in page and "Recorded" in page and "1 version (history)" in page
+
+    response = _edit(admin_client, paris_fact, world_start="2021-04", world_end="2024")
+
+    successor = Fact.objects.get(lineage=paris_fact.lineage, valid_to__isnull=True)
+    assert response.status_code == 302 and successor.version == 2 and successor.content == paris_fact.content
+    assert (successor.held_from, successor.held_from_precision) == (date(2021, 4, 1), "month")
+    assert (successor.held_until, successor.held_until_precision) == (date(2024, 1, 1), "year")
+    page = admin_client.get(_change_url(successor)).content.decode()
+    assert 'value="2021-04"' in page and 'value="2024"' in page and "2 versions (history)" in page
+    closed = admin_client.get(_change_url(paris_fact)).content.decode()
+    assert "not known" in closed  # the version before said no time, shown read-only
+    _edit(admin_client, successor, world_start="2021-04", world_end="2024")  # the same again: no version
+    assert Fact.objects.filter(lineage=paris_fact.lineage).count() == 2
+
+
+@pytest.mark.parametrize(
+    ("world_start", "world_end", "field"),
+    [("2021-13", "", "world_start"), ("2022", "2021", "world_end"), ("", "yesterday", "world_end")],
+)
+def test_a_world_time_that_cannot_be_is_refused_on_its_field(admin_client, paris_fact, world_start, world_end, field):
+    response = _edit(admin_client, paris_fact, world_start=world_start, world_end=world_end)
+
+    assert response.status_code == 200 and field in response.context["adminform"].form.errors
+    assert Fact.objects.filter(lineage=paris_fact.lineage).count() == 1
+
+
+def test_the_list_filters_by_whether_a_statement_holds_now(admin_client, agent, end_user, paris_fact):
+    ended = fact_create(
+        agent=agent,
+        user=end_user,
+        scopes=["user"],
+        content="Gene lived in Denver.",
+        world_time=WorldTime(start=date(2019, 1, 1), start_precision="year", end_precision="unknown"),
+    )
+    holds = fact_create(
+        agent=agent,
+        user=end_user,
+        scopes=["user"],
+        content="Gene lives in Boulder.",
+        world_time=WorldTime(start=date(2023, 5, 1), start_precision="month"),
+    )
+
+    def listed(world: str) -> set[int]:
+        html = admin_client.get(CHANGELIST, {"world": world}).content.decode()
+        return {int(pk) for pk in re.findall(r'name="_selected_action" value="(\d+)"', html)}
+
+    assert listed("holds_now") == {holds.pk, paris_fact.pk}
+    assert listed("ended") == {ended.pk}
+    assert listed("unknown") == {paris_fact.pk}
+    assert "2023-05 →" in admin_client.get(CHANGELIST).content.decode()

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
+from datetime import date
+from unittest.mock import patch
 
 import pytest
 from django.urls import reverse
@@ -10,6 +13,8 @@ from django.urls import reverse
 from agents.models import EndUser, ErasureRecord
 from conversations.models import Message, Session
 from facts.models import Fact
+from facts.services.facts import fact_create, fact_world_end
+from facts.world_time import WorldTime
 
 pytestmark = pytest.mark.django_db
 
@@ -52,3 +57,54 @@ def test_erase_confirms_what_goes_then_erases_and_leaves_an_audit_record(admin_c
 
 def test_a_plain_delete_of_a_user_is_not_offered(admin_client, end_user):
     assert admin_client.post(reverse("admin:agents_enduser_delete", args=[end_user.pk])).status_code == 403
+
+
+def test_the_user_page_shows_their_timeline_in_world_time_order_paged_and_filtered(admin_client, agent, end_user, said):
+    denver = fact_create(
+        agent=agent,
+        user=end_user,
+        scopes=["user"],
+        content="Gene lived in Denver.",
+        world_time=WorldTime(start=date(2019, 1, 1), start_precision="year"),
+    )
+    fact_world_end(fact=denver, end=date(2023, 5, 1), end_precision="month", reason="moved", source_messages=[said[0]])
+    for year in range(2000, 2005):
+        fact_create(
+            agent=agent,
+            user=end_user,
+            scopes=["user"],
+            content=f"Gene did something in {year}.",
+            world_time=WorldTime(start=date(year, 1, 1), start_precision="year"),
+        )
+    url = reverse("admin:agents_enduser_change", args=[end_user.pk])
+
+    page = admin_client.get(url).content.decode()
+    window = admin_client.get(url, {"timeline_from": "2019-01-01", "timeline_to": "2023-12-31"}).content.decode()
+    bad = admin_client.get(url, {"timeline_from": "2024-01-01", "timeline_to": "2023-01-01"})
+
+    rows = re.findall(r'data-fact-id="(\d+)" data-happened="(\w+)"', page)
+    assert [happened for _, happened in rows] == ["started"] * 6 + ["ended"]
+    assert 'id="timeline"' in page and "2019 → 2023-05" in page and "moved" in page
+    assert reverse("admin:conversations_message_change", args=[said[0].pk]) in page
+    assert re.findall(r'data-happened="(\w+)"', window) == ["started", "ended"]
+    assert bad.status_code == 200 and "is before the start" in bad.content.decode()
+
+
+def test_the_timeline_on_the_user_page_pages_after_its_last_entry(admin_client, agent, end_user, settings):
+    for day in range(1, 4):
+        fact_create(
+            agent=agent,
+            user=end_user,
+            scopes=["user"],
+            content=f"Gene did something on March {day}.",
+            world_time=WorldTime(start=date(2020, 3, day), start_precision="day"),
+        )
+    url = reverse("admin:agents_enduser_change", args=[end_user.pk])
+
+    with patch("console.facts.timeline.CONSOLE_TIMELINE_PAGE", 2):
+        first = admin_client.get(url).content.decode()
+        next_query = re.search(r'href="\?([^"]+)#timeline" id="timeline-next"', first)[1].replace("&amp;", "&")
+        second = admin_client.get(f"{url}?{next_query}").content.decode()
+
+    assert re.findall(r"on March (\d)\.", first) == ["1", "2"]
+    assert re.findall(r"on March (\d)\.", second) == ["3"] and 'id="timeline-next"' not in second

@@ -1,11 +1,15 @@
-"""Starts the whole stack with `make run`, on a free port and a temporary data folder, and stops it as Ctrl-C in its
-terminal does: SIGINT to the whole process group (make and the devstack)."""
+"""Starts the whole stack with `make run`, on a free port and a temporary data folder, runs the README's quick start
+against it as a newcomer would (its shell block, `make manage` included, then its Python block), and stops it as
+Ctrl-C in its terminal does: SIGINT to the whole process group (make and the devstack). The periodic jobs that ran
+meanwhile did nothing, and printed nothing at INFO."""
 
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -37,6 +41,42 @@ def _processes_using(path: str) -> list[psutil.Process]:
         if any(path in part for part in named):
             found.append(process)
     return found
+
+
+def _readme_quick_start() -> tuple[str, str]:
+    """The README's quick start: its shell block and its Python block, as written."""
+    section = (REPO_DIR / "README.md").read_text().split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    shell = re.search(r"```sh\n(.*?)```", section, re.S)
+    python = re.search(r"```python\n(.*?)```", section, re.S)
+    assert shell and python, "the README's quick start has a sh block and a python block"
+    return shell.group(1), python.group(1)
+
+
+def _quick_start_run(*, port: int, env: dict[str, str]) -> None:
+    shell, python = _readme_quick_start()
+    shell = shell.replace("http://127.0.0.1:8000", f"http://127.0.0.1:{port}")
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", shell + '\nprintf "\\nkey=%s\\n" "$MEMORY_API_KEY"'],
+        cwd=REPO_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "The user lives in Lisbon." in done.stdout, done.stdout  # the search's answer
+    key = done.stdout.rsplit("key=", 1)[1].strip()
+    assert key.startswith("mem_")
+    client_env = env | {
+        "MEMORY_URL": f"http://127.0.0.1:{port}",
+        "MEMORY_API_KEY": key,
+        "PYTHONPATH": str(REPO_DIR / "clients" / "python"),
+    }
+    ran = subprocess.run(
+        [sys.executable, "-c", python], cwd=REPO_DIR, env=client_env, capture_output=True, text=True, timeout=180
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "nurse" in ran.stdout, ran.stdout
 
 
 def test_make_run_stack_comes_up_healthy_and_stops_cleanly_on_ctrl_c(tmp_path):
@@ -89,6 +129,10 @@ def test_make_run_stack_comes_up_healthy_and_stops_cleanly_on_ctrl_c(tmp_path):
         assert jobs == ["memory-web", "memory-worker", "memory-formation-worker"]
         with urllib.request.urlopen(f"http://{targets[1]['targets'][0]}/metrics", timeout=30) as response:
             assert response.status == 200 and response.headers["Content-Type"].startswith("text/plain; version=")
+        stack_env = (tmp_path / "stack.env").read_text()
+        assert "DATABASE_URL=" in stack_env and "REDIS_URL=" in stack_env
+        assert (tmp_path / "stack.env").stat().st_mode & 0o077 == 0
+        _quick_start_run(port=port, env=env)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(stack.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole foreground process group
@@ -102,6 +146,11 @@ def test_make_run_stack_comes_up_healthy_and_stops_cleanly_on_ctrl_c(tmp_path):
     assert "Traceback" not in printed, printed[-5000:]
     assert "Cannot connect to redis" not in printed and "Connection refused" not in printed, printed[-5000:]
     assert "login operator / a-long-test-password" in printed
+    assert 'make manage ARGS="..."' in printed
+    # Beat ran its jobs every 10 s meanwhile; with nothing to do, they stayed below INFO.
+    assert "Sending due task" not in printed and "Task formation.resume_formation[" not in printed, printed[-3000:]
+    assert not re.search(r"succeeded in \S+s: 0$", printed, re.M), printed[-3000:]
+    assert not (tmp_path / "stack.env").exists()
     assert f"http://127.0.0.1:{port}/health/" in printed and f"http://127.0.0.1:{port}/admin/" in printed
     # A process the stack stopped may take a moment to be gone on a loaded machine; one still there after 15 s
     # outlived the stack.

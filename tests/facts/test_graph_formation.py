@@ -91,7 +91,9 @@ def test_a_reply_with_a_malformed_relation_is_asked_again(agent, scripted_llm):
 
 
 @pytest.mark.django_db
-def test_a_duplicate_links_to_the_fact_already_held_and_a_superseded_fact_ends_its_relation(agent, scripted_llm):
+def test_a_duplicate_links_to_the_fact_already_held_and_a_new_value_ends_the_old_relation_in_the_world(
+    agent, scripted_llm
+):
     lives = {
         "facts": [{"content": "The user lives in Lisbon.", "scope": ["user"], "key": "home_city", "source": [1]}],
         "entities": [{"name": "Lisbon", "type": "place"}],
@@ -116,11 +118,15 @@ def test_a_duplicate_links_to_the_fact_already_held_and_a_superseded_fact_ends_i
     user_says(agent, "I moved to Berlin last month.")
     session_form_memories(session_id=session.pk, trigger="explicit")
 
+    # A move is a change in the world: the Lisbon relation stays current memory, ended where Berlin began.
     lisbon.refresh_from_db()
-    assert lisbon.valid_to is not None and lisbon.closed_reason == "new value"
-    assert _relations(session.user) == {("the user", "lives_in", "Berlin")}
-    successor = Fact.objects.get(content="The user lives in Berlin.")
-    assert list(Relation.objects.get(object_entity__name="Berlin").source_facts.all()) == [successor]
+    assert lisbon.valid_to is None and lisbon.world_time.ended
+    ended = Fact.objects.get(content="The user lives in Lisbon.", valid_to__isnull=True)
+    assert ended.change_reason == "new value" and ended.world_time.ended and ended.key == ""
+    assert _relations(session.user) == {("the user", "lives_in", "Lisbon"), ("the user", "lives_in", "Berlin")}
+    berlin = Fact.objects.get(content="The user lives in Berlin.")
+    assert berlin.key == "home_city"
+    assert list(Relation.objects.get(object_entity__name="Berlin").source_facts.all()) == [berlin]
 
 
 @pytest.mark.django_db

@@ -1,6 +1,9 @@
-"""Profile facts by key: a new value for the same user and key supersedes the old one."""
+"""Profile facts by key: a new value for the same user and key takes the key; the old one ends in the world."""
+
+from datetime import date
 
 import pytest
+from django.utils import timezone
 
 from conversations.services.ingestion import MessageInput, session_append_messages
 from core.exceptions import ApplicationError
@@ -13,7 +16,9 @@ from tests.fakes import facts_reply
 
 
 @pytest.mark.django_db
-def test_a_new_value_supersedes_the_old_one_and_keeps_history(agent, end_user):
+def test_a_new_value_ends_the_old_one_in_the_world_and_keeps_history(agent, end_user):
+    """A new value is a change in the world, not a correction: the old statement stays current memory, ended where
+    the new one began (a new version of its lineage, without the key), and the new value holds the key."""
     first, outcome = fact_profile_set(
         agent=agent, user=end_user, key="home_city", content="The user lives in Lisbon.", value="Lisbon"
     )
@@ -27,14 +32,19 @@ def test_a_new_value_supersedes_the_old_one_and_keeps_history(agent, end_user):
     )
 
     first.refresh_from_db()
+    ended = first.superseded_by
     assert outcome == "updated"
-    assert first.valid_to is not None and first.superseded_by == second and first.closed_reason == "new value"
-    assert (second.key, second.lineage, second.version, second.change_reason) == (
-        "home_city",
+    assert first.valid_to is not None and first.closed_reason == "new value"
+    assert (ended.content, ended.lineage, ended.version, ended.key, ended.is_current) == (
+        "The user lives in Lisbon.",
         first.lineage,
         2,
-        "new value",
+        "",
+        True,
     )
+    assert ended.world_time.ended and not ended.world_time.holds_on(timezone.now().date())
+    assert (second.key, second.change_reason, second.is_current) == ("home_city", "new value", True)
+    assert second.lineage != first.lineage and second.world_time.holds_on(timezone.now().date())
     assert user_profile(agent=agent, user=end_user)["home_city"].value == "Porto"
     assert Fact.objects.filter(lineage=first.lineage).count() == 2
 
@@ -59,7 +69,7 @@ def test_invalid_keys_are_refused_naming_the_field(agent, end_user, key):
 
 
 @pytest.mark.django_db
-def test_formation_supersedes_a_keyed_value_without_a_reconciliation_call(agent, scripted_llm):
+def test_formation_ends_a_keyed_value_in_the_world_without_a_reconciliation_call(agent, scripted_llm):
     session = session_append_messages(
         agent=agent,
         user_external_id="u",
@@ -76,7 +86,11 @@ def test_formation_supersedes_a_keyed_value_without_a_reconciliation_call(agent,
     assert scripted_llm.calls("reconcile_facts") == []
     assert job.facts_updated == 1
     profile = user_profile(agent=agent, user=session.user)
-    assert profile["job_title"].value == "The user works as a pilot." and profile["job_title"].version == 2
+    assert profile["job_title"].value == "The user works as a pilot." and profile["job_title"].version == 1
+    # A new job is a change in the world: the old one stays current memory, ended (a new version of its own).
+    nurse = Fact.objects.get(content="The user works as a nurse.", valid_to__isnull=True)
+    assert (nurse.version, nurse.key, nurse.change_reason) == (2, "", "new value")
+    assert nurse.world_time.ended and not nurse.world_time.holds_on(date.today())
 
 
 @pytest.mark.django_db
@@ -150,4 +164,5 @@ def test_api_and_save_memory_tool_accept_a_key(agent):
     assert call.status_code == 200 and call.json()["ok"] is True, call.json()
     profile = user_profile(agent=agent, user=Fact.objects.get(key="preferred_language", valid_to__isnull=True).user)
     assert profile["preferred_language"].value == "The user prefers English now."
-    assert profile["preferred_language"].version == 2
+    earlier = Fact.objects.get(content=created.json()["content"], valid_to__isnull=True)
+    assert earlier.key == "" and earlier.world_time.ended  # a new value: the earlier one ended in the world

@@ -4,6 +4,8 @@ only for that user, the agent-wide ones for everyone; bounded in size; the model
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 from django.test import Client
 
@@ -11,6 +13,7 @@ from agents.models import Agent
 from facts.models import EntityType, FactScope
 from facts.services.facts import fact_create
 from facts.services.graph import EntityMention, RelationStatement, StatedRelations, relations_write
+from facts.world_time import WorldTime
 from formation.tools.get_entity import ENTITY_TOOL_MAX_FACTS, ENTITY_TOOL_MAX_RELATIONS
 from tests.api_support import api_client_for
 from tests.factories import AgentFactory, EndUserFactory
@@ -154,3 +157,25 @@ def test_the_tool_is_off_with_the_agents_rag(api, agent, end_user):
     answer = _get_entity(api, {"name": "Maria"}, user=end_user.external_id)
 
     assert answer["ok"] is False and "switched off" in answer["error"]
+
+
+def test_relations_say_when_they_held_in_the_world(api, agent, end_user):
+    job = fact_create(
+        agent=agent,
+        user=end_user,
+        scopes=[FactScope.USER],
+        content="Maria works at Initech",
+        world_time=WorldTime(start=date(2022, 9, 1), start_precision="month"),
+    )
+    relation_stated(
+        fact=job,
+        subject=EntityMention("Maria", EntityType.PERSON),
+        predicate="works_at",
+        object=EntityMention("Initech", EntityType.ORGANISATION),
+    )
+
+    result = _get_entity(api, {"name": "Maria"}, user=end_user.external_id)["result"]
+
+    [relation] = result["relations"]
+    assert (relation["held_from"], relation["holds_now"]) == ("2022-09", True) and "held_until" not in relation
+    assert result["facts"][0]["held_from"] == "2022-09"

@@ -1,6 +1,7 @@
 """GET /api/v1/tools and POST /api/v1/tools/call: OpenAI-format memory tools executed for a conversation."""
 
 import json
+from datetime import date
 
 import pytest
 from django.test import Client
@@ -9,12 +10,13 @@ from agents.models import Agent, AgentMemoryFromUsers
 from core.models import SensitiveDataFinding
 from core.safety.sensitive import SensitiveDataPolicy
 from facts.models import Fact, FactWriter
-from facts.services.facts import fact_create
+from facts.services.facts import fact_create, fact_world_end
+from facts.world_time import TimePrecision, WorldTime
 from formation.models import HeldMemory
 from formation.selectors.sensitive_data import sensitive_data_counts
 from tests.factories import AgentFactory, EndUserFactory, SessionFactory
 
-TOOL_NAMES = ["search_memory", "get_entity", "save_memory", "update_memory", "delete_memory"]
+TOOL_NAMES = ["search_memory", "get_entity", "save_memory", "update_memory", "delete_memory", "rate_memory"]
 
 
 def _call(api: Client, name: str, arguments, **conversation):
@@ -40,7 +42,7 @@ def test_definitions_are_openai_functions_with_json_schema_parameters(api, agent
     agent.rag_enabled = False
     agent.save()
     without_rag = [tool["function"]["name"] for tool in api.get("/api/v1/tools").json()["tools"]]
-    assert without_rag == ["save_memory", "update_memory", "delete_memory"]
+    assert without_rag == ["save_memory", "update_memory", "delete_memory", "rate_memory"]
 
 
 @pytest.mark.django_db
@@ -95,6 +97,9 @@ def test_agent_scope_saves_without_a_user_and_a_user_scope_needs_one(api, agent)
         ("search_memory", {}, "query"),
         ("search_memory", {"query": "x", "top_k": 500}, "top_k"),
         ("search_memory", {"query": "x", "colour": "red"}, "colour"),
+        ("search_memory", {"query": "x", "holds_at": "last summer"}, "holds_at"),
+        ("search_memory", {"query": "x", "holds_at": "2023-02-30"}, "holds_at"),
+        ("search_memory", {"query": "x", "holds_at": 2023}, "holds_at"),
         ("save_memory", {"content": " ".join(["word"] * 40)}, "30 words"),
         ("save_memory", {"content": "x", "scope": "session"}, "scope"),
         ("update_memory", {"content": "x"}, "id"),
@@ -261,3 +266,42 @@ def test_an_instruction_to_the_model_is_not_saved_and_is_recorded_as_rejected(ap
     assert not Fact.objects.exists()
     rejected = HeldMemory.objects.get()
     assert (rejected.status, rejected.reason, rejected.origin) == ("rejected", "injection", "assistant_tool")
+
+
+@pytest.mark.django_db
+def test_memories_say_when_they_held_and_search_takes_a_moment_in_the_world(api, agent, end_user):
+    denver = fact_create(
+        agent=agent,
+        user=end_user,
+        scopes=["user"],
+        content="Gene lives in Denver",
+        world_time=WorldTime(start=date(2019, 1, 1), start_precision="year"),
+    )
+    fact_world_end(fact=denver, end=date(2023, 5, 1), end_precision=TimePrecision.MONTH, reason="moved")
+    fact_create(
+        agent=agent,
+        user=end_user,
+        scopes=["user"],
+        content="Gene lives in Boulder",
+        world_time=WorldTime(start=date(2023, 5, 1), start_precision="month"),
+    )
+
+    now = _call(api, "search_memory", {"query": "Where does Gene live?"}, user="user-1").json()["result"]
+    then = _call(api, "search_memory", {"query": "Where does Gene live?", "holds_at": "2021-06-01"}, user="user-1")
+
+    shown = {memory["content"]: memory for memory in now["memories"]}
+    assert shown["Gene lives in Boulder"] | {"id": 0, "since": "", "score": 0} == {
+        "id": 0,
+        "content": "Gene lives in Boulder",
+        "scope": ["user"],
+        "since": "",
+        "holds_now": True,
+        "held_from": "2023-05",
+        "score": 0,
+    }
+    assert (shown["Gene lives in Denver"]["held_from"], shown["Gene lives in Denver"]["held_until"]) == (
+        "2019",
+        "2023-05",
+    )
+    assert shown["Gene lives in Denver"]["holds_now"] is False
+    assert [memory["content"] for memory in then.json()["result"]["memories"]] == ["Gene lives in Denver"]

@@ -24,6 +24,7 @@ from reflections.services.consolidation import consolidated_memory_replace
 from reflections.services.manual import reflection_create_manual
 from tests.factories import AgentFactory
 from tests.graph_support import USER, relation_stated
+from webhooks.services.endpoints import webhook_endpoint_create
 
 B_MARKER = "zanzibarquokka"
 # Tables whose rows are memory: a hostile request must leave them exactly as they were.
@@ -39,6 +40,9 @@ STORED_TABLES = [
     "facts_referencechunk",
     "facts_entity",
     "facts_relation",
+    "facts_factfeedback",
+    "webhooks_webhookendpoint",
+    "agents_operatorkey",
 ]
 
 
@@ -54,6 +58,8 @@ class Tenant:
     message_ids: list[int]
     document_ids: list[int]
     entity_ids: list[int]
+    key_id: int
+    webhook_id: int
 
     def client(self, **headers: str) -> Client:
         """A client of this agent's key; a server error is a response to assert on, not an exception."""
@@ -61,7 +67,8 @@ class Tenant:
 
 
 def _memory_of_every_kind(*, agent: Agent, user_id: str, session_id: str, marker: str) -> Tenant:
-    _, key = api_key_create(agent=agent, name="hardening")
+    api_key, key = api_key_create(agent=agent, name="hardening")
+    endpoint = webhook_endpoint_create(agent=agent, url="http://127.0.0.1:9/hooks", description=marker)
     appended = session_append_messages(
         agent=agent,
         user_external_id=user_id,
@@ -129,6 +136,8 @@ def _memory_of_every_kind(*, agent: Agent, user_id: str, session_id: str, marker
         message_ids=[message.pk for message in appended.messages],
         document_ids=[document.pk],
         entity_ids=[locker.pk],
+        key_id=api_key.pk,
+        webhook_id=endpoint.pk,
     )
 
 
@@ -162,6 +171,8 @@ def stored_rows_digest(*, agent: Agent | None = None) -> dict[str, str]:
 
 
 def _belongs_to(table: str, row: dict, agent: Agent) -> bool:
+    if table == "agents_operatorkey":
+        return True  # no agent's: none may change
     if "agent_id" in row:
         return row["agent_id"] == agent.pk
     if table == "conversations_message":

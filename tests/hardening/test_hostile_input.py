@@ -231,6 +231,92 @@ CASES = [
     ),
     Case("huge blob id", "PATCH", f"/api/v1/blobs/{2**63}", _json({"content": "x"}), 404, code="not_found"),
     Case("garbage cursor", "GET", "/api/v1/facts?cursor=%00%ff%27", None, 400, "cursor"),
+    # World time: a moment or a bound that is not a date, out of range, or an end before its start.
+    Case("holds_at is not a date", "POST", SEARCH, _json({"query": "x", "holds_at": "last year"}), 400, "holds_at"),
+    Case("holds_at has no such day", "POST", SEARCH, _json({"query": "x", "holds_at": "2023-02-30"}), 400, "holds_at"),
+    Case("holds_at out of range", "POST", SEARCH, _json({"query": "x", "holds_at": "0000-01-01"}), 400, "holds_at"),
+    Case("holds_at is a number", "POST", SEARCH, _json({"query": "x", "holds_at": 20230501}), 400, "holds_at"),
+    Case(
+        "holds_at has no such hour",
+        "POST",
+        SEARCH,
+        _json({"query": "x", "holds_at": "2023-05-01T25:00"}),
+        400,
+        "holds_at",
+    ),
+    Case(
+        "holds_at in a tool call",
+        "POST",
+        TOOLS,
+        _json({"name": "search_memory", "arguments": {"query": "x", "holds_at": "soon"}}),
+        200,
+    ),
+    Case(
+        "a world time ending before it starts",
+        "POST",
+        "/api/v1/facts",
+        _json({"content": "Alice lived in Oslo", "world_time": {"start": "2020-05", "end": "2019"}}),
+        400,
+        "world_time.end",
+    ),
+    Case(
+        "a world time start that is no day",
+        "POST",
+        "/api/v1/facts",
+        _json({"content": "Alice lived in Oslo", "world_time": {"start": "2021-02-29"}}),
+        400,
+        "world_time.start",
+    ),
+    Case(
+        "a world time year out of range",
+        "POST",
+        "/api/v1/facts",
+        _json({"content": "Alice lived in Oslo", "world_time": {"start": "10000-01-01"}}),
+        400,
+        "world_time.start",
+    ),
+    Case(
+        "a world time precision not in the list",
+        "POST",
+        "/api/v1/facts",
+        _json({"content": "Alice lived in Oslo", "world_time": {"start": "2020", "start_precision": "decade"}}),
+        400,
+        "world_time.start_precision",
+    ),
+    Case(
+        "a world time precision without its date",
+        "POST",
+        "/api/v1/facts",
+        _json({"content": "Alice lived in Oslo", "world_time": {"end_precision": "day"}}),
+        400,
+        "world_time.end",
+    ),
+    Case(
+        "a world time that is a string",
+        "POST",
+        "/api/v1/facts",
+        _json({"content": "Alice lived in Oslo", "world_time": "2020"}),
+        400,
+        "world_time",
+    ),
+    Case(
+        "a timeline window ending before it starts",
+        "GET",
+        "/api/v1/users/alice/timeline?time_from=2024-01-01&time_to=2023-01-01",
+        None,
+        400,
+        "time_to",
+    ),
+    Case(
+        "a timeline day that is no day",
+        "GET",
+        "/api/v1/users/alice/timeline?time_from=2023-02-30",
+        None,
+        400,
+        "time_from",
+    ),
+    Case("garbage timeline cursor", "GET", "/api/v1/users/alice/timeline?cursor=%00%ff%27", None, 400, "cursor"),
+    Case("huge timeline page", "GET", f"/api/v1/users/alice/timeline?page_size={10**30}", None, 400, "page_size"),
 ]
 
 
@@ -352,3 +438,24 @@ def test_unknown_fields_are_ignored_consistently(caller, tenants):
         "application/json",
     )
     assert with_extra.status_code == 200 and with_extra.json() == search.json()
+
+
+@pytest.mark.parametrize(
+    ("world_time", "field"),
+    [
+        ({"start": "2022", "end": "2021-06"}, "world_time.end"),
+        ({"start": "2022-00"}, "world_time.start"),
+        ({"end": "2023", "end_precision": "decade"}, "world_time.end_precision"),
+        ({"start_precision": "day"}, "world_time.start"),
+    ],
+)
+def test_a_world_time_that_cannot_be_changes_no_fact(caller, tenants, world_time, field):
+    before = stored_rows_digest()
+
+    response = caller.patch(
+        f"/api/v1/facts/{tenants.a.fact_ids[0]}", {"world_time": world_time}, content_type="application/json"
+    )
+
+    assert response.status_code == 400, response.json()
+    assert field in response.json()["error"]["fields"]
+    assert stored_rows_digest() == before

@@ -1,5 +1,7 @@
 """Tenant isolation: every operation of the OpenAPI schema, called with agent A's key against agent B's sessions,
-users, facts, entities, reflections and blobs, is a 404 (or A's own empty result) and never shows or changes B's data.
+users, facts, entities, reflections and blobs, is a 404 (or A's own empty result) and never shows or changes B's data;
+every operation of the administration API refuses an agent key (401), and every agent operation refuses an operator
+key (401).
 
 The operations come from the schema generated in-process, so an endpoint added later is walked too: its path
 parameters must be known below (the test fails naming a new one), its body is built from the schema. Every request
@@ -13,9 +15,11 @@ from typing import Any
 
 import pytest
 from django.db import transaction
+from django.test import Client
 from drf_spectacular.generators import SchemaGenerator
 
 from agents.models import Agent, AgentMemoryFromUsers
+from agents.services.operator_keys import operator_key_create
 from conversations.models import Session
 from conversations.services.ingestion import MessageInput, session_append_messages
 from facts.models import Fact
@@ -40,7 +44,15 @@ PATH_PARAMETERS = {
     "reflection_id": lambda t, variant: t.b.reflection_ids[0],
     "document_id": lambda t, variant: t.b.document_ids[0],
     "entity_id": lambda t, variant: t.b.entity_ids[0],
+    "user_id": lambda t, variant: t.b.user.external_id if variant == "b-ids" else t.a.user.external_id,
+    # The administration API's: B's agent, key and webhook endpoint (an agent key is refused before any lookup).
+    "agent_id": lambda t, variant: t.b.agent.external_id,
+    "key_id": lambda t, variant: t.b.key_id,
+    "webhook_id": lambda t, variant: t.b.webhook_id,
 }
+# Path parameters that name an external id: with shared ids, A names its own object of that id.
+EXTERNAL_ID_PARAMETERS = {"session_id", "user_id"}
+ADMINISTRATION = "/api/v1/admin/"
 # Operations that create the named object in the caller's own namespace when it does not exist: the session
 # appended to on first use is A's, named like B's. Isolation holds as long as nothing of B's is read or changed.
 CREATES_ON_FIRST_USE = {("POST", "/api/v1/sessions/{session_id}/messages")}
@@ -126,7 +138,7 @@ def _path(path: str, operation: dict, tenants: Tenants, variant: str) -> tuple[s
         name = parameter["name"]
         assert name in PATH_PARAMETERS, f"new path parameter {name!r} in {path}: map it to B's objects above"
         path = path.replace("{" + name + "}", str(PATH_PARAMETERS[name](tenants, variant)))
-        names_b = names_b or name != "session_id" or variant == "b-ids"
+        names_b = names_b or name not in EXTERNAL_ID_PARAMETERS or variant == "b-ids"
     return path, names_b
 
 
@@ -137,6 +149,10 @@ def _call(client, method: str, url: str, query: dict, body: Any):
     if body is None:
         return client.generic(method, url + suffix)
     return client.generic(method, url + suffix, json.dumps(body), content_type="application/json")
+
+
+def _content(response) -> bytes:
+    return b"".join(response.streaming_content) if response.streaming else response.content
 
 
 @pytest.fixture
@@ -162,12 +178,16 @@ def _operation_check(
     problems = []
     for body in _bodies(method, path, operation, tenants, ids):
         response = _call(client, method, url, _query(operation, ids), body)
-        shown = response.content.decode()
+        shown = _content(response).decode()
         what = f"{method} {url} {json.dumps(body)[:80] if body else ''}: {response.status_code} {shown[:300]}"
         if response.status_code >= 500:
             problems.append(f"server error: {what}")
         if B_MARKER in shown:
             problems.append(f"B's memory shown: {what}")
+        if path.startswith(ADMINISTRATION):
+            if response.status_code != 401:
+                problems.append(f"an agent key was not refused by the administration API: {what}")
+            continue
         if names_b and (method, path) not in CREATES_ON_FIRST_USE and response.status_code != 404:
             problems.append(f"not a 404 for B's object: {what}")
         data = response.json() if response.get("Content-Type") == "application/json" else None
@@ -221,6 +241,37 @@ def test_a_session_created_on_first_use_with_b_ids_is_a_new_one_of_a(tenants):
     assert Session.objects.get(pk=tenants.b.session.pk).message_count == 2
 
 
+def test_an_operator_key_is_refused_by_every_agent_operation(tenants):
+    """The operator's credential manages agents; it never acts as one: every agent operation answers 401, whatever
+    agent the request names, and changes nothing."""
+    _, operator_key = operator_key_create(name="isolation")
+    client = Client(raise_request_exception=False, HTTP_AUTHORIZATION=f"Bearer {operator_key}")
+    before = stored_rows_digest()
+    ids = {"user": tenants.b.user.external_id, "session": tenants.b.session.external_id}
+    problems = []
+    for method, path, operation in OPERATIONS:
+        if path.startswith(ADMINISTRATION):
+            continue
+        url, _ = _path(path, operation, tenants, "b-ids")
+        for body in _bodies(method, path, operation, tenants, ids):
+            response = _call(client, method, url, {"agent": tenants.b.agent.external_id}, body)
+            if response.status_code != 401:
+                problems.append(f"{method} {url}: {response.status_code} {_content(response)[:200]!r}")
+
+    assert not problems, "\n".join(problems)
+    assert stored_rows_digest() == before
+
+
+def test_the_administration_api_answers_an_operator_key(tenants):
+    """The walk above refuses A's key there; with an operator key the same operations reach B's objects."""
+    _, operator_key = operator_key_create(name="isolation")
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {operator_key}")
+
+    assert client.get(f"/api/v1/admin/agents/{tenants.b.agent.external_id}").json()["agent"] == "agent-b"
+    keys = client.get(f"/api/v1/admin/agents/{tenants.b.agent.external_id}/keys").json()["results"]
+    assert [key["id"] for key in keys] == [tenants.b.key_id]
+
+
 def test_the_schema_walk_covers_every_kind_of_object_of_b():
     """If the schema lost these operations, the matrix above would prove nothing about them."""
     walked = {(method, path) for method, path, _ in OPERATIONS}
@@ -234,8 +285,22 @@ def test_the_schema_walk_covers_every_kind_of_object_of_b():
         ("POST", "/api/v1/memory/search"),
         ("GET", "/api/v1/entities"),
         ("GET", "/api/v1/entities/{entity_id}"),
+        ("GET", "/api/v1/entities/{entity_id}/timeline"),
+        ("GET", "/api/v1/users/{user_id}/timeline"),
         ("POST", "/api/v1/tools/call"),
         ("POST", "/v1/chat/completions"),
+        ("GET", "/api/v1/users"),
+        ("GET", "/api/v1/users/{user_id}"),
+        ("GET", "/api/v1/users/{user_id}/export"),
+        ("DELETE", "/api/v1/users/{user_id}"),
+        ("DELETE", "/api/v1/sessions/{session_id}"),
+        ("POST", "/api/v1/facts/{fact_id}/feedback"),
+        ("GET", "/api/v1/admin/agents"),
+        ("PATCH", "/api/v1/admin/agents/{agent_id}"),
+        ("POST", "/api/v1/admin/agents/{agent_id}/keys"),
+        ("DELETE", "/api/v1/admin/agents/{agent_id}/keys/{key_id}"),
+        ("POST", "/api/v1/admin/agents/{agent_id}/webhooks"),
+        ("DELETE", "/api/v1/admin/agents/{agent_id}/webhooks/{webhook_id}"),
     } <= walked
 
 

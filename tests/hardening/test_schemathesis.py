@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 from schemathesis.specs.openapi.checks import negative_data_rejection, response_schema_conformance
 
 from agents.services.api_keys import api_key_create
+from agents.services.operator_keys import operator_key_create
 from conversations.services.ingestion import MessageInput, session_append_messages
 from formation.tools.registry import TOOLS
 from tests.factories import AgentFactory
@@ -246,7 +247,19 @@ def api_headers(db, settings, wsgi_in_test_transaction) -> dict[str, str]:
         messages=[MessageInput(role="user", content="I keep bees on my roof.")],
     )
     _, key = api_key_create(agent=agent)
-    return {"Authorization": f"Bearer {key}"}
+    _, operator_key = operator_key_create(name="fuzzing")
+    return _KeysByPath({"Authorization": f"Bearer {key}"}, operator={"Authorization": f"Bearer {operator_key}"})
+
+
+class _KeysByPath(dict):
+    """The agent's key, and for the administration API (which refuses it) an operator key: `for_(case)`."""
+
+    def __init__(self, agent: dict[str, str], *, operator: dict[str, str]) -> None:
+        super().__init__(agent)
+        self.operator = operator
+
+    def for_(self, case) -> dict[str, str]:
+        return self.operator if case.path.startswith("/api/v1/admin/") else dict(self)
 
 
 # --- the runs ---------------------------------------------------------------------------------------------------------
@@ -262,14 +275,14 @@ _RUN_SETTINGS = {
 @schema.parametrize()
 @hypothesis_settings(max_examples=examples(EXAMPLES_PER_OPERATION), phases=[Phase.generate], **_RUN_SETTINGS)
 def test_every_operation_with_valid_input(case, api_headers):
-    case.call_and_validate(headers=api_headers, checks=CHECKS)
+    case.call_and_validate(headers=api_headers.for_(case), checks=CHECKS)
 
 
 # GET /tools takes no input at all: there is nothing to make invalid.
 @product_schema.exclude(operation_id="api_v1_tools_retrieve").parametrize()
 @hypothesis_settings(max_examples=examples(EXAMPLES_PER_OPERATION), phases=[Phase.generate], **_RUN_SETTINGS)
 def test_every_operation_with_invalid_input(case, api_headers):
-    case.call_and_validate(headers=api_headers, checks=[*CHECKS, invalid_input_refused])
+    case.call_and_validate(headers=api_headers.for_(case), checks=[*CHECKS, invalid_input_refused])
 
 
 def map_body(context, body):
@@ -320,10 +333,10 @@ def test_link_driven_scenarios(api_headers):
             transaction.savepoint_rollback(self.savepoint)
 
         def get_call_kwargs(self, case):
-            return {"headers": api_headers}
+            return {"headers": api_headers.for_(case)}
 
         def validate_response(self, response, case, additional_checks=None, **kwargs):
-            case.validate_response(response, checks=CHECKS, headers=api_headers)
+            case.validate_response(response, checks=CHECKS, headers=api_headers.for_(case))
 
     Scenarios.run(
         settings=hypothesis_settings(

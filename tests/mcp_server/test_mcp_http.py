@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from datetime import date
 
 import anyio
 import httpx
@@ -17,6 +18,8 @@ from agents.models import AgentMemoryFromUsers, EndUser
 from conversations.models import Message
 from core.safety.sensitive import SensitiveDataPolicy
 from facts.models import Fact
+from facts.services.facts import fact_create, fact_world_end
+from facts.world_time import WorldTime
 from formation.models import HeldMemory
 from tests.conftest import REPO_DIR, database_url_of_test_database
 from tests.factories import EndUserFactory
@@ -39,9 +42,11 @@ ALL_TOOLS = {
     "save_memory",
     "update_memory",
     "delete_memory",
+    "rate_memory",
     "search_conversations",
     "get_memory_context",
     "get_memory_bundle",
+    "get_timeline",
 }
 WIFI = "the wifi password at my place is hunter2-blue"
 
@@ -74,9 +79,10 @@ def test_tools_are_listed_with_schemas_descriptions_and_annotations(service_url,
         "search_conversations",
         "get_memory_context",
         "get_memory_bundle",
+        "get_timeline",
     }
     destructive = {name for name, tool in by_name.items() if tool.annotations.destructive_hint}
-    assert destructive == {"update_memory", "delete_memory"}
+    assert destructive == {"update_memory", "delete_memory", "rate_memory"}
     assert by_name["delete_memory"].annotations.idempotent_hint is True
     assert by_name["update_memory"].annotations.idempotent_hint is False
     assert by_name["save_memory"].input_schema["required"] == ["content"]
@@ -209,6 +215,50 @@ def test_get_entity_answers_what_memory_knows_about_someone_for_the_pinned_user_
     assert "this connection is for user 'gene'" in refused
     assert for_ana["found"] is False and "Globex" not in str(for_ana)
     assert "name" in wrong
+
+
+def test_get_timeline_tells_what_changed_in_world_time_order_with_its_sources(service_url, tenant):
+    gene = EndUserFactory(agent=tenant.agent, external_id="gene")
+    EndUserFactory(agent=tenant.agent, external_id="ana")
+    sister_graph_create(agent=tenant.agent, user=gene)
+    denver = fact_create(
+        agent=tenant.agent,
+        user=gene,
+        scopes=["user"],
+        content="Gene lives in Denver",
+        world_time=WorldTime(start=date(2019, 1, 1), start_precision="year"),
+    )
+    fact_world_end(fact=denver, end=date(2023, 5, 1), end_precision="month", reason="moved to Boulder")
+
+    async def main():
+        async with mcp_http(service_url, headers=_bearer(tenant, user="gene")) as client:
+            mine = tool_json(await client.call_tool("get_timeline", {"time_to": "2024-12-31"}))
+            paged = tool_json(await client.call_tool("get_timeline", {"limit": 1}))
+            after = tool_json(await client.call_tool("get_timeline", {"limit": 1, "cursor": paged["next_cursor"]}))
+            maria = tool_json(await client.call_tool("get_timeline", {"entity": "Mia"}))
+            refused = tool_error(await client.call_tool("get_timeline", {"user": "ana"}))
+            structured = await client.call_tool("get_timeline", {"entity": "Mia"})
+        async with mcp_http(service_url, headers=_bearer(tenant)) as client:
+            no_user = tool_error(await client.call_tool("get_timeline", {}))
+            for_ana = tool_json(await client.call_tool("get_timeline", {"entity": "Maria", "user": "ana"}))
+        return mine, paged, after, maria, refused, structured, no_user, for_ana
+
+    mine, paged, after, maria, refused, structured, no_user, for_ana = anyio.run(main)
+
+    assert [(entry["content"], entry["happened"], entry["at"]) for entry in mine["entries"]] == [
+        ("Gene lives in Denver", "started", "2019-01-01"),
+        ("Gene lives in Denver", "ended", "2023-05-01"),
+    ]
+    ended = mine["entries"][1]
+    assert (ended["held_from"], ended["held_until"], ended["holds_now"]) == ("2019", "2023-05", False)
+    assert ended["reason"] == "moved to Boulder" and ended["placed_by"] == "end"
+    assert paged["entries"][0]["content"] == "Gene lives in Denver" and after["entries"][0]["happened"] == "ended"
+    assert maria["entity"] == "Maria"
+    assert {"Maria works at Acme", "Maria works at Globex"} <= {entry["content"] for entry in maria["entries"]}
+    assert structured.structured_content == maria
+    assert "this connection is for user 'gene'" in refused
+    assert "user" in no_user
+    assert for_ana["found"] is False and "Globex" not in str(for_ana)
 
 
 def test_agent_wide_memory_from_a_user_goes_to_the_review_queue(service_url, tenant):

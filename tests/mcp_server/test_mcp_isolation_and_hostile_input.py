@@ -14,6 +14,7 @@ from agents.models import AgentMemoryFromUsers, EndUser
 from facts.models import EntityType, Fact
 from facts.services.graph import EntityMention
 from formation.models import HeldMemory
+from mcp_server.tools import Caller, memory_tool_call
 from tests.graph_support import relation_stated
 from tests.mcp_server.conftest import (
     conversation_store,
@@ -64,6 +65,9 @@ def test_key_a_never_reaches_agent_bs_memory_through_any_tool(service_url):
                 ("get_memory_context", {"user": "gene"}),
                 ("get_entity", {"name": "quokka", "user": "gene", "include_ended": True}),
                 ("get_entity", {"name": "Zanzibar office"}),
+                ("get_timeline", {"user": "gene"}),
+                ("get_timeline", {"entity": "quokka", "user": "gene"}),
+                ("get_timeline", {"entity": "Zanzibar office"}),
                 ("get_memory_bundle", {"query": "Zanzibar quokka", "user": "gene", "session": "s1"}),
             ]:
                 seen.append(json.dumps(tool_json(await client.call_tool(name, arguments))))
@@ -113,6 +117,13 @@ HOSTILE_CALLS = [
     ("get_entity", {"name": ["Maria"]}, "name"),
     ("get_entity", {"name": "m" * 10_000}, "name"),
     ("get_entity", {"name": "Maria", "include_ended": "yes"}, "include_ended"),
+    ("search_memory", {"query": "birthday", "holds_at": "last summer"}, "holds_at"),
+    ("search_memory", {"query": "birthday", "holds_at": "2023-02-30"}, "holds_at"),
+    ("get_timeline", {"user": "gene", "time_from": "2023-13-01"}, "time_from"),
+    ("get_timeline", {"user": "gene", "time_from": "2024-01-01", "time_to": "2023-01-01"}, "time_to"),
+    ("get_timeline", {"user": "gene", "limit": 500}, "limit"),
+    ("get_timeline", {"user": "gene", "cursor": "not-a-cursor"}, "cursor"),
+    ("get_timeline", {"entity": ["Maria"]}, "entity"),
     ("no_such_tool", {"query": "tea"}, "no_such_tool"),
 ]
 
@@ -226,6 +237,10 @@ def test_an_error_about_the_json_rpc_message_itself_stays_a_json_rpc_error(servi
     assert response.json()["error"]["code"] == -32700  # what MCP clients read and hand to their caller
 
 
+DURATION_REFUSED = "Not a duration: give ISO 8601 (P7D, PT12H) or days and a time (7 days, 3 days 04:00:00)."
+DATE_REFUSED = "Date has wrong format. Use one of these formats instead: YYYY-MM-DD."
+
+
 @pytest.mark.parametrize(
     ("name", "arguments", "fields"),
     [
@@ -239,6 +254,15 @@ def test_an_error_about_the_json_rpc_message_itself_stays_a_json_rpc_error(servi
         ("update_memory", {"id": 1}, {"content": ["This field is required."]}),
         ("delete_memory", {"id": 1, "colour": "red"}, {"colour": ["unknown argument"]}),
         ("save_memory", {"content": "Gene's door code is 4471."}, {"content": ["holds a secret (password or PIN)"]}),
+        ("save_memory", {"content": "Gene is in room 12.", "expires_in": "soon"}, {"expires_in": [DURATION_REFUSED]}),
+        ("rate_memory", {"id": 1, "rating": "meh"}, {"rating": ['"meh" is not a valid choice.']}),
+        ("search_memory", {"query": "tea", "holds_at": "last year"}, {"holds_at": [DATE_REFUSED]}),
+        (
+            "get_timeline",
+            {"time_from": "2024-05-01", "time_to": "2023-01-01"},
+            {"time_to": ["is before time_from."]},
+        ),
+        ("get_timeline", {"limit": 51}, {"limit": ["Ensure this value is less than or equal to 50."]}),
     ],
 )
 def test_a_tool_error_carries_its_fields_in_structured_content(service_url, name, arguments, fields):
@@ -256,3 +280,12 @@ def test_a_tool_error_carries_its_fields_in_structured_content(service_url, name
         path, [reason] = next(iter(fields.items()))
         assert f"{path}: {reason}" in result.content[0].text
     assert not Fact.objects.exists()
+
+
+def test_get_timeline_is_refused_while_the_agents_rag_is_off():
+    tenant = tenant_create("agent-a", rag_enabled=False)
+
+    outcome = memory_tool_call(caller=Caller(agent=tenant.agent, user="gene"), name="get_timeline", arguments={})
+
+    assert outcome.ok is False and "switched off" in (outcome.error or "")
+    assert outcome.fields == {"name": ["switched off for this assistant"]}

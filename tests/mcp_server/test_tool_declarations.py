@@ -5,12 +5,16 @@ the argument by its path and says why."""
 
 from __future__ import annotations
 
+from datetime import UTC, date, datetime, timedelta
+
 import pytest
+from django.utils.duration import duration_iso_string
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents.models import Agent
 from core.api.tool_schema import serializer_json_schema
+from facts.selectors.timeline import TimelinePosition
 from formation.tools.base import ToolError, arguments_validate
 from formation.tools.registry import TOOLS
 from mcp_server import tools as mcp_tools
@@ -35,7 +39,16 @@ def _validated(name: str, arguments: dict) -> None:
         arguments_validate(SCOPE, scope)
 
 
-def _value(schema: dict) -> st.SearchStrategy:
+def _value(schema: dict, name: str = "") -> st.SearchStrategy:
+    if name == "cursor":  # an opaque token the server issued (get_timeline's next_cursor), as its description says
+        positions = st.builds(
+            TimelinePosition,
+            at=st.dates(),
+            recorded_at=st.datetimes(timezones=st.just(UTC)),
+            fact_id=st.integers(1, 2**63 - 1),
+            closing=st.booleans(),
+        )
+        return positions.map(TimelinePosition.token)
     if "enum" in schema:
         return st.sampled_from(schema["enum"])
     if schema["type"] == "boolean":
@@ -44,6 +57,12 @@ def _value(schema: dict) -> st.SearchStrategy:
         return st.integers(schema.get("minimum"), schema.get("maximum"))
     if schema["type"] == "array":
         return st.lists(_value(schema["items"]), min_size=schema.get("minItems", 0), max_size=schema.get("maxItems", 5))
+    if schema.get("format") == "date":
+        return st.dates().map(date.isoformat)
+    if schema.get("format") == "date-time":
+        return st.datetimes(timezones=st.just(UTC)).map(datetime.isoformat)
+    if schema.get("format") == "duration":
+        return st.timedeltas(min_value=timedelta(seconds=1), max_value=timedelta(days=3650)).map(duration_iso_string)
     longest = schema.get("maxLength", 10_000)
     if "pattern" in schema:
         return st.from_regex(schema["pattern"], fullmatch=True).filter(lambda text: len(text) <= longest)
@@ -56,9 +75,12 @@ def _value(schema: dict) -> st.SearchStrategy:
 def _tool_calls(draw) -> tuple[str, dict]:
     name = draw(st.sampled_from(sorted(_schemas())))
     schema = _schemas()[name]
-    required = {key: _value(schema["properties"][key]) for key in schema["required"]}
-    optional = {key: _value(value) for key, value in schema["properties"].items() if key not in schema["required"]}
-    return name, draw(st.fixed_dictionaries(required, optional=optional))
+    required = {key: _value(schema["properties"][key], key) for key in schema["required"]}
+    optional = {key: _value(value, key) for key, value in schema["properties"].items() if key not in schema["required"]}
+    arguments = draw(st.fixed_dictionaries(required, optional=optional))
+    if arguments.get("time_to", "9999") < arguments.get("time_from", ""):  # a period ends after it starts, as said
+        arguments["time_from"], arguments["time_to"] = arguments["time_to"], arguments["time_from"]
+    return name, arguments
 
 
 @given(call=_tool_calls())
@@ -79,10 +101,11 @@ def _past(limit: str, schema: dict):
         "maximum": lambda: schema["maximum"] + 1,
         "minimum": lambda: schema["minimum"] - 1,
         "maxItems": lambda: [_smallest(schema["items"])] * (schema["maxItems"] + 1),
+        "format": lambda: f"not a {schema['format']}",
     }[limit]()
 
 
-LIMITS = ("maxLength", "minLength", "pattern", "enum", "maximum", "minimum", "maxItems")
+LIMITS = ("maxLength", "minLength", "pattern", "enum", "maximum", "minimum", "maxItems", "format")
 
 
 def _just_past_each_limit(schema: dict) -> list[tuple[str, dict, str]]:

@@ -60,11 +60,12 @@ def test_key_value_memories_become_the_users_profile_with_history(tmp_path):
 
     gene = EndUser.objects.get(external_id="gene")
     profile = user_profile(agent=gene.agent, user=gene)
-    assert profile["home_city"].value == "Porto" and profile["home_city"].version == 2
-    versions = Fact.objects.filter(key="home_city").order_by("version")
-    assert [(f.content, f.valid_to is None) for f in versions] == [
-        ("home City: Lisbon", False),
-        ("home City: Porto", True),
+    assert profile["home_city"].value == "Porto"
+    # The earlier value ended in the world: a new version of its lineage, current, without the key.
+    lisbon = Fact.objects.filter(content="home City: Lisbon").order_by("version")
+    assert [(f.key, f.valid_to is None, f.world_time.ended) for f in lisbon] == [
+        ("home_city", False, False),
+        ("", True, True),
     ]
-    assert versions[0].closed_reason == "new value"
-    assert Fact.objects.count() == 2  # the second run added nothing
+    assert lisbon[0].closed_reason == "new value"
+    assert Fact.objects.count() == 3  # the second run added nothing

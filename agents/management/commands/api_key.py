@@ -15,6 +15,7 @@ class Command(BaseCommand):
         create.add_argument("--agent", required=True, help="the agent's external id")
         create.add_argument("--name", default="", help="what the key is for")
         create.add_argument("--create-agent", action="store_true", help="create the agent if it does not exist")
+        create.add_argument("--quiet", action="store_true", help="print the key alone (for scripts)")
         listing = actions.add_parser("list", help="list an agent's keys (prefixes only)")
         listing.add_argument("--agent", required=True)
         revoke = actions.add_parser("revoke", help="revoke a key by its prefix")
@@ -24,7 +25,9 @@ class Command(BaseCommand):
         if action == "create":
             agent = self._agent(options["agent"], create=options["create_agent"])
             api_key, raw_key = api_key_create(agent=agent, name=options["name"])
-            self.stdout.write(f"API key for agent {agent.external_id!r} (shown once, store it now):\n{raw_key}")
+            if not options["quiet"]:
+                self.stdout.write(f"API key for agent {agent.external_id!r} (shown once, store it now):")
+            self.stdout.write(raw_key)
         elif action == "list":
             for api_key in self._agent(options["agent"], create=False).api_keys.order_by("created_at"):
                 state = f"revoked {api_key.revoked_at:%Y-%m-%d}" if api_key.revoked_at else "active"

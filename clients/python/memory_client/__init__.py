@@ -5,12 +5,13 @@ is imported on first use."""
 
 from typing import TYPE_CHECKING, Any
 
+from memory_client.admin_client import MemoryAdminClient
 from memory_client.client import MemoryAPIError, MemoryClient
 
 if TYPE_CHECKING:
     from memory_client.async_client import AsyncMemoryClient
 
-__all__ = ["AsyncMemoryClient", "MemoryAPIError", "MemoryClient"]
+__all__ = ["AsyncMemoryClient", "MemoryAPIError", "MemoryAdminClient", "MemoryClient"]
 
 
 def __getattr__(name: str) -> Any:

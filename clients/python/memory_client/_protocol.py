@@ -9,6 +9,7 @@ import json
 import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 USER_AGENT = "agent-memory-client/0.1"
@@ -49,6 +50,7 @@ class Call:
     json_body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     result: Callable[[int, Any], Any] = _body_of
+    json_lines: bool = False  # the body is JSON lines (an export), read as a list
 
     def url(self, base_url: str) -> str:
         url = self.path if self.path.startswith(("http://", "https://")) else base_url + self.path
@@ -85,6 +87,8 @@ def response_result(call: Call, *, status: int, headers: Mapping[str, str], raw:
     """The method's result for a response, or MemoryAPIError for an error status (304 is 'unchanged', no error)."""
     if status >= 400:
         raise api_error(status=status, headers=headers, raw=raw)
+    if call.json_lines:
+        return call.result(status, [json.loads(line) for line in raw.splitlines() if line.strip()])
     return call.result(status, json.loads(raw) if raw and status != 304 else None)
 
 
@@ -166,7 +170,13 @@ def bundle(*, query: str, user: str | None, session: str | None, token_budget: i
     return _post("/api/v1/memory/bundle", payload)
 
 
+def _day(value: str | date | None) -> str | None:
+    """A date (or a datetime) as the API reads it; a string as given."""
+    return value.isoformat() if isinstance(value, date) else value
+
+
 def search(*, query: str, user: str | None, top_k: int, options: dict) -> Call:
+    options = {**options, "holds_at": _day(options.get("holds_at"))}
     return _post("/api/v1/memory/search", {"query": query, "user": user, "top_k": top_k, **options})
 
 
@@ -181,18 +191,39 @@ def facts_list(*, user: str | None, scope: str | None, tag: str | None, status: 
 
 
 def fact_create(
-    *, content: str, user: str | None, scopes: list[str] | None, tags: list[str] | None, metadata: dict | None
+    *,
+    content: str,
+    user: str | None,
+    scopes: list[str] | None,
+    tags: list[str] | None,
+    metadata: dict | None,
+    world_time: Mapping[str, Any] | None = None,
+    expires_at: str | None = None,
+    expires_in: str | None = None,
 ) -> Call:
-    payload = {"content": content, "user": user, "scopes": scopes, "tags": tags, "metadata": metadata}
-    return _post("/api/v1/facts", payload)
+    payload = {
+        "content": content,
+        "user": user,
+        "scopes": scopes,
+        "tags": tags,
+        "metadata": metadata,
+        "world_time": world_time,
+    }
+    return _post("/api/v1/facts", payload | {"expires_at": expires_at, "expires_in": expires_in})
 
 
 def fact_get(fact_id: int) -> Call:
     return Call("GET", _fact_path(fact_id))
 
 
-def fact_update(fact_id: int, *, changes: dict[str, Any]) -> Call:
-    return Call("PATCH", _fact_path(fact_id), json_body=_present(changes))
+def fact_update(fact_id: int, *, changes: dict[str, Any], never_expires: bool = False) -> Call:
+    return Call(
+        "PATCH", _fact_path(fact_id), json_body=_present(changes) | ({"expires_at": None} if never_expires else {})
+    )
+
+
+def fact_feedback(fact_id: int, *, rating: str, note: str | None, user: str | None) -> Call:
+    return _post(_fact_path(fact_id) + "/feedback", {"rating": rating, "note": note, "user": user})
 
 
 def fact_delete(fact_id: int, *, hard: bool, reason: str | None) -> Call:
@@ -201,6 +232,30 @@ def fact_delete(fact_id: int, *, hard: bool, reason: str | None) -> Call:
 
 def fact_history(fact_id: int) -> Call:
     return Call("GET", _fact_path(fact_id) + "/history")
+
+
+def _timeline_query(*, time_from: str | date | None, time_to: str | date | None, page_size: int) -> dict[str, Any]:
+    return {"time_from": _day(time_from), "time_to": _day(time_to), "page_size": page_size}
+
+
+def user_timeline(user: str, *, time_from: str | date | None, time_to: str | date | None, page_size: int) -> Call:
+    path = "/api/v1/users/" + urllib.parse.quote(user, safe="") + "/timeline"
+    return Call("GET", path, query=_timeline_query(time_from=time_from, time_to=time_to, page_size=page_size))
+
+
+def entity_timeline(
+    entity_id: int, *, time_from: str | date | None, time_to: str | date | None, page_size: int
+) -> Call:
+    path = f"/api/v1/entities/{int(entity_id)}/timeline"
+    return Call("GET", path, query=_timeline_query(time_from=time_from, time_to=time_to, page_size=page_size))
+
+
+def entities_list(*, user: str | None, q: str | None, page_size: int) -> Call:
+    return Call("GET", "/api/v1/entities", query={"user": user, "q": q, "page_size": page_size})
+
+
+def entity_get(entity_id: int) -> Call:
+    return Call("GET", f"/api/v1/entities/{int(entity_id)}")
 
 
 def tools() -> Call:
@@ -251,3 +306,91 @@ def session_close(session: str) -> Call:
 
 def session_form(session: str) -> Call:
     return _post(session_path(session) + "/form", {})
+
+
+def session_delete(session: str) -> Call:
+    return Call("DELETE", session_path(session))
+
+
+def _user_path(user: str) -> str:
+    return "/api/v1/users/" + urllib.parse.quote(user, safe="")
+
+
+def users_list(*, active_after: str | None, active_before: str | None, page_size: int) -> Call:
+    query = {"active_after": active_after, "active_before": active_before, "page_size": page_size}
+    return Call("GET", "/api/v1/users", query=query)
+
+
+def user_get(user: str) -> Call:
+    return Call("GET", _user_path(user))
+
+
+def user_export(user: str) -> Call:
+    return Call("GET", _user_path(user) + "/export", json_lines=True)
+
+
+def user_erase(user: str) -> Call:
+    return Call("DELETE", _user_path(user))
+
+
+# --- the administration API ---------------------------------------------------------------------------------------
+
+
+def _agent_path(agent: str) -> str:
+    return "/api/v1/admin/agents/" + urllib.parse.quote(agent, safe="")
+
+
+def agents_list(*, page_size: int) -> Call:
+    return Call("GET", "/api/v1/admin/agents", query={"page_size": page_size})
+
+
+def agent_create(*, agent: str, settings: dict[str, Any]) -> Call:
+    return Call("POST", "/api/v1/admin/agents", json_body={"agent": agent, **settings})
+
+
+def agent_get(agent: str) -> Call:
+    return Call("GET", _agent_path(agent))
+
+
+def agent_update(agent: str, *, settings: dict[str, Any]) -> Call:
+    return Call("PATCH", _agent_path(agent), json_body=settings)
+
+
+def api_keys_list(agent: str, *, page_size: int) -> Call:
+    return Call("GET", _agent_path(agent) + "/keys", query={"page_size": page_size})
+
+
+def api_key_create(agent: str, *, name: str) -> Call:
+    return _post(_agent_path(agent) + "/keys", {"name": name})
+
+
+def api_key_revoke(agent: str, key_id: int) -> Call:
+    return Call("DELETE", f"{_agent_path(agent)}/keys/{int(key_id)}")
+
+
+def webhooks_list(agent: str, *, page_size: int) -> Call:
+    return Call("GET", _agent_path(agent) + "/webhooks", query={"page_size": page_size})
+
+
+def webhook_create(agent: str, *, endpoint: dict[str, Any]) -> Call:
+    return _post(_agent_path(agent) + "/webhooks", endpoint)
+
+
+def _webhook_path(agent: str, webhook_id: int) -> str:
+    return f"{_agent_path(agent)}/webhooks/{int(webhook_id)}"
+
+
+def webhook_get(agent: str, webhook_id: int) -> Call:
+    return Call("GET", _webhook_path(agent, webhook_id))
+
+
+def webhook_update(agent: str, webhook_id: int, *, changes: dict[str, Any]) -> Call:
+    return Call("PATCH", _webhook_path(agent, webhook_id), json_body=_present(changes))
+
+
+def webhook_delete(agent: str, webhook_id: int) -> Call:
+    return Call("DELETE", _webhook_path(agent, webhook_id))
+
+
+def webhook_deliveries(agent: str, webhook_id: int, *, page_size: int) -> Call:
+    return Call("GET", _webhook_path(agent, webhook_id) + "/deliveries", query={"page_size": page_size})

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 from collections.abc import AsyncIterator
+from datetime import date
 from types import TracebackType
 from typing import Any, TypeVar, cast
 
@@ -17,7 +18,11 @@ from memory_client._protocol import Call, MemoryAPIError, RetryPolicy
 from memory_client.client import MemoryClient
 from memory_client.types import (
     AppendResult,
+    EndUserInfo,
+    Entity,
+    EntityDetail,
     Fact,
+    FactFeedback,
     FactHistory,
     FormationQueued,
     MCPToolCallResult,
@@ -26,9 +31,14 @@ from memory_client.types import (
     MessageIn,
     MessageSearchResults,
     SearchResults,
+    SessionDeleted,
     SessionInfo,
     StoredMessage,
+    TimelineEntry,
     ToolCallResult,
+    UserDetail,
+    UserErasure,
+    WorldTimeIn,
 )
 
 __all__ = ["AsyncMemoryClient", "MemoryAPIError"]
@@ -113,8 +123,17 @@ class AsyncMemoryClient:
         call = api.bundle(query=query, user=user, session=session, token_budget=token_budget, options=options)
         return cast(MemoryBundle, await self._call(call))
 
-    async def search(self, *, query: str, user: str | None = None, top_k: int = 10, **options: Any) -> SearchResults:
-        return cast(SearchResults, await self._call(api.search(query=query, user=user, top_k=top_k, options=options)))
+    async def search(
+        self,
+        *,
+        query: str,
+        user: str | None = None,
+        top_k: int = 10,
+        holds_at: str | date | None = None,
+        **options: Any,
+    ) -> SearchResults:
+        call = api.search(query=query, user=user, top_k=top_k, options=options | {"holds_at": holds_at})
+        return cast(SearchResults, await self._call(call))
 
     async def messages_search(
         self, *, query: str, user: str | None = None, session: str | None = None, top_k: int = 10, **options: Any
@@ -145,8 +164,20 @@ class AsyncMemoryClient:
         scopes: list[str] | None = None,
         tags: list[str] | None = None,
         metadata: dict[str, Any] | None = None,
+        world_time: WorldTimeIn | None = None,
+        expires_at: str | None = None,
+        expires_in: str | None = None,
     ) -> Fact:
-        call = api.fact_create(content=content, user=user, scopes=scopes, tags=tags, metadata=metadata)
+        call = api.fact_create(
+            content=content,
+            user=user,
+            scopes=scopes,
+            tags=tags,
+            metadata=metadata,
+            world_time=world_time,
+            expires_at=expires_at,
+            expires_in=expires_in,
+        )
         return cast(Fact, await self._call(call))
 
     async def fact_get(self, fact_id: int) -> Fact:
@@ -162,15 +193,62 @@ class AsyncMemoryClient:
         metadata: dict[str, Any] | None = None,
         user: str | None = None,
         reason: str | None = None,
+        world_time: WorldTimeIn | None = None,
+        expires_at: str | None = None,
+        expires_in: str | None = None,
+        never_expires: bool = False,
     ) -> Fact:
         changes = {"content": content, "scopes": scopes, "tags": tags, "metadata": metadata, "user": user}
-        return cast(Fact, await self._call(api.fact_update(fact_id, changes=changes | {"reason": reason})))
+        changes |= {"reason": reason, "world_time": world_time, "expires_at": expires_at, "expires_in": expires_in}
+        return cast(Fact, await self._call(api.fact_update(fact_id, changes=changes, never_expires=never_expires)))
 
     async def fact_delete(self, fact_id: int, *, hard: bool = False, reason: str | None = None) -> None:
         await self._call(api.fact_delete(fact_id, hard=hard, reason=reason))
 
+    async def fact_feedback(
+        self, fact_id: int, *, rating: str, note: str | None = None, user: str | None = None
+    ) -> FactFeedback:
+        """How a fact served: useful, wrong, outdated or harmful, the agent's or on behalf of `user`. A user's wrong or
+        outdated on their own fact closes it; on shared or curated memory it waits for an operator's review."""
+        return cast(FactFeedback, await self._call(api.fact_feedback(fact_id, rating=rating, note=note, user=user)))
+
     async def fact_history(self, fact_id: int) -> FactHistory:
         return cast(FactHistory, await self._call(api.fact_history(fact_id)))
+
+    # --- what changed, and the entity graph ------------------------------------------------------------------------
+
+    def user_timeline(
+        self,
+        user: str,
+        *,
+        time_from: str | date | None = None,
+        time_to: str | date | None = None,
+        page_size: int = 50,
+    ) -> AsyncIterator[TimelineEntry]:
+        """What changed about the end user, in world-time order, following the pages: `async for entry in ...`."""
+        call = api.user_timeline(user, time_from=time_from, time_to=time_to, page_size=page_size)
+        return cast(AsyncIterator[TimelineEntry], self._paginate(call))
+
+    def entity_timeline(
+        self,
+        entity_id: int,
+        *,
+        time_from: str | date | None = None,
+        time_to: str | date | None = None,
+        page_size: int = 50,
+    ) -> AsyncIterator[TimelineEntry]:
+        """What changed about one entity, in world-time order, following the pages: `async for entry in ...`."""
+        call = api.entity_timeline(entity_id, time_from=time_from, time_to=time_to, page_size=page_size)
+        return cast(AsyncIterator[TimelineEntry], self._paginate(call))
+
+    def entities_list(
+        self, *, user: str | None = None, q: str | None = None, page_size: int = 50
+    ) -> AsyncIterator[Entity]:
+        """The user's entities (the agent-wide ones without `user`), newest first: `async for entity in ...`."""
+        return cast(AsyncIterator[Entity], self._paginate(api.entities_list(user=user, q=q, page_size=page_size)))
+
+    async def entity_get(self, entity_id: int) -> EntityDetail:
+        return cast(EntityDetail, await self._call(api.entity_get(entity_id)))
 
     # --- tools ----------------------------------------------------------------------------------------------------
 
@@ -213,6 +291,26 @@ class AsyncMemoryClient:
 
     async def session_close(self, session: str) -> SessionInfo:
         return cast(SessionInfo, await self._call(api.session_close(session)))
+
+    async def session_delete(self, session: str) -> SessionDeleted:
+        return cast(SessionDeleted, await self._call(api.session_delete(session)))
+
+    # --- users ----------------------------------------------------------------------------------------------------
+
+    def users_list(
+        self, *, active_after: str | None = None, active_before: str | None = None, page_size: int = 50
+    ) -> AsyncIterator[EndUserInfo]:
+        call = api.users_list(active_after=active_after, active_before=active_before, page_size=page_size)
+        return cast(AsyncIterator[EndUserInfo], self._paginate(call))
+
+    async def user_get(self, user: str) -> UserDetail:
+        return cast(UserDetail, await self._call(api.user_get(user)))
+
+    async def user_export(self, user: str) -> list[dict[str, Any]]:
+        return cast(list[dict[str, Any]], await self._call(api.user_export(user)))
+
+    async def user_erase(self, user: str) -> UserErasure:
+        return cast(UserErasure, await self._call(api.user_erase(user)))
 
     async def session_form(self, session: str) -> FormationQueued:
         return cast(FormationQueued, await self._call(api.session_form(session)))

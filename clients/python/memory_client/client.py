@@ -7,13 +7,18 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from datetime import date
 from typing import Any, cast
 
 from memory_client import _protocol as api
 from memory_client._protocol import Call, MemoryAPIError, RetryPolicy
 from memory_client.types import (
     AppendResult,
+    EndUserInfo,
+    Entity,
+    EntityDetail,
     Fact,
+    FactFeedback,
     FactHistory,
     FormationQueued,
     MCPToolCallResult,
@@ -22,9 +27,14 @@ from memory_client.types import (
     MessageIn,
     MessageSearchResults,
     SearchResults,
+    SessionDeleted,
     SessionInfo,
     StoredMessage,
+    TimelineEntry,
     ToolCallResult,
+    UserDetail,
+    UserErasure,
+    WorldTimeIn,
 )
 
 __all__ = ["MemoryAPIError", "MemoryClient"]
@@ -80,10 +90,21 @@ class MemoryClient:
         call = api.bundle(query=query, user=user, session=session, token_budget=token_budget, options=options)
         return cast(MemoryBundle, self._call(call))
 
-    def search(self, *, query: str, user: str | None = None, top_k: int = 10, **options: Any) -> SearchResults:
-        """Hybrid fact search. `options`: mode, min_similarity, recency_weight, mmr_lambda, scopes, tags, as_of (ISO
-        8601), include_history, fallback_to_recent, time_from, time_to (ISO dates), time_filter (see docs/api.md)."""
-        return cast(SearchResults, self._call(api.search(query=query, user=user, top_k=top_k, options=options)))
+    def search(
+        self,
+        *,
+        query: str,
+        user: str | None = None,
+        top_k: int = 10,
+        holds_at: str | date | None = None,
+        **options: Any,
+    ) -> SearchResults:
+        """Hybrid fact search. `holds_at` (a date, a date-time or their ISO text): only what held in the world then,
+        what certainly held first. `options`: mode, min_similarity, recency_weight, mmr_lambda, scopes, tags, as_of
+        (ISO 8601: what memory held then), include_history, fallback_to_recent, time_from, time_to (ISO dates),
+        time_filter (see docs/api.md). Each hit's fact carries its `world_time`."""
+        call = api.search(query=query, user=user, top_k=top_k, options=options | {"holds_at": holds_at})
+        return cast(SearchResults, self._call(call))
 
     def messages_search(
         self, *, query: str, user: str | None = None, session: str | None = None, top_k: int = 10, **options: Any
@@ -116,9 +137,22 @@ class MemoryClient:
         scopes: list[str] | None = None,
         tags: list[str] | None = None,
         metadata: dict[str, Any] | None = None,
+        world_time: WorldTimeIn | None = None,
+        expires_at: str | None = None,
+        expires_in: str | None = None,
     ) -> Fact:
-        """Store a fact (embedded at once); the same content in the same scope returns the stored one."""
-        call = api.fact_create(content=content, user=user, scopes=scopes, tags=tags, metadata=metadata)
+        """Store a fact (embedded at once); the same content in the same scope returns the stored one. `world_time`:
+        when its statement held in the world, if known ({"start": "2023-05", "end": None})."""
+        call = api.fact_create(
+            content=content,
+            user=user,
+            scopes=scopes,
+            tags=tags,
+            metadata=metadata,
+            world_time=world_time,
+            expires_at=expires_at,
+            expires_in=expires_in,
+        )
         return cast(Fact, self._call(call))
 
     def fact_get(self, fact_id: int) -> Fact:
@@ -134,18 +168,67 @@ class MemoryClient:
         metadata: dict[str, Any] | None = None,
         user: str | None = None,
         reason: str | None = None,
+        world_time: WorldTimeIn | None = None,
+        expires_at: str | None = None,
+        expires_in: str | None = None,
+        never_expires: bool = False,
     ) -> Fact:
-        """Write a new version of the fact (the old one stays in its history). Returns the new version."""
+        """Write a new version of the fact (the old one stays in its history). Returns the new version. `world_time`
+        says when the statement held: an end given is a change in the world, recorded as this new version."""
         changes = {"content": content, "scopes": scopes, "tags": tags, "metadata": metadata, "user": user}
-        return cast(Fact, self._call(api.fact_update(fact_id, changes=changes | {"reason": reason})))
+        changes |= {"reason": reason, "world_time": world_time, "expires_at": expires_at, "expires_in": expires_in}
+        return cast(Fact, self._call(api.fact_update(fact_id, changes=changes, never_expires=never_expires)))
 
     def fact_delete(self, fact_id: int, *, hard: bool = False, reason: str | None = None) -> None:
         """Close the fact (kept as history), or with hard=True erase its whole lineage."""
         self._call(api.fact_delete(fact_id, hard=hard, reason=reason))
 
+    def fact_feedback(
+        self, fact_id: int, *, rating: str, note: str | None = None, user: str | None = None
+    ) -> FactFeedback:
+        """How a fact served: useful, wrong, outdated or harmful, the agent's or on behalf of `user`. A user's wrong or
+        outdated on their own fact closes it; on shared or curated memory it waits for an operator's review."""
+        return cast(FactFeedback, self._call(api.fact_feedback(fact_id, rating=rating, note=note, user=user)))
+
     def fact_history(self, fact_id: int) -> FactHistory:
         """Every version of the fact's lineage, oldest first, with the reason for each change."""
         return cast(FactHistory, self._call(api.fact_history(fact_id)))
+
+    # --- what changed, and the entity graph ------------------------------------------------------------------------
+
+    def user_timeline(
+        self,
+        user: str,
+        *,
+        time_from: str | date | None = None,
+        time_to: str | date | None = None,
+        page_size: int = 50,
+    ) -> Iterator[TimelineEntry]:
+        """What changed about the end user, in the order it happened in the world (a statement by its start, an
+        ending by its end, one without a time in the world by when it was recorded), following the pages.
+        `time_from`/`time_to`: the entries placed in those days. A user the agent has never seen: MemoryAPIError 404."""
+        call = api.user_timeline(user, time_from=time_from, time_to=time_to, page_size=page_size)
+        return cast(Iterator[TimelineEntry], self._paginate(call))
+
+    def entity_timeline(
+        self,
+        entity_id: int,
+        *,
+        time_from: str | date | None = None,
+        time_to: str | date | None = None,
+        page_size: int = 50,
+    ) -> Iterator[TimelineEntry]:
+        """What changed about one entity (the versions of the facts that stated its relations), as user_timeline."""
+        call = api.entity_timeline(entity_id, time_from=time_from, time_to=time_to, page_size=page_size)
+        return cast(Iterator[TimelineEntry], self._paginate(call))
+
+    def entities_list(self, *, user: str | None = None, q: str | None = None, page_size: int = 50) -> Iterator[Entity]:
+        """The user's entities (the agent-wide ones without `user`), newest first; `q`: a part of any of its names."""
+        return cast(Iterator[Entity], self._paginate(api.entities_list(user=user, q=q, page_size=page_size)))
+
+    def entity_get(self, entity_id: int) -> EntityDetail:
+        """One entity with its relations (current and ended, each with its world time) and the facts stating them."""
+        return cast(EntityDetail, self._call(api.entity_get(entity_id)))
 
     # --- tools ----------------------------------------------------------------------------------------------------
 
@@ -204,6 +287,33 @@ class MemoryClient:
         """Mark the session closed; formation of what is not formed yet is queued. Closing a closed session changes
         nothing and returns it as it is."""
         return cast(SessionInfo, self._call(api.session_close(session)))
+
+    def session_delete(self, session: str) -> SessionDeleted:
+        """Delete the session: its messages, session-scope memory and jobs. What was learnt from it (facts, user and
+        agent reflections) stays; erase the user to remove that too."""
+        return cast(SessionDeleted, self._call(api.session_delete(session)))
+
+    # --- users ----------------------------------------------------------------------------------------------------
+
+    def users_list(
+        self, *, active_after: str | None = None, active_before: str | None = None, page_size: int = 50
+    ) -> Iterator[EndUserInfo]:
+        """The agent's end users, newest first, with their last activity (ISO times filter it), following the pages."""
+        call = api.users_list(active_after=active_after, active_before=active_before, page_size=page_size)
+        return cast(Iterator[EndUserInfo], self._paginate(call))
+
+    def user_get(self, user: str) -> UserDetail:
+        """One end user: what is kept about them, counted by kind, and their last activity."""
+        return cast(UserDetail, self._call(api.user_get(user)))
+
+    def user_export(self, user: str) -> list[dict[str, Any]]:
+        """The user's native export (the lines `import_memories --format native` reads back), as a list of rows."""
+        return cast(list[dict[str, Any]], self._call(api.user_export(user)))
+
+    def user_erase(self, user: str) -> UserErasure:
+        """Erase the user: every row kept about them; an erasure record stays. Repeating it is safe
+        (`already_erased`)."""
+        return cast(UserErasure, self._call(api.user_erase(user)))
 
     def session_form(self, session: str) -> FormationQueued:
         """Queue memory formation of the session now."""

@@ -165,13 +165,15 @@ def document(hit: FactHit) -> Document:
         "lineage": fact["lineage"],
         "version": fact["version"],
         "valid_from": fact["valid_from"],
+        "world_time": fact.get("world_time"),
     }
     return Document(page_content=fact["content"], metadata=metadata, id=str(fact["id"]))
 
 
 class AgentMemoryRetriever(BaseRetriever):
     """Facts that answer a query: the end user's and the agent-wide ones (the service's hybrid search). `options`
-    are the search's (mode, min_similarity, recency_weight, mmr_lambda, scopes, tags, ...: docs/api.md)."""
+    are the search's (mode, min_similarity, recency_weight, mmr_lambda, scopes, tags, holds_at, ...: docs/api.md).
+    Each document's metadata says when its fact held in the world (`world_time`, with `holds_now`)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 

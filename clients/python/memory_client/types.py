@@ -29,6 +29,28 @@ class MemoryContext(TypedDict):
     etag: str
 
 
+class WorldTime(TypedDict):
+    """When a statement held in the world (not when memory recorded it). A precision is day, month (the date is the
+    month's first day), year (January 1st) or approximate; an end's may be "unknown" (it ended, when is not known;
+    `end` None); "" with no such bound known."""
+
+    start: str | None
+    start_precision: str
+    end: str | None
+    end_precision: str
+    holds_now: bool
+
+
+class WorldTimeIn(TypedDict, total=False):
+    """World time as a client gives it: a date written YYYY, YYYY-MM or YYYY-MM-DD (its precision follows unless
+    given); end_precision "unknown" without an end: it ended, when unknown."""
+
+    start: str | None
+    start_precision: str
+    end: str | None
+    end_precision: str
+
+
 class Fact(TypedDict):
     id: int
     content: str
@@ -42,12 +64,14 @@ class Fact(TypedDict):
     formed_at: str
     valid_from: str
     valid_to: str | None
+    world_time: WorldTime
     change_reason: str
     closed_reason: str
     superseded_by: int | None
     source_session: str | None
     access_count: int
     last_accessed_at: str | None
+    expires_at: str | None
 
 
 class FactVersion(Fact):
@@ -179,3 +203,200 @@ class AppendResult(TypedDict):
 class FormationQueued(TypedDict):
     session: SessionInfo
     queued: bool
+
+
+class EntityReference(TypedDict):
+    id: int
+    name: str
+    entity_type: str
+
+
+class Entity(TypedDict):
+    id: int
+    user: str | None
+    name: str
+    entity_type: str  # person, place, organisation, thing, event, other
+    aliases: list[str]
+    is_user: bool
+    merged_into: int | None
+    created_at: str
+    updated_at: str
+
+
+class Relation(TypedDict):
+    id: int
+    subject: EntityReference
+    predicate: str
+    object_entity: EntityReference | None
+    object_value: str
+    valid_from: str
+    valid_to: str | None
+    is_current: bool
+    world_time: WorldTime
+    closed_reason: str
+    formed_at: str
+    source_facts: list[int]
+    source_messages: list[int]
+
+
+class EntityDetail(TypedDict):
+    entity: Entity
+    relations: list[Relation]
+    facts: list[Fact]
+
+
+class TimelineFact(TypedDict):
+    id: int
+    content: str
+    version: int
+    lineage: str
+    is_current: bool
+    scopes: list[Literal["user", "agent"]]
+    user: str | None
+    key: str
+
+
+class TimelineMessage(TypedDict):
+    id: int
+    session: str
+    said_at: str
+
+
+class TimelineEntry(TypedDict):
+    """One change, placed by when it happened in the world (placed_by "start" or "end"), or by the day memory
+    recorded it when that is unknown ("recorded")."""
+
+    happened: Literal["started", "ended", "corrected"]
+    at: str
+    placed_by: Literal["start", "end", "recorded"]
+    recorded_at: str
+    reason: str
+    fact: TimelineFact
+    world_time: WorldTime
+    source_messages: list[TimelineMessage]
+
+
+class FactFeedback(TypedDict):
+    id: int
+    fact: int
+    rating: Literal["useful", "wrong", "outdated", "harmful"]
+    note: str
+    user: str | None
+    outcome: Literal["recorded", "closed", "pending_review"]
+    created_at: str
+
+
+class EndUserInfo(TypedDict):
+    user: str
+    metadata: dict[str, Any]
+    created_at: str
+    last_active_at: str
+
+
+class UserMemoryCounts(TypedDict):
+    current_facts: int
+    closed_fact_versions: int
+    fact_embeddings: int
+    buffered_reflections: int
+    absorbed_reflections: int
+    blobs: int
+    past_blob_versions: int
+    sessions: int
+    messages: int
+    message_embeddings: int
+    formation_jobs: int
+    consolidation_jobs: int
+    entities: int
+    relations: int
+    held_memories: int
+    feedback: int
+
+
+class UserDetail(EndUserInfo):
+    memory: UserMemoryCounts
+
+
+class ErasureRecord(TypedDict):
+    id: int
+    erased_at: str
+    requested_by: str
+    deleted_counts: dict[str, int]
+    user_external_id_hash: str
+
+
+class UserErasure(TypedDict):
+    user: str
+    already_erased: bool
+    erasure: ErasureRecord
+
+
+class SessionDeleted(TypedDict):
+    session: str
+    deleted_counts: dict[str, int]
+
+
+# --- the administration API (MemoryAdminClient) ------------------------------------------------------------------
+
+
+class AgentInfo(TypedDict):
+    agent: str
+    name: str
+    rag_enabled: bool
+    always_in_context_enabled: bool
+    profile_in_context: bool
+    sensitive_data: str
+    agent_memory_from_users: str
+    formation_msg_interval: int | None
+    formation_token_interval: int | None
+    cold_after_minutes: int | None
+    min_messages_for_formation: int | None
+    consolidation_threshold_agent: int | None
+    consolidation_threshold_user: int | None
+    consolidation_threshold_session: int | None
+    blob_word_limit_agent: int | None
+    blob_word_limit_user: int | None
+    blob_word_limit_session: int | None
+    max_current_facts_per_user: int | None
+    max_current_facts_per_agent: int | None
+    max_embedded_messages_per_session: int | None
+    llm_daily_token_budget: int | None
+    created_at: str
+    updated_at: str
+
+
+class APIKeyInfo(TypedDict):
+    id: int
+    prefix: str
+    name: str
+    created_at: str
+    last_used_at: str | None
+    revoked_at: str | None
+
+
+class APIKeyCreated(APIKeyInfo):
+    key: str
+
+
+class WebhookEndpointInfo(TypedDict):
+    id: int
+    url: str
+    description: str
+    event_types: list[str]
+    is_active: bool
+    secret: str
+    created_at: str
+    updated_at: str
+
+
+class WebhookDeliveryInfo(TypedDict):
+    id: int
+    event_type: str
+    message_id: str
+    event_created_at: str
+    status: Literal["pending", "sending", "delivered", "failed"]
+    attempts: int
+    last_attempt_at: str | None
+    last_status_code: int | None
+    last_error: str
+    next_attempt_at: str
+    delivered_at: str | None

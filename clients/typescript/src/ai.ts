@@ -30,6 +30,7 @@ export interface MemoryToolsOptions {
 interface SearchInput {
   query: string;
   top_k?: number;
+  holds_at?: string;
 }
 
 interface GetEntityInput {
@@ -42,6 +43,8 @@ interface SaveInput {
   scope?: "user" | "agent";
   tags?: string[];
   key?: string;
+  expires_in?: string;
+  expires_at?: string;
 }
 
 /** `search_memory`, `get_entity`, `save_memory` and `memory_context`, for `tools` of generateText / streamText. */

@@ -6,8 +6,15 @@ import { MemoryAPIError } from "./errors.js";
 import type {
   AppendResult,
   DocumentCreateRequest,
+  EndUser,
+  EntitiesListQuery,
+  Entity,
+  EntityDetail,
+  ExportRow,
   Fact,
   FactCreateRequest,
+  FactFeedback,
+  FactFeedbackRequest,
   FactDeleteQuery,
   FactHistory,
   FactsListQuery,
@@ -23,11 +30,17 @@ import type {
   ReferenceDocument,
   SearchRequest,
   SearchResults,
+  SessionDeleted,
   SessionInfo,
   StoredMessage,
+  TimelineEntry,
+  TimelineQuery,
   ToolCallRequest,
   ToolCallResult,
   ToolDefinitions,
+  UserDetail,
+  UserErasure,
+  UsersListQuery,
 } from "./types.js";
 
 export interface MemoryClientOptions {
@@ -51,6 +64,8 @@ interface RequestOptions {
   query?: Record<string, QueryValue>;
   body?: unknown;
   headers?: Record<string, string>;
+  /** The success body is JSON lines (an export): parsed into an array of rows. */
+  jsonLines?: boolean;
 }
 
 /** A page of a cursor-paginated list. */
@@ -103,7 +118,10 @@ export class MemoryClient {
     return (await this.#request("POST", "/api/v1/memory/bundle", { body: request })).body as MemoryBundle;
   }
 
-  /** Hybrid fact search (mode, top_k, min_similarity, recency_weight, as_of, time_from… see docs/api.md). */
+  /**
+   * Hybrid fact search (mode, top_k, min_similarity, recency_weight, as_of, holds_at, time_from… see docs/api.md).
+   * `holds_at`: only what held in the world at that moment; each hit's fact carries its `world_time`.
+   */
   async search(request: SearchRequest): Promise<SearchResults> {
     return (await this.#request("POST", "/api/v1/memory/search", { body: request })).body as SearchResults;
   }
@@ -139,9 +157,43 @@ export class MemoryClient {
     await this.#request("DELETE", `/api/v1/facts/${idOf(factId)}`, { query: options });
   }
 
+  /**
+   * How a fact served: useful, wrong, outdated or harmful, the agent's or on behalf of `user`. A user's wrong or
+   * outdated on their own fact closes it; on shared or curated memory it waits for an operator's review.
+   */
+  async factFeedback(factId: number, request: FactFeedbackRequest): Promise<FactFeedback> {
+    const path = `/api/v1/facts/${idOf(factId)}/feedback`;
+    return (await this.#request("POST", path, { body: request })).body as FactFeedback;
+  }
+
   /** Every version of the fact's lineage, oldest first, with the reason for each change. */
   async factHistory(factId: number): Promise<FactHistory> {
     return (await this.#request("GET", `/api/v1/facts/${idOf(factId)}/history`)).body as FactHistory;
+  }
+
+  // --- what changed, and the entity graph --------------------------------------------------------------------
+
+  /**
+   * What changed about the end user, in the order it happened in the world, following the pages:
+   * `for await (const entry of client.userTimeline("gene"))`. A user the agent has never seen: a 404 MemoryAPIError.
+   */
+  userTimeline(user: string, query: TimelineQuery = {}): AsyncGenerator<TimelineEntry> {
+    return this.#paginate<TimelineEntry>(`/api/v1/users/${encodeURIComponent(user)}/timeline`, { page_size: 50, ...query });
+  }
+
+  /** What changed about one entity (the versions of the facts that stated its relations), as userTimeline. */
+  entityTimeline(entityId: number, query: TimelineQuery = {}): AsyncGenerator<TimelineEntry> {
+    return this.#paginate<TimelineEntry>(`/api/v1/entities/${idOf(entityId)}/timeline`, { page_size: 50, ...query });
+  }
+
+  /** The user's entities (the agent-wide ones without `user`), newest first; `q`: a part of any of its names. */
+  entitiesList(query: EntitiesListQuery = {}): AsyncGenerator<Entity> {
+    return this.#paginate<Entity>("/api/v1/entities", { page_size: 50, ...query });
+  }
+
+  /** One entity with its relations (current and ended, each with its world time) and the facts stating them. */
+  async entityGet(entityId: number): Promise<EntityDetail> {
+    return (await this.#request("GET", `/api/v1/entities/${idOf(entityId)}`)).body as EntityDetail;
   }
 
   // --- tools --------------------------------------------------------------------------------------------------
@@ -192,6 +244,36 @@ export class MemoryClient {
   /** Queue memory formation of the session now. */
   async sessionForm(session: string): Promise<FormationQueued> {
     return (await this.#request("POST", `${sessionPath(session)}/form`, { body: {} })).body as FormationQueued;
+  }
+
+  /**
+   * Delete the session: its messages, session-scope memory and jobs. What was learnt from it (facts, user and agent
+   * reflections) stays; erase the user to remove that too.
+   */
+  async sessionDelete(session: string): Promise<SessionDeleted> {
+    return (await this.#request("DELETE", sessionPath(session))).body as SessionDeleted;
+  }
+
+  // --- users --------------------------------------------------------------------------------------------------
+
+  /** The agent's end users, newest first, with their last activity (`active_after`, `active_before` filter it). */
+  usersList(query: UsersListQuery = {}): AsyncGenerator<EndUser> {
+    return this.#paginate<EndUser>("/api/v1/users", { page_size: 50, ...query });
+  }
+
+  /** One end user: what is kept about them, counted by kind, and their last activity. */
+  async userGet(user: string): Promise<UserDetail> {
+    return (await this.#request("GET", userPath(user))).body as UserDetail;
+  }
+
+  /** The user's native export (what `import_memories --format native` reads back), row by row. */
+  async userExport(user: string): Promise<ExportRow[]> {
+    return (await this.#request("GET", `${userPath(user)}/export`, { jsonLines: true })).body as ExportRow[];
+  }
+
+  /** Erase the user: every row kept about them; an erasure record stays. Repeating it is safe (`already_erased`). */
+  async userErase(user: string): Promise<UserErasure> {
+    return (await this.#request("DELETE", userPath(user))).body as UserErasure;
   }
 
   // --- reference documents ------------------------------------------------------------------------------------
@@ -251,6 +333,10 @@ export class MemoryClient {
       if (response.status === 304) return { status: 304, body: null };
       if (response.ok) {
         const raw = await response.text();
+        if (options.jsonLines) {
+          const rows = raw.split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line) as unknown);
+          return { status: response.status, body: rows };
+        }
         return { status: response.status, body: raw ? JSON.parse(raw) : null };
       }
       const retryAfter = retryAfterSeconds(response.headers.get("Retry-After"));
@@ -291,6 +377,10 @@ function retryAfterSeconds(header: string | null): number | undefined {
 
 function sessionPath(session: string): string {
   return `/api/v1/sessions/${encodeURIComponent(session)}`;
+}
+
+function userPath(user: string): string {
+  return `/api/v1/users/${encodeURIComponent(user)}`;
 }
 
 function idOf(id: number): number {

@@ -4,6 +4,140 @@
  */
 
 export interface paths {
+    "/api/v1/admin/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List agents, newest first
+         * @description Cursor-paginated: follow `next`.
+         */
+        get: operations["api_v1_admin_agents_list"];
+        put?: never;
+        /**
+         * Create an agent with its settings
+         * @description Settings not given take their defaults; an empty (null) threshold, cap or budget means the deployment's setting applies. Then issue it a key: POST /api/v1/admin/agents/{agent_id}/keys.
+         */
+        post: operations["api_v1_admin_agents_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/agents/{agent_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One agent's settings */
+        get: operations["api_v1_admin_agents_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change an agent's settings (those given; null clears an override) */
+        patch: operations["api_v1_admin_agents_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/admin/agents/{agent_id}/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An agent's API keys (prefixes only), newest first */
+        get: operations["api_v1_admin_agents_keys_list"];
+        put?: never;
+        /** Issue an API key to an agent: the key is in this response only */
+        post: operations["api_v1_admin_agents_keys_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/agents/{agent_id}/keys/{key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an API key: refused from the next request on, in every process */
+        delete: operations["api_v1_admin_agents_keys_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/agents/{agent_id}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An agent's webhook endpoints, newest first */
+        get: operations["api_v1_admin_agents_webhooks_list"];
+        put?: never;
+        /**
+         * Add a webhook endpoint: its events are signed with the secret returned
+         * @description The URL must be https:// on a host that resolves to public addresses only (private, loopback and link-local addresses are refused unless WEBHOOK_ALLOW_PRIVATE_ADDRESSES is set): a 400 names `url` otherwise. Requests carry the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature).
+         */
+        post: operations["api_v1_admin_agents_webhooks_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/agents/{agent_id}/webhooks/{webhook_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One webhook endpoint */
+        get: operations["api_v1_admin_agents_webhooks_retrieve"];
+        put?: never;
+        post?: never;
+        /** Remove a webhook endpoint, with its pending deliveries and delivery log */
+        delete: operations["api_v1_admin_agents_webhooks_destroy"];
+        options?: never;
+        head?: never;
+        /** Change a webhook endpoint (what is given); rotate_secret gives it a new secret */
+        patch: operations["api_v1_admin_agents_webhooks_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/admin/agents/{agent_id}/webhooks/{webhook_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The delivery log of a webhook endpoint, newest first: status, attempts, last error */
+        get: operations["api_v1_admin_agents_webhooks_deliveries_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/blobs": {
         parameters: {
             query?: never;
@@ -115,6 +249,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/entities/{entity_id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What changed about an entity, in the order it happened in the world
+         * @description Entries in world-time order: a statement by its start, an ending by its end, one whose time in the world is not known by the day memory recorded it. Each is a fact version and what it says happened (started, ended, corrected), with its world time, when memory recorded it and the messages that said it. `time_from`/`time_to` keep the entries placed in those days. Follow `next` until it is null. The entries are the versions of the facts that stated the entity's relations.
+         */
+        get: operations["api_v1_entities_timeline_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/facts": {
         parameters: {
             query?: never;
@@ -130,7 +284,7 @@ export interface paths {
         put?: never;
         /**
          * Store a fact (embedded now); an existing identical fact is returned instead
-         * @description Deduplicated by normalised content within the owner (the user for a user-scoped fact, the agent otherwise): when a current fact already says the same, it is returned unchanged with 200. A content that holds a secret (a password, PIN or code, a key, a card or account number, a government id, a security answer, a login) is refused with a 400 `sensitive_data` naming `content` and the kind of secret, never the value, under the agent's `withhold` policy; under `redact` it is stored with the value replaced.
+         * @description Deduplicated by normalised content within the owner (the user for a user-scoped fact, the agent otherwise): when a current fact already says the same, it is returned with 200 (given an expiry, it takes it). `expires_at` or `expires_in` make it expire: it then leaves search, the context block and the bundle, and retention closes it. A content that holds a secret (a password, PIN or code, a key, a card or account number, a government id, a security answer, a login) is refused with a 400 `sensitive_data` naming `content` and the kind of secret, never the value, under the agent's `withhold` policy; under `redact` it is stored with the value replaced.
          */
         post: operations["api_v1_facts_create"];
         delete?: never;
@@ -156,9 +310,29 @@ export interface paths {
         head?: never;
         /**
          * Change a fact: writes a new version (new id, re-embedded); the old one stays as history
-         * @description Only the current version can be changed (409 names the current one otherwise). What is not given carries over. A new content that holds a secret is refused or redacted as when a fact is posted.
+         * @description Only the current version can be changed (409 names the current one otherwise). What is not given carries over. An expiry alone (`expires_at`, null for never, or `expires_in`) changes in place: no new version. A new content that holds a secret is refused or redacted as when a fact is posted.
          */
         patch: operations["api_v1_facts_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/facts/{fact_id}/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Say how a fact served: useful, wrong, outdated or harmful, from the agent or for an end user
+         * @description Recorded and counted in the console. A user's `wrong` or `outdated` on their own user-scoped fact closes it (kept as history, the rating and note its reason). On agent-wide memory (every user sees it), on memory an operator curated, and for `harmful`, it waits for an operator's review (a `review.pending` webhook event): outcome `pending_review`. With `user`, the fact must be one that user sees (404 otherwise).
+         */
+        post: operations["api_v1_facts_feedback_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/facts/{fact_id}/history": {
@@ -371,7 +545,11 @@ export interface paths {
         get: operations["api_v1_sessions_retrieve"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a session: its messages, session memory and jobs
+         * @description Deletes the session's messages (and their embeddings), its session-scope reflections and blob (with past versions), its formation and consolidation jobs and its cached context. What formation already drew from it into the user's or the agent's memory (facts, user and agent reflections) stays, without its link to the session: erase the user (DELETE /api/v1/users/{user_id}) to remove that too.
+         */
+        delete: operations["api_v1_sessions_destroy"];
         options?: never;
         head?: never;
         patch?: never;
@@ -475,6 +653,87 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the agent's end users, newest first, with their last activity
+         * @description Cursor-paginated: follow `next` until it is null. `active_after` and `active_before` filter by the last activity (e.g. users inactive for a year: `active_before` a year ago).
+         */
+        get: operations["api_v1_users_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One end user: what is kept about them, counted by kind, and their last activity */
+        get: operations["api_v1_users_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * Erase an end user: every row kept about them, an erasure record kept without their id
+         * @description Deletes their sessions and messages, facts with every version, embeddings, entities and relations, reflections, blobs with past versions, held memory, feedback, jobs, webhook events and cached context (docs/security.md, "Erasure"). Agent-wide memory formed from their conversations stays. Idempotent: a user erased before answers 200 with `already_erased` and the record of that erasure. A `user.erased` webhook event follows.
+         */
+        delete: operations["api_v1_users_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{user_id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export an end user's memory: the native export, streamed as JSON lines
+         * @description The same lines as `manage.py export_memories --agent <agent> --user <user>` (sessions, messages, facts with every version, entities and relations, reflections, blobs with past versions), which `manage.py import_memories --format native` reads back, into this agent or another.
+         */
+        get: operations["api_v1_users_export_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{user_id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What changed about an end user, in the order it happened in the world
+         * @description Entries in world-time order: a statement by its start, an ending by its end, one whose time in the world is not known by the day memory recorded it. Each is a fact version and what it says happened (started, ended, corrected), with its world time, when memory recorded it and the messages that said it. `time_from`/`time_to` keep the entries placed in those days. Follow `next` until it is null. A user the agent has never seen is a 404.
+         */
+        get: operations["api_v1_users_timeline_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/chat/completions": {
         parameters: {
             query?: never;
@@ -499,6 +758,147 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        APIKeyCreateInput: {
+            /**
+             * @description What the key is for.
+             * @default
+             */
+            name?: string;
+        };
+        APIKeyCreatedOutput: {
+            readonly id: number;
+            /** @description First characters, to recognise a key. */
+            prefix: string;
+            name?: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            last_used_at?: string | null;
+            /** Format: date-time */
+            revoked_at?: string | null;
+            /** @description The key itself: shown this once, never again. Store it now. */
+            key: string;
+        };
+        APIKeyOutput: {
+            readonly id: number;
+            /** @description First characters, to recognise a key. */
+            prefix: string;
+            name?: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            last_used_at?: string | null;
+            /** Format: date-time */
+            revoked_at?: string | null;
+        };
+        /**
+         * @description Every per-agent setting the admin's agent page edits. An empty (null) threshold, cap or budget: the
+         *     deployment's setting applies. Text and numbers take their JSON type only, as every input of the API does.
+         */
+        AgentCreateInput: {
+            /** @description The agent's id: what its API keys act for, and what X-Agent-ID names. */
+            agent: string;
+            name?: string;
+            /** @description Agents may search facts (API, tools, chat proxy). */
+            rag_enabled?: boolean;
+            /** @description Agents receive the always-in-context block (blobs plus recent reflections). */
+            always_in_context_enabled?: boolean;
+            /** @description The always-in-context block includes the user's profile (facts with a key). */
+            profile_in_context?: boolean;
+            /**
+             * @description What memory formation and the save tool do with a statement holding a password, key, card or account number, government id or one-time code (docs/security.md).
+             *
+             *     * `withhold` - withhold: store nothing that holds a secret
+             *     * `redact` - redact: store it with the secret replaced by [redacted …]
+             */
+            sensitive_data?: components["schemas"]["SensitiveDataEnum"];
+            /**
+             * @description What formation and the assistant's memory tools do with agent-wide memory drawn from an end user's conversation: every other user of the agent would see it (docs/security.md).
+             *
+             *     * `review` - review: held for an operator's decision, not served until approved
+             *     * `user_scope` - never: kept at the scope of the user who said it
+             *     * `open` - freely: stored agent-wide (single-user agents only)
+             */
+            agent_memory_from_users?: components["schemas"]["AgentMemoryFromUsersEnum"];
+            formation_msg_interval?: number | null;
+            formation_token_interval?: number | null;
+            cold_after_minutes?: number | null;
+            min_messages_for_formation?: number | null;
+            consolidation_threshold_agent?: number | null;
+            consolidation_threshold_user?: number | null;
+            consolidation_threshold_session?: number | null;
+            blob_word_limit_agent?: number | null;
+            blob_word_limit_user?: number | null;
+            blob_word_limit_session?: number | null;
+            max_current_facts_per_user?: number | null;
+            /** @description Cap on current agent-wide facts (visible to every user). */
+            max_current_facts_per_agent?: number | null;
+            max_embedded_messages_per_session?: number | null;
+            /**
+             * Format: int64
+             * @description Tokens per UTC day that formation and consolidation may spend for this agent; over it, formation waits (nothing is lost) until the day ends or the budget is raised. Empty: the deployment's default; 0: none.
+             */
+            llm_daily_token_budget?: number | null;
+        };
+        /**
+         * @description * `review` - review: held for an operator's decision, not served until approved
+         *     * `user_scope` - never: kept at the scope of the user who said it
+         *     * `open` - freely: stored agent-wide (single-user agents only)
+         * @enum {string}
+         */
+        AgentMemoryFromUsersEnum: "review" | "user_scope" | "open";
+        /**
+         * @description Every per-agent setting the admin's agent page edits. An empty (null) threshold, cap or budget: the
+         *     deployment's setting applies. Text and numbers take their JSON type only, as every input of the API does.
+         */
+        AgentOutput: {
+            agent: string;
+            name?: string;
+            /** @description Agents may search facts (API, tools, chat proxy). */
+            rag_enabled?: boolean;
+            /** @description Agents receive the always-in-context block (blobs plus recent reflections). */
+            always_in_context_enabled?: boolean;
+            /** @description The always-in-context block includes the user's profile (facts with a key). */
+            profile_in_context?: boolean;
+            /**
+             * @description What memory formation and the save tool do with a statement holding a password, key, card or account number, government id or one-time code (docs/security.md).
+             *
+             *     * `withhold` - withhold: store nothing that holds a secret
+             *     * `redact` - redact: store it with the secret replaced by [redacted …]
+             */
+            sensitive_data?: components["schemas"]["SensitiveDataEnum"];
+            /**
+             * @description What formation and the assistant's memory tools do with agent-wide memory drawn from an end user's conversation: every other user of the agent would see it (docs/security.md).
+             *
+             *     * `review` - review: held for an operator's decision, not served until approved
+             *     * `user_scope` - never: kept at the scope of the user who said it
+             *     * `open` - freely: stored agent-wide (single-user agents only)
+             */
+            agent_memory_from_users?: components["schemas"]["AgentMemoryFromUsersEnum"];
+            formation_msg_interval?: number | null;
+            formation_token_interval?: number | null;
+            cold_after_minutes?: number | null;
+            min_messages_for_formation?: number | null;
+            consolidation_threshold_agent?: number | null;
+            consolidation_threshold_user?: number | null;
+            consolidation_threshold_session?: number | null;
+            blob_word_limit_agent?: number | null;
+            blob_word_limit_user?: number | null;
+            blob_word_limit_session?: number | null;
+            max_current_facts_per_user?: number | null;
+            /** @description Cap on current agent-wide facts (visible to every user). */
+            max_current_facts_per_agent?: number | null;
+            max_embedded_messages_per_session?: number | null;
+            /**
+             * Format: int64
+             * @description Tokens per UTC day that formation and consolidation may spend for this agent; over it, formation waits (nothing is lost) until the day ends or the budget is raised. Empty: the deployment's default; 0: none.
+             */
+            llm_daily_token_budget?: number | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+        };
         /** @enum {unknown} */
         BlankEnum: "";
         BundlePart: {
@@ -596,6 +996,15 @@ export interface components {
             /** Format: date-time */
             readonly created_at: string;
         };
+        /**
+         * @description * `day` - day
+         *     * `month` - month
+         *     * `year` - year
+         *     * `approximate` - approximate
+         *     * `unknown` - unknown
+         * @enum {string}
+         */
+        EndPrecisionEnum: "day" | "month" | "year" | "approximate" | "unknown";
         EntityDetailOutput: {
             entity: components["schemas"]["EntityOutput"];
             /** @description Where the entity is the subject or the object, current and ended, most recent first. */
@@ -632,6 +1041,19 @@ export interface components {
          * @enum {string}
          */
         EntityTypeEnum: "person" | "place" | "organisation" | "thing" | "event";
+        ErasureRecordOutput: {
+            id: number;
+            /** Format: date-time */
+            erased_at: string;
+            /** @description Who asked: the API key (its prefix and name), an admin, a command. */
+            requested_by: string;
+            /** @description Rows deleted, per kind. */
+            deleted_counts: {
+                [key: string]: number;
+            };
+            /** @description SHA-256 of the agent's and the user's ids: the record keeps no id of the user. */
+            user_external_id_hash: string;
+        };
         Error: {
             error: components["schemas"]["ErrorBody"];
         };
@@ -642,6 +1064,18 @@ export interface components {
                 [key: string]: string[];
             };
         };
+        /**
+         * @description * `fact.created` - a fact was created
+         *     * `fact.updated` - a fact was changed (a new version supersedes the old one)
+         *     * `fact.closed` - a fact was closed (deleted, kept as history)
+         *     * `fact.erased` - a fact was erased with its whole history
+         *     * `formation.completed` - formation completed for a session
+         *     * `formation.failed` - formation failed for a session
+         *     * `review.pending` - memory is waiting for an operator's review
+         *     * `user.erased` - an end user was erased
+         * @enum {string}
+         */
+        EventTypesEnum: "fact.created" | "fact.updated" | "fact.closed" | "fact.erased" | "formation.completed" | "formation.failed" | "review.pending" | "user.erased";
         FactCreateInput: {
             tags?: string[];
             /** @description One atomic statement, at most 30 words and 1000 characters. */
@@ -655,6 +1089,53 @@ export interface components {
             };
             /** @description A profile attribute (home_city, employer, ...): a new value supersedes the user's previous one. */
             key?: string;
+            /** @description When the statement held in the world, if known. */
+            world_time?: components["schemas"]["WorldTimeInput"];
+            /**
+             * Format: date-time
+             * @description When the fact expires: from then on it leaves search, the context block and the bundle (then retention closes it, kept as history). Must be in the future.
+             */
+            expires_at?: string;
+            /** @description Or a duration from now: "P7D" (ISO 8601) or "7 days" for "remember this for a week". */
+            expires_in?: string;
+        };
+        FactFeedbackInput: {
+            /**
+             * @description useful; wrong (never was true); outdated (no longer true); harmful (should not be remembered).
+             *
+             *     * `useful` - useful
+             *     * `wrong` - wrong
+             *     * `outdated` - outdated
+             *     * `harmful` - harmful
+             */
+            rating: components["schemas"]["RatingEnum"];
+            /**
+             * @description What was wrong, in a few words.
+             * @default
+             */
+            note?: string;
+            /** @description The end user it is given on behalf of (who must be able to see the fact); leave out for the agent's own. */
+            user?: string;
+        };
+        FactFeedbackOutput: {
+            id: number;
+            /** @description The fact version rated. */
+            fact: number;
+            rating: string;
+            note: string;
+            user?: string | null;
+            /**
+             * @description recorded; closed (the user's own fact was closed, kept as history); pending_review (an operator decides: agent-wide or curated memory, or harmful).
+             *
+             *     * `recorded` - recorded
+             *     * `closed` - closed the fact
+             *     * `pending_review` - waiting for an operator's review
+             *     * `accepted` - accepted by an operator: the fact was closed
+             *     * `dismissed` - dismissed by an operator
+             */
+            outcome: components["schemas"]["OutcomeEnum"];
+            /** Format: date-time */
+            created_at: string;
         };
         FactHistoryOutput: {
             /** Format: uuid */
@@ -716,6 +1197,8 @@ export interface components {
              * @description Empty while this version is current.
              */
             valid_to?: string | null;
+            /** @description When the statement held in the world (not when memory recorded it). */
+            readonly world_time: components["schemas"]["WorldTimeOutput"];
             /** @description Why this version was written. */
             change_reason?: string;
             /** @description Why this version was closed. */
@@ -725,6 +1208,11 @@ export interface components {
             access_count?: number;
             /** Format: date-time */
             last_accessed_at?: string | null;
+            /**
+             * Format: date-time
+             * @description From this time the fact leaves search, the context block and the bundle; retention then closes it.
+             */
+            expires_at?: string | null;
         };
         FactVersionOutput: {
             readonly id: number;
@@ -756,6 +1244,8 @@ export interface components {
              * @description Empty while this version is current.
              */
             valid_to?: string | null;
+            /** @description When the statement held in the world (not when memory recorded it). */
+            readonly world_time: components["schemas"]["WorldTimeOutput"];
             /** @description Why this version was written. */
             change_reason?: string;
             /** @description Why this version was closed. */
@@ -765,6 +1255,11 @@ export interface components {
             access_count?: number;
             /** Format: date-time */
             last_accessed_at?: string | null;
+            /**
+             * Format: date-time
+             * @description From this time the fact leaves search, the context block and the bundle; retention then closes it.
+             */
+            expires_at?: string | null;
             /** @description Messages this version was formed from. */
             readonly source_message_ids: number[];
             /** @description Messages that closed this version. */
@@ -791,6 +1286,13 @@ export interface components {
          * @enum {string}
          */
         FormationWaitingReasonEnum: "agent_budget" | "global_budget" | "provider";
+        /**
+         * @description * `started` - started
+         *     * `ended` - ended
+         *     * `corrected` - corrected
+         * @enum {string}
+         */
+        HappenedEnum: "started" | "ended" | "corrected";
         MCPToolCallInput: {
             name: string;
             arguments?: {
@@ -924,9 +1426,14 @@ export interface components {
             scopes?: components["schemas"]["ScopesEnum"][];
             /**
              * Format: date-time
-             * @description Read the facts as they were at this time.
+             * @description What memory held at this time (the versions valid then): the record's clock.
              */
             as_of?: string;
+            /**
+             * Format: date
+             * @description What held in the world at this moment (a date or a date-time): facts whose statement held then first, then those that may have (an unknown start or end); facts known not to hold then are left out.
+             */
+            holds_at?: string;
             /**
              * @description Closed versions too.
              * @default false
@@ -1054,6 +1561,41 @@ export interface components {
             created_count: number;
             messages: components["schemas"]["MessageOutput"][];
         };
+        /**
+         * @description * `recorded` - recorded
+         *     * `closed` - closed the fact
+         *     * `pending_review` - waiting for an operator's review
+         *     * `accepted` - accepted by an operator: the fact was closed
+         *     * `dismissed` - dismissed by an operator
+         * @enum {string}
+         */
+        OutcomeEnum: "recorded" | "closed" | "pending_review" | "accepted" | "dismissed";
+        PaginatedAPIKeyOutputList: {
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cD00ODY%3D"
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cj0xJnA9NDg3
+             */
+            previous?: string | null;
+            results: components["schemas"]["APIKeyOutput"][];
+        };
+        PaginatedAgentOutputList: {
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cD00ODY%3D"
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cj0xJnA9NDg3
+             */
+            previous?: string | null;
+            results: components["schemas"]["AgentOutput"][];
+        };
         PaginatedConsolidatedMemoryOutputList: {
             /**
              * Format: uri
@@ -1132,6 +1674,92 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["ReflectionOutput"][];
         };
+        PaginatedUserOutputList: {
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cD00ODY%3D"
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cj0xJnA9NDg3
+             */
+            previous?: string | null;
+            results: components["schemas"]["UserOutput"][];
+        };
+        PaginatedWebhookDeliveryOutputList: {
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cD00ODY%3D"
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cj0xJnA9NDg3
+             */
+            previous?: string | null;
+            results: components["schemas"]["WebhookDeliveryOutput"][];
+        };
+        PaginatedWebhookOutputList: {
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cD00ODY%3D"
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cj0xJnA9NDg3
+             */
+            previous?: string | null;
+            results: components["schemas"]["WebhookOutput"][];
+        };
+        /**
+         * @description Every per-agent setting the admin's agent page edits. An empty (null) threshold, cap or budget: the
+         *     deployment's setting applies. Text and numbers take their JSON type only, as every input of the API does.
+         */
+        PatchedAgentSettings: {
+            name?: string;
+            /** @description Agents may search facts (API, tools, chat proxy). */
+            rag_enabled?: boolean;
+            /** @description Agents receive the always-in-context block (blobs plus recent reflections). */
+            always_in_context_enabled?: boolean;
+            /** @description The always-in-context block includes the user's profile (facts with a key). */
+            profile_in_context?: boolean;
+            /**
+             * @description What memory formation and the save tool do with a statement holding a password, key, card or account number, government id or one-time code (docs/security.md).
+             *
+             *     * `withhold` - withhold: store nothing that holds a secret
+             *     * `redact` - redact: store it with the secret replaced by [redacted …]
+             */
+            sensitive_data?: components["schemas"]["SensitiveDataEnum"];
+            /**
+             * @description What formation and the assistant's memory tools do with agent-wide memory drawn from an end user's conversation: every other user of the agent would see it (docs/security.md).
+             *
+             *     * `review` - review: held for an operator's decision, not served until approved
+             *     * `user_scope` - never: kept at the scope of the user who said it
+             *     * `open` - freely: stored agent-wide (single-user agents only)
+             */
+            agent_memory_from_users?: components["schemas"]["AgentMemoryFromUsersEnum"];
+            formation_msg_interval?: number | null;
+            formation_token_interval?: number | null;
+            cold_after_minutes?: number | null;
+            min_messages_for_formation?: number | null;
+            consolidation_threshold_agent?: number | null;
+            consolidation_threshold_user?: number | null;
+            consolidation_threshold_session?: number | null;
+            blob_word_limit_agent?: number | null;
+            blob_word_limit_user?: number | null;
+            blob_word_limit_session?: number | null;
+            max_current_facts_per_user?: number | null;
+            /** @description Cap on current agent-wide facts (visible to every user). */
+            max_current_facts_per_agent?: number | null;
+            max_embedded_messages_per_session?: number | null;
+            /**
+             * Format: int64
+             * @description Tokens per UTC day that formation and consolidation may spend for this agent; over it, formation waits (nothing is lost) until the day ends or the budget is raised. Empty: the deployment's default; 0: none.
+             */
+            llm_daily_token_budget?: number | null;
+        };
         PatchedConsolidatedMemoryEditInput: {
             /** @description The blob's new text, within its word limit and 20000 characters. */
             content?: string;
@@ -1152,7 +1780,44 @@ export interface components {
             };
             /** @default edited through the API */
             reason?: string;
+            /** @description When the statement held in the world: a new version says so (an end, a start). */
+            world_time?: components["schemas"]["WorldTimeInput"];
+            /**
+             * Format: date-time
+             * @description When the fact expires: from then on it leaves search, the context block and the bundle (then retention closes it, kept as history). Must be in the future. null: never. Alone, no new version is written.
+             */
+            expires_at?: string | null;
+            /** @description Or a duration from now: "P7D" (ISO 8601) or "7 days" for "remember this for a week". */
+            expires_in?: string;
         };
+        PatchedWebhookUpdateInput: {
+            /** @description The events sent to the endpoint (default: every type). */
+            event_types?: components["schemas"]["EventTypesEnum"][];
+            url?: string;
+            description?: string;
+            secret?: string;
+            /**
+             * @description Replace the secret by a new one.
+             * @default false
+             */
+            rotate_secret?: boolean;
+            is_active?: boolean;
+        };
+        /**
+         * @description * `start` - start
+         *     * `end` - end
+         *     * `recorded` - recorded
+         * @enum {string}
+         */
+        PlacedByEnum: "start" | "end" | "recorded";
+        /**
+         * @description * `useful` - useful
+         *     * `wrong` - wrong
+         *     * `outdated` - outdated
+         *     * `harmful` - harmful
+         * @enum {string}
+         */
+        RatingEnum: "useful" | "wrong" | "outdated" | "harmful";
         RecentReflection: {
             id: number;
             content: string;
@@ -1196,6 +1861,8 @@ export interface components {
              */
             readonly valid_to: string | null;
             is_current: boolean;
+            /** @description When the statement held in the world (not when memory recorded it). */
+            readonly world_time: components["schemas"]["WorldTimeOutput"];
             readonly closed_reason: string;
             /** Format: date-time */
             readonly formed_at: string;
@@ -1230,11 +1897,24 @@ export interface components {
          * @enum {string}
          */
         ScopesEnum: "user" | "agent";
+        /**
+         * @description * `withhold` - withhold: store nothing that holds a secret
+         *     * `redact` - redact: store it with the secret replaced by [redacted …]
+         * @enum {string}
+         */
+        SensitiveDataEnum: "withhold" | "redact";
         SessionCreateInput: {
             /** @description The end user's id in your system. */
             user: string;
             /** @description The session's id in your system (no '/': it is part of the URL path). */
             session: string;
+        };
+        SessionDeletedOutput: {
+            session: string;
+            /** @description Rows deleted, per kind. */
+            deleted_counts: {
+                [key: string]: number;
+            };
         };
         SessionOutput: {
             session: string;
@@ -1272,6 +1952,14 @@ export interface components {
          */
         SourceEnum: "formation" | "manual" | "import";
         /**
+         * @description * `day` - day
+         *     * `month` - month
+         *     * `year` - year
+         *     * `approximate` - approximate
+         * @enum {string}
+         */
+        StartPrecisionEnum: "day" | "month" | "year" | "approximate";
+        /**
          * @description * `included` - included
          *     * `partial` - partial
          *     * `over_budget` - over_budget
@@ -1287,6 +1975,73 @@ export interface components {
          * @enum {string}
          */
         TimeFilterEnum: "boost" | "restrict";
+        TimelineEntryOutput: {
+            /**
+             * @description started: a statement memory was told; ended: a version saying it stopped holding in the world; corrected: the record was set right (a version that says something else, or one closed without a successor).
+             *
+             *     * `started` - started
+             *     * `ended` - ended
+             *     * `corrected` - corrected
+             */
+            happened: components["schemas"]["HappenedEnum"];
+            /**
+             * Format: date
+             * @description Where the entry sits on the timeline (see placed_by).
+             */
+            at: string;
+            /**
+             * @description start or end: the statement's start or end in the world; recorded: not known in the world, the day memory recorded it.
+             *
+             *     * `start` - start
+             *     * `end` - end
+             *     * `recorded` - recorded
+             */
+            placed_by: components["schemas"]["PlacedByEnum"];
+            /**
+             * Format: date-time
+             * @description When memory recorded it (a closing: when it was closed).
+             */
+            recorded_at: string;
+            /** @description Why the version was written (a closing: why it was closed). */
+            reason: string;
+            /** @description The fact version. */
+            fact: components["schemas"]["TimelineFact"];
+            /** @description When the statement held in the world (not when memory recorded it). */
+            readonly world_time: components["schemas"]["WorldTimeOutput"];
+            /** @description The messages that said it (a closing: those that closed it). */
+            source_messages: components["schemas"]["TimelineMessage"][];
+        };
+        TimelineFact: {
+            readonly id: number;
+            readonly content: string;
+            /** @default 1 */
+            readonly version: number;
+            /**
+             * Format: uuid
+             * @description Shared by all versions of a fact.
+             */
+            readonly lineage: string;
+            is_current: boolean;
+            readonly scopes: components["schemas"]["ScopesEnum"][];
+            user?: string | null;
+            readonly key: string;
+        };
+        TimelineMessage: {
+            id: number;
+            /** @description The session's id in your system. */
+            session: string;
+            /** Format: date-time */
+            said_at: string;
+        };
+        TimelinePageOutput: {
+            /**
+             * Format: uri
+             * @description The next page; null after the last.
+             */
+            next: string | null;
+            /** @description In world-time order, the earliest first. */
+            results: components["schemas"]["TimelineEntryOutput"][];
+        };
         ToolCallInput: {
             name: string;
             arguments?: {
@@ -1314,6 +2069,154 @@ export interface components {
                 [key: string]: unknown;
             }[];
         };
+        UserDetailOutput: {
+            /** @description The end user's id in your system. */
+            user: string;
+            metadata?: unknown;
+            /** Format: date-time */
+            readonly created_at: string;
+            /**
+             * Format: date-time
+             * @description Their latest session's last activity; when they were first seen if they have no session.
+             */
+            last_active_at: string;
+            /** @description What is kept about the user, counted by kind. */
+            memory: components["schemas"]["UserMemoryCounts"];
+        };
+        UserEraseOutput: {
+            user: string;
+            /** @description True when an earlier request erased this user: this one changed nothing (erasure is idempotent). */
+            already_erased: boolean;
+            erasure: components["schemas"]["ErasureRecordOutput"];
+        };
+        /** @description What is kept about the user, counted by kind: the rows an erasure deletes. */
+        UserMemoryCounts: {
+            current_facts: number;
+            closed_fact_versions: number;
+            fact_embeddings: number;
+            buffered_reflections: number;
+            absorbed_reflections: number;
+            blobs: number;
+            past_blob_versions: number;
+            sessions: number;
+            messages: number;
+            message_embeddings: number;
+            formation_jobs: number;
+            consolidation_jobs: number;
+            entities: number;
+            relations: number;
+            held_memories: number;
+            feedback: number;
+        };
+        UserOutput: {
+            /** @description The end user's id in your system. */
+            user: string;
+            metadata?: unknown;
+            /** Format: date-time */
+            readonly created_at: string;
+            /**
+             * Format: date-time
+             * @description Their latest session's last activity; when they were first seen if they have no session.
+             */
+            last_active_at: string;
+        };
+        WebhookCreateInput: {
+            /** @description The events sent to the endpoint (default: every type). */
+            event_types?: components["schemas"]["EventTypesEnum"][];
+            /** @description https:// on a public host (the service checks it resolves so). */
+            url: string;
+            /** @default  */
+            description?: string;
+            /** @description whsec_ and base64 of 24 to 64 bytes; default: a new one. */
+            secret?: string;
+            /** @default true */
+            is_active?: boolean;
+        };
+        WebhookDeliveryOutput: {
+            readonly id: number;
+            event_type: string;
+            /** @description The webhook-id header sent. */
+            message_id: string;
+            /** Format: date-time */
+            event_created_at: string;
+            status?: components["schemas"]["WebhookDeliveryStatusEnum"];
+            attempts?: number;
+            /** Format: date-time */
+            last_attempt_at?: string | null;
+            last_status_code?: number | null;
+            last_error?: string;
+            /** Format: date-time */
+            next_attempt_at?: string;
+            /** Format: date-time */
+            delivered_at?: string | null;
+        };
+        /**
+         * @description * `pending` - pending
+         *     * `sending` - sending
+         *     * `delivered` - delivered
+         *     * `failed` - failed (retries exhausted)
+         * @enum {string}
+         */
+        WebhookDeliveryStatusEnum: "pending" | "sending" | "delivered" | "failed";
+        WebhookOutput: {
+            readonly id: number;
+            /**
+             * Format: uri
+             * @description https://, on a public address (docs/security.md).
+             */
+            url: string;
+            description?: string;
+            /** @description The events sent to this endpoint. */
+            event_types: components["schemas"]["EventTypesEnum"][];
+            /** @description Inactive: no new event is sent to it. */
+            is_active?: boolean;
+            /** @description Signs every request (Standard Webhooks: HMAC-SHA256 of `webhook-id.webhook-timestamp.body`). */
+            secret: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+        };
+        /**
+         * @description When a statement held, as a client gives it. A date may be written YYYY, YYYY-MM or YYYY-MM-DD: its precision
+         *     follows unless given.
+         */
+        WorldTimeInput: {
+            /** @description YYYY, YYYY-MM or YYYY-MM-DD. */
+            start?: string | null;
+            start_precision?: components["schemas"]["StartPrecisionEnum"];
+            /** @description YYYY, YYYY-MM or YYYY-MM-DD. */
+            end?: string | null;
+            /**
+             * @description 'unknown' without an end: it ended, when unknown.
+             *
+             *     * `day` - day
+             *     * `month` - month
+             *     * `year` - year
+             *     * `approximate` - approximate
+             *     * `unknown` - unknown
+             */
+            end_precision?: components["schemas"]["EndPrecisionEnum"];
+        };
+        /** @description The schema of `world_time` in outputs (WorldTimeField renders it). */
+        WorldTimeOutput: {
+            /**
+             * Format: date
+             * @description When the statement began to hold; null: unknown.
+             */
+            start: string | null;
+            /** @description day, month (the date is the month's first day), year (January 1st), approximate (a rough date the statement gave); empty without a start. */
+            start_precision: string;
+            /**
+             * Format: date
+             * @description When it stopped holding (the day the next began); null: not ended, or unknown when.
+             */
+            end: string | null;
+            /** @description day, month (the date is the month's first day), year (January 1st), approximate (a rough date the statement gave), unknown (it ended, when is not known); empty: not ended as far as memory knows. */
+            end_precision: string;
+            /** @description Whether it holds today, as far as memory knows. */
+            holds_now: boolean;
+        };
     };
     responses: never;
     parameters: never;
@@ -1323,6 +2226,330 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    api_v1_admin_agents_list: {
+        parameters: {
+            query?: {
+                /** @description The pagination cursor value. */
+                cursor?: string;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedAgentOutputList"];
+                };
+            };
+        };
+    };
+    api_v1_admin_agents_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentCreateInput"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentOutput"];
+                };
+            };
+        };
+    };
+    api_v1_admin_agents_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The agent's id (its external id). */
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentOutput"];
+                };
+            };
+        };
+    };
+    api_v1_admin_agents_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The agent's id (its external id). */
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedAgentSettings"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentOutput"];
+                };
+            };
+        };
+    };
+    api_v1_admin_agents_keys_list: {
+        parameters: {
+            query?: {
+                /** @description The pagination cursor value. */
+                cursor?: string;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The agent's id (its external id). */
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedAPIKeyOutputList"];
+                };
+            };
+        };
+    };
+    api_v1_admin_agents_keys_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The agent's id (its external id). */
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["APIKeyCreateInput"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIKeyCreatedOutput"];
+                };
+            };
+        };
+    };
+    api_v1_admin_agents_keys_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The agent's id (its external id). */
+                agent_id: string;
+                key_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIKeyOutput"];
+                };
+            };
+        };
+    };
+    api_v1_admin_agents_webhooks_list: {
+        parameters: {
+            query?: {
+                /** @description The pagination cursor value. */
+                cursor?: string;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The agent's id (its external id). */
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedWebhookOutputList"];
+                };
+            };
+        };
+    };
+    api_v1_admin_agents_webhooks_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The agent's id (its external id). */
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookCreateInput"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookOutput"];
+                };
+            };
+        };
+    };
+    api_v1_admin_agents_webhooks_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The agent's id (its external id). */
+                agent_id: string;
+                webhook_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookOutput"];
+                };
+            };
+        };
+    };
+    api_v1_admin_agents_webhooks_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The agent's id (its external id). */
+                agent_id: string;
+                webhook_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    api_v1_admin_agents_webhooks_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The agent's id (its external id). */
+                agent_id: string;
+                webhook_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedWebhookUpdateInput"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookOutput"];
+                };
+            };
+        };
+    };
+    api_v1_admin_agents_webhooks_deliveries_list: {
+        parameters: {
+            query?: {
+                /** @description The pagination cursor value. */
+                cursor?: string;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The agent's id (its external id). */
+                agent_id: string;
+                webhook_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedWebhookDeliveryOutputList"];
+                };
+            };
+        };
+    };
     api_v1_blobs_list: {
         parameters: {
             query?: {
@@ -1548,6 +2775,35 @@ export interface operations {
             };
         };
     };
+    api_v1_entities_timeline_retrieve: {
+        parameters: {
+            query?: {
+                /** @description The `next` link's cursor: the page after it. */
+                cursor?: string;
+                page_size?: number;
+                /** @description Entries placed on or after this day (an entry is placed by when it happened in the world, or by when memory recorded it when that is unknown). */
+                time_from?: string;
+                /** @description Entries placed on or before this day. */
+                time_to?: string;
+            };
+            header?: never;
+            path: {
+                entity_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimelinePageOutput"];
+                };
+            };
+        };
+    };
     api_v1_facts_list: {
         parameters: {
             query?: {
@@ -1682,6 +2938,31 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FactOutput"];
+                };
+            };
+        };
+    };
+    api_v1_facts_feedback_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                fact_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FactFeedbackInput"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FactFeedbackOutput"];
                 };
             };
         };
@@ -2029,6 +3310,28 @@ export interface operations {
             };
         };
     };
+    api_v1_sessions_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session's id in your system. */
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionDeletedOutput"];
+                };
+            };
+        };
+    };
     api_v1_sessions_close_create: {
         parameters: {
             query?: never;
@@ -2180,6 +3483,139 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ToolCallOutput"];
+                };
+            };
+        };
+    };
+    api_v1_users_list: {
+        parameters: {
+            query?: {
+                /** @description Users active at or after this time (their latest session's activity). */
+                active_after?: string;
+                /** @description Users not active since this time: candidates for clean-up or erasure. */
+                active_before?: string;
+                /** @description The pagination cursor value. */
+                cursor?: string;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedUserOutputList"];
+                };
+            };
+        };
+    };
+    api_v1_users_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The end user's id in your system. */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserDetailOutput"];
+                };
+            };
+        };
+    };
+    api_v1_users_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The end user's id in your system. */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserEraseOutput"];
+                };
+            };
+            /** @description No such user, ever. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    api_v1_users_export_retrieve: {
+        parameters: {
+            query?: {
+                format?: "json" | "jsonl";
+            };
+            header?: never;
+            path: {
+                /** @description The end user's id in your system. */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                };
+            };
+        };
+    };
+    api_v1_users_timeline_retrieve: {
+        parameters: {
+            query?: {
+                /** @description The `next` link's cursor: the page after it. */
+                cursor?: string;
+                page_size?: number;
+                /** @description Entries placed on or after this day (an entry is placed by when it happened in the world, or by when memory recorded it when that is unknown). */
+                time_from?: string;
+                /** @description Entries placed on or before this day. */
+                time_to?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The end user's id in your system. */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimelinePageOutput"];
                 };
             };
         };

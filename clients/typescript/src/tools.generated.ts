@@ -17,6 +17,11 @@ export const TOOL_DEFINITIONS = {
           "minimum": 1,
           "maximum": 20,
           "description": "How many memories to return (default 5)."
+        },
+        "holds_at": {
+          "type": "string",
+          "format": "date",
+          "description": "Only what held in the world on this day (YYYY-MM-DD), for a question about a past time ('where did they live in 2021?'); leave it out otherwise."
         }
       },
       "required": [
@@ -83,6 +88,16 @@ export const TOOL_DEFINITIONS = {
           "minLength": 1,
           "pattern": "^[a-z][a-z0-9_]{0,99}$",
           "description": "For a stable attribute of the user with one current value, its profile key in snake_case (home_city, employer, preferred_language): replaces the previous value."
+        },
+        "expires_in": {
+          "type": "string",
+          "format": "duration",
+          "description": "For something true only for a while (\"my hotel room this week\"): how long to remember it, as ISO 8601 (\"P7D\", \"PT12H\") or \"7 days\". Forgotten after that."
+        },
+        "expires_at": {
+          "type": "string",
+          "format": "date-time",
+          "description": "Or the time it stops being worth remembering (ISO 8601, in the future)."
         }
       },
       "required": [
@@ -140,6 +155,40 @@ export const TOOL_DEFINITIONS = {
       },
       "required": [
         "id"
+      ],
+      "additionalProperties": false
+    }
+  },
+  "rate_memory": {
+    "name": "rate_memory",
+    "description": "Pass on what the user says about a remembered fact: wrong, outdated (no longer true), harmful, or useful. Use it when the user corrects or rejects something you remembered; save the new fact with save_memory.",
+    "parameters": {
+      "type": "object",
+      "properties": {
+        "id": {
+          "type": "integer",
+          "description": "The memory's id, as search_memory returned it."
+        },
+        "rating": {
+          "type": "string",
+          "enum": [
+            "useful",
+            "wrong",
+            "outdated",
+            "harmful"
+          ],
+          "description": "useful: it helped; wrong: it never was true; outdated: it was true but is no longer; harmful: it should not be remembered at all."
+        },
+        "note": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 1000,
+          "description": "What the user said about it, in a few words."
+        }
+      },
+      "required": [
+        "id",
+        "rating"
       ],
       "additionalProperties": false
     }

@@ -49,6 +49,17 @@ export type FactUpdateRequest = RequestBody<"/api/v1/facts/{fact_id}", "patch">;
 export type FactDeleteQuery = QueryParameters<"/api/v1/facts/{fact_id}", "delete">;
 export type FactHistory = ResponseBody<"/api/v1/facts/{fact_id}/history", "get">;
 export type FactVersion = Schemas["FactVersionOutput"];
+/** When a statement held in the world (not when memory recorded it), with whether it holds today. */
+export type WorldTime = Schemas["WorldTimeOutput"];
+/** World time as a client gives it (fact create and update): dates as YYYY, YYYY-MM or YYYY-MM-DD. */
+export type WorldTimeInput = Schemas["WorldTimeInput"];
+
+export type TimelineQuery = Omit<QueryParameters<"/api/v1/users/{user_id}/timeline", "get">, "cursor">;
+export type TimelineEntry = Schemas["TimelineEntryOutput"];
+export type EntitiesListQuery = Omit<QueryParameters<"/api/v1/entities", "get">, "cursor">;
+export type Entity = Schemas["EntityOutput"];
+export type EntityDetail = ResponseBody<"/api/v1/entities/{entity_id}", "get">;
+export type Relation = Schemas["RelationOutput"];
 
 export type ToolDefinitions = ResponseBody<"/api/v1/tools", "get">;
 export type ToolCallRequest = RequestBody<"/api/v1/tools/call", "post">;
@@ -60,6 +71,26 @@ export type MessageIn = Schemas["MessageInput"];
 export type AppendResult = ResponseBody<"/api/v1/sessions/{session_id}/messages", "post">;
 export type StoredMessage = Schemas["MessageOutput"];
 export type FormationQueued = ResponseBody<"/api/v1/sessions/{session_id}/form", "post">;
+
+export type SessionDeleted = ResponseBody<"/api/v1/sessions/{session_id}", "delete">;
+
+export type FactFeedbackRequest = RequestBody<"/api/v1/facts/{fact_id}/feedback", "post">;
+export type FactFeedback = ResponseBody<"/api/v1/facts/{fact_id}/feedback", "post">;
+
+export type UsersListQuery = Omit<QueryParameters<"/api/v1/users", "get">, "cursor">;
+export type EndUser = Schemas["UserOutput"];
+export type UserDetail = ResponseBody<"/api/v1/users/{user_id}", "get">;
+export type UserErasure = ResponseBody<"/api/v1/users/{user_id}", "delete">;
+/** One line of a native export (`export_memories`, `GET /api/v1/users/{user_id}/export`). */
+export type ExportRow = { kind: string } & Record<string, unknown>;
+
+/** The administration API's shapes (an operator key's; the client here is an agent's). */
+export type AdminAgent = Schemas["AgentOutput"];
+export type AdminAgentCreateRequest = RequestBody<"/api/v1/admin/agents", "post">;
+export type AdminAPIKey = Schemas["APIKeyOutput"];
+export type AdminAPIKeyCreated = Schemas["APIKeyCreatedOutput"];
+export type AdminWebhook = Schemas["WebhookOutput"];
+export type AdminWebhookDelivery = Schemas["WebhookDeliveryOutput"];
 
 export type DocumentCreateRequest = RequestBody<"/api/v1/documents", "post">;
 export type ReferenceDocument = Schemas["DocumentOutput"];

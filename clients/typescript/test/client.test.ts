@@ -76,6 +76,51 @@ test("facts: create, search with Server-Timing, update, history, delete, list", 
   assert.ok(everything.filter((f) => f.content.includes("birthday")).length >= 2);
 });
 
+test("world time: facts carry it, search takes holds_at, the timeline tells what changed in world-time order", async () => {
+  const oslo = await client.factCreate({ content: "Ana lived in Oslo", user: "ana", world_time: { start: "2015" } });
+  const ended = await client.factUpdate(oslo.id, { world_time: { start: "2015", end: "2018-06" }, reason: "moved" });
+  await client.factCreate({ content: "Ana lives in Bergen", user: "ana", world_time: { start: "2018-06" } });
+  const then = await client.search({ query: "Where did Ana live?", user: "ana", holds_at: "2016-01-01", mode: "text" });
+  const timeline = await collect(client.userTimeline("ana", { page_size: 1, time_to: "2020-12-31" }));
+  // The worker forms the facts' entities and relations in the background (from facts written by the API too).
+  const [osloEntity] = await eventually(
+    () => collect(client.entitiesList({ user: "ana", q: "oslo" })),
+    (found) => found.length === 1,
+  );
+  const detail = await client.entityGet(osloEntity!.id);
+  const osloTimeline = await collect(client.entityTimeline(osloEntity!.id));
+
+  assert.deepEqual(oslo.world_time, {
+    start: "2015-01-01",
+    start_precision: "year",
+    end: null,
+    end_precision: "",
+    holds_now: true,
+  });
+  assert.equal(ended.world_time.end, "2018-06-01");
+  assert.equal(ended.world_time.holds_now, false);
+  assert.equal(then.results[0]?.fact.content, "Ana lived in Oslo");
+  assert.ok(!then.results.some((hit) => hit.fact.content === "Ana lives in Bergen"));
+  assert.deepEqual(
+    timeline.map((entry) => [entry.fact.content, entry.happened, entry.at, entry.placed_by]),
+    [
+      ["Ana lived in Oslo", "started", "2015-01-01", "start"],
+      ["Ana lived in Oslo", "ended", "2018-06-01", "end"],
+      ["Ana lives in Bergen", "started", "2018-06-01", "start"],
+    ],
+  );
+  assert.equal(timeline[1]?.reason, "moved");
+  assert.ok(detail.relations.every((relation) => relation.world_time.start === "2015-01-01"), JSON.stringify(detail));
+  assert.deepEqual(osloTimeline.map((entry) => entry.happened), ["started", "ended"]);
+  assert.equal((await apiError(() => collect(client.userTimeline("nobody-yet")))).status, 404);
+  assert.equal((await apiError(() => client.entityGet(2 ** 40))).status, 404);
+  assert.equal((await apiError(() => collect(client.entityTimeline(2 ** 40)))).status, 404);
+  const badMoment = await apiError(() => client.search({ query: "x", user: "ana", holds_at: "last year" }));
+  assert.ok("holds_at" in badMoment.fields, JSON.stringify(badMoment.fields));
+  const backwards = await apiError(() => client.factCreate({ content: "Ana lived in Rome", user: "ana", world_time: { start: "2020", end: "2019" } }));
+  assert.ok("world_time.end" in backwards.fields, JSON.stringify(backwards.fields));
+});
+
 test("context block (with its etag) and memory bundle", async () => {
   const context = await client.context({ user: "gene", session: "chat 1" });
   assert.ok(context);
@@ -125,6 +170,7 @@ test("tenant isolation: one agent's key never reads or changes another agent's m
     () => other.sessionGet("private chat"),
     () => other.documentGet(document.id),
     () => other.documentDelete(document.id),
+    () => collect(other.userTimeline("gene")),
   ]) {
     const error = await apiError(call);
     assert.equal(error.status, 404, `${error.status} ${error.code}: ${error.message}`);
@@ -162,4 +208,28 @@ test("hostile input: a MemoryAPIError naming the field, and nothing stored chang
   const missing = await apiError(() => client.sessionGet("../../admin/"));
   assert.equal(missing.code, "not_found");
   assert.deepEqual(await collect(client.factsList({ status: "all" })), before);
+});
+
+test("users: listed, read, exported and erased; feedback and expiry on a fact; a session deleted", async () => {
+  await client.messagesAppend("erase-me chat", [{ role: "user", content: "I keep bees on the roof." }], { user: "erase-me" });
+  const fact = await client.factCreate({ user: "erase-me", content: "Erase-me keeps bees on the roof", expires_in: "P7D" });
+  const feedback = await client.factFeedback(fact.id, { rating: "useful", user: "erase-me" });
+  const listed = (await collect(client.usersList({ page_size: 10 }))).map((user) => user.user);
+  const detail = await client.userGet("erase-me");
+  const exported = await client.userExport("erase-me");
+  const deleted = await client.sessionDelete("erase-me chat");
+  const erased = await client.userErase("erase-me");
+  const again = await client.userErase("erase-me");
+
+  assert.ok(fact.expires_at);
+  assert.equal(feedback.outcome, "recorded");
+  assert.ok(listed.includes("erase-me"));
+  assert.equal(detail.memory.current_facts, 1);
+  assert.equal(exported[0]?.kind, "export");
+  assert.ok(exported.some((row) => row.kind === "fact"));
+  assert.equal(deleted.deleted_counts["conversations.Session"], 1);
+  assert.equal(erased.already_erased, false);
+  assert.equal(again.already_erased, true);
+  assert.equal((await apiError(() => client.userGet("erase-me"))).status, 404);
+  assert.equal((await apiError(() => other.userGet("gene"))).status, 404);
 });

@@ -1,0 +1,12 @@
+from django.urls import path
+
+from api.users import views
+
+app_name = "users-api"
+
+urlpatterns = [
+    path("users", views.UserListView.as_view(), name="user-list"),
+    # A user id may hold "/" (ids are the application's): the export's route is tried first.
+    path("users/<path:user_id>/export", views.UserExportView.as_view(), name="user-export"),
+    path("users/<path:user_id>", views.UserDetailView.as_view(), name="user-detail"),
+]

@@ -1,0 +1,110 @@
+"""Single-valued slots: what a statement says of someone that has one value at a time (where they work, their job,
+where they live, their partner, their relationship status, a pet's owner), so that a new value ends the old one in
+the world (facts.services.reconciliation). Everything else is many-valued (hobbies, likes, friends, pets owned,
+places visited): a new value ends nothing.
+
+Read from what the entity graph gives a statement (facts.grammar.graph for the offline extractor and the facts
+written through the API; the LLM's own relations otherwise): its subject, its predicate in snake_case ("works_at",
+"lives_in", "wife_of") and its object; and from a fact's profile key (employer, home_city, partner_name ...)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+USER = "user"  # the subject of what is said of the user
+EMPLOYER, JOB, HOME, PARTNER, RELATIONSHIP, OWNER = (
+    "employer",
+    "job_title",
+    "home",
+    "partner",
+    "relationship_status",
+    "owner",
+)
+# Verb stems and the prepositions after them that make a slot's predicate, whatever the verb's form ("works_at",
+# "worked_at", "working_at"): regular expressions Python and PostgreSQL read alike (SLOT_PREDICATES).
+_PREDICATES: list[tuple[str, str]] = [
+    (r"(?:work|employ|employed|job|employee)(?:s|ed|ing)?_(?:at|for|by|of)", EMPLOYER),
+    (r"(?:work|employ|employed)(?:s|ed|ing)?_as|(?:job_title|occupation|profession)(?:_is)?", JOB),
+    (r"(?:liv|resid|based|settl|stay)(?:e|es|ed|ing|s)?_in|(?:moved|relocated)_to", HOME),
+    (r"(?:married|engaged|wed)_to|dating|dates|in_a_relationship_with|seeing", PARTNER),
+    (r"owned_by|belongs_to|belong_to", OWNER),
+]
+# "Maria is the user's wife": (Maria, wife_of, user) is the user's partner slot, its value Maria.
+_PARTNER_ROLES = r"(?:wife|husband|partner|spouse|boyfriend|girlfriend|fiance|fiancee)_of"
+# A beginning whose object is an organisation is a new employer ("started_at Initech", "joined Initech").
+_JOINS = r"start(?:s|ed)?_(?:at|with)|join(?:s|ed)?|hired_by"
+# Words a predicate may carry before its verb that do not change the slot ("now_works_at", "used_to_work_at": a
+# statement in the past names the slot too; whether it still holds is its world time's to say).
+_PREFIX = r"(?:(?:now|currently|still|also|just|recently|used_to)_)?"
+_SLOT_OF = [(re.compile(rf"^{_PREFIX}(?:{pattern})$"), name) for pattern, name in _PREDICATES]
+_PARTNER_ROLE = re.compile(rf"^{_PREFIX}(?:{_PARTNER_ROLES})$")
+_JOIN = re.compile(rf"^{_PREFIX}(?:{_JOINS})$")
+# Every predicate that may fill a slot, for the database to pick a user's relations by (a POSIX regular expression).
+SLOT_PREDICATES = rf"^{_PREFIX}(?:{'|'.join(pattern for pattern, _ in _PREDICATES)}|{_PARTNER_ROLES}|{_JOINS})$"
+KEY_SLOTS = {
+    "employer": EMPLOYER,
+    "company": EMPLOYER,
+    "workplace": EMPLOYER,
+    "job_title": JOB,
+    "job": JOB,
+    "occupation": JOB,
+    "profession": JOB,
+    "home_city": HOME,
+    "current_city": HOME,
+    "city": HOME,
+    "home": HOME,
+    "residence": HOME,
+    "location": HOME,
+    "partner_name": PARTNER,
+    "partner": PARTNER,
+    "spouse": PARTNER,
+    "spouse_name": PARTNER,
+    "relationship_status": RELATIONSHIP,
+}
+_ARTICLES = re.compile(r"^(?:a|an|the|new|my|their|his|her)\s+")
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Someone's (`subject`: "user" for the user, else a lower-cased name) single-valued attribute `name`, holding
+    `value` (lower-cased, without its article; "" when only a profile key says the slot, not its value)."""
+
+    subject: str
+    name: str
+    value: str
+
+    def same_slot(self, other: Slot) -> bool:
+        return self.subject == other.subject and self.name == other.name
+
+    def other_value(self, other: Slot) -> bool:
+        """A different value of the same slot (an unknown value is not known to differ)."""
+        return self.same_slot(other) and bool(self.value) and bool(other.value) and self.value != other.value
+
+
+def slot_value(text: str) -> str:
+    value = " ".join(text.lower().split())
+    while _ARTICLES.match(value):
+        value = _ARTICLES.sub("", value, count=1)
+    return value
+
+
+def relation_slot(*, subject: str, predicate: str, target: str, target_is_organisation: bool = False) -> Slot | None:
+    """The slot a relation fills (subject and target as lower-cased names, "user" for the user), or None for a
+    many-valued one."""
+    if not target:
+        return None
+    if _PARTNER_ROLE.match(predicate):
+        return Slot(subject=target, name=PARTNER, value=slot_value(subject))
+    if _JOIN.match(predicate):
+        return Slot(subject=subject, name=EMPLOYER, value=slot_value(target)) if target_is_organisation else None
+    for pattern, name in _SLOT_OF:
+        if pattern.match(predicate):
+            return Slot(subject=subject, name=name, value=slot_value(target))
+    return None
+
+
+def key_slot(key: str) -> str | None:
+    """The slot a profile key names, None for a key that is not one of the slots' (name, age, birthday ...: the key
+    alone keeps them single-valued)."""
+    return KEY_SLOTS.get(key)
