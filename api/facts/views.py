@@ -207,12 +207,10 @@ class FactFeedbackView(APIView):
             user = _user_for_write(agent, data.validated_data.get("user"))
             if user is not None and fact.restricted_to_user_id not in (None, user.pk):
                 raise NotFoundError(f"No fact {fact_id}.", fields={"id": ["not found"]})  # not one this user sees
+            # A note closes the user's fact with it as the reason (memory's history): screened as a fact's content.
+            note = written_statement_screen(agent=agent, text=data.validated_data["note"], field="note")
             feedback = fact_feedback_give(
-                fact=fact,
-                rating=data.validated_data["rating"],
-                note=data.validated_data["note"],
-                user=user,
-                via="api",
+                fact=fact, rating=data.validated_data["rating"], note=note, user=user, via="api"
             )
         return Response(FactFeedbackOutputSerializer(feedback).data, status=status.HTTP_201_CREATED)
 

@@ -29,13 +29,13 @@ TOOL_ORIGIN = "assistant_tool"
 class Withheld(ToolError):
     """A save refused under the agent's sensitive-data policy; recorded after the call's transaction rolls back."""
 
-    def __init__(self, findings: list[Finding]) -> None:
+    def __init__(self, findings: list[Finding], *, field: str = "content") -> None:
         kinds = ", ".join(dict.fromkeys(SensitiveKind(finding.kind).label for finding in findings))
         super().__init__(
             f"not saved: it holds a secret ({kinds}). Memory never keeps passwords, PINs and codes, keys and "
             "tokens, card or account numbers, government ids, security answers or logins; do not save them, and tell "
             "the user so if asked.",
-            fields={"content": [f"holds a secret ({kinds})"]},
+            fields={field: [f"holds a secret ({kinds})"]},
         )
         self.findings = findings
 
@@ -53,16 +53,17 @@ class Rejected(ToolError):
         self.candidate = candidate
 
 
-def content_screened(context: ToolContext, content: str) -> str:
-    """The content as the agent's sensitive-data policy lets it be stored (redacted), or Withheld."""
+def content_screened(context: ToolContext, content: str, *, field: str = "content") -> str:
+    """The content (or another argument the tool stores, `field`) as the agent's sensitive-data policy lets it be
+    stored (redacted), or Withheld."""
     findings = sensitive_findings(content)
     if not findings:
         return content
     if context.agent.sensitive_data == SensitiveDataPolicy.WITHHOLD:
-        raise Withheld(findings)
+        raise Withheld(findings, field=field)
     screened = statement_screen(agent=context.agent, text=content, target=SensitiveDataFinding.Target.TOOL)
     if screened is None:  # not under the redact policy, which always leaves a text
-        raise Withheld(findings)
+        raise Withheld(findings, field=field)
     return screened
 
 

@@ -11,7 +11,7 @@ from core.api.fields import StrictCharField, StrictIntegerField
 from facts.models import FeedbackOutcome, FeedbackRating
 from facts.services.feedback import NOTE_MAX_CHARS, fact_feedback_give
 from formation.tools.base import Tool, ToolContext, arguments_validate
-from formation.tools.guards import memory_in_conversation
+from formation.tools.guards import content_screened, memory_in_conversation
 from formation.tools.update_memory import FACT_ID_HELP
 
 OUTCOME_SAID: dict[str, str] = {
@@ -36,9 +36,9 @@ class RateMemoryArguments(serializers.Serializer):
 def rate_memory(context: ToolContext, arguments: dict) -> dict:
     options = arguments_validate(RateMemoryArguments, arguments)
     fact = memory_in_conversation(context, options["id"])
-    feedback = fact_feedback_give(
-        fact=fact, rating=options["rating"], note=options["note"], user=context.user, via="tool"
-    )
+    # The note becomes the closed fact's reason when it closes one: memory, screened as what save_memory stores is.
+    note = content_screened(context, options["note"], field="note")
+    feedback = fact_feedback_give(fact=fact, rating=options["rating"], note=note, user=context.user, via="tool")
     return {
         "id": fact.pk,
         "rating": feedback.rating,
