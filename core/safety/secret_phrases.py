@@ -68,8 +68,6 @@ _PASSWORD_SHAPED = re.compile(
 _APPOSITIVE = re.compile(rf",\s*(?P<value>{_CAPITALISED}(?:\s+{_CAPITALISED}){{0,2}})(?=\s*(?:[.!;]|$|\n))")
 # Kinds whose value is one word (for a PIN, unless said as words).
 _WORD_KINDS = ("password", "login", "pin")
-# Kinds whose value is a code, with a digit.
-_CODE_KINDS = ("one_time_code", "door_code", "card_security_code")
 
 
 def _compact(pattern: str) -> str:
