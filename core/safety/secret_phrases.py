@@ -335,7 +335,9 @@ def _context_rule(grammar: _Grammar, kind: str, table: Names) -> Reading:
         "card_security_code": [":"],
         "one_time_code": [g.it_is, ":"],
         "password": [g.is_],
-        "security_answer": ["→|->|:"],  # "security question → 'best friend' → Dani"
+        # "security question → 'best friend' → Dani"; "is" right after a question quoted by name ("the answer I set
+        # for 'childhood best friend' was Danny Ruiz").
+        "security_answer": ["→|->|:", rf"(?<=['\"’”»“]\s)(?:{g.is_})"],
     }
     markers = "|".join(part for part in (table.markers, *links.get(kind, [])) if part)
     phrase = kind == "security_answer"

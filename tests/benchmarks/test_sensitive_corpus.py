@@ -40,4 +40,4 @@ def test_each_secret_is_found_with_its_kind():
     scored = sensitive_corpus.score(sensitive_corpus.corpus())
 
     missed = [item.line["id"] for item in scored if item.line["label"] == "secret" and not item.kind_right]
-    assert missed == ["en-security-answer-8"]  # an answer inside a relative clause: docs/security.md, known limits
+    assert missed == []
