@@ -59,6 +59,15 @@ HISTORY = {
     "i34_extract_locomo_dev_after.json": "world time set by formation (issue 34): LoCoMo dev recall after",
     "i34_extract_locomo_eval_before.json": "world time set by formation (issue 34): LoCoMo eval recall before",
     "i34_extract_locomo_eval_after.json": "world time set by formation (issue 34): LoCoMo eval recall after",
+    "i36_search_latency_10k_1.json": "secrets in six languages (issue 36): fact and turn search at 10k, before and "
+    "after, run 1",
+    "i36_search_latency_10k_2.json": "secrets in six languages (issue 36): fact and turn search at 10k, before and "
+    "after, run 2",
+    "i36_formation_cpu_ab.json": "secrets in six languages (issue 36): formation CPU per session, before and after",
+    "i36_search_latency_windows_1.json": "secrets in six languages (issue 36): the screen read in windows, fact and "
+    "turn search at 10k, before and after, run 1",
+    "i36_search_latency_windows_2.json": "secrets in six languages (issue 36): the screen read in windows, fact and "
+    "turn search at 10k, before and after, run 2",
     "layout_search_latency_10k_1.json": "the layout change (issue 33): fact search at 10k, before and after, run 1",
     "layout_search_latency_10k_2.json": "the layout change (issue 33): fact search at 10k, before and after, run 2",
     "layout_locomo_dev_before.json": "the layout change (issue 33): LoCoMo dev recall before",

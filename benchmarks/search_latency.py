@@ -460,6 +460,7 @@ STAGES = (
     "details_sql",
     "neighbour_sql",
     "graph_sql",
+    "screen",
     "fuse",
     "hits_sql",
     "serialize",
@@ -598,30 +599,41 @@ def variants_parse(specs: list[str]) -> list[dict]:
     return variants
 
 
-def variants_compare(store: Store, variants: list[dict], *, queries: int, rounds: int) -> dict:
+def variants_compare(store: Store, variants: list[dict], *, queries: int, rounds: int, messages: bool = False) -> dict:
     """Per-user and agent-wide searches at concurrency 1 through each variant's web server (all started beforehand,
     idle but for the one measured), `rounds` times, the variants' order rotated each round and every variant asked
-    the same questions in a round: each figure is the median over the rounds."""
+    the same questions in a round: each figure is the median over the rounds. With `messages`, per-user turn search
+    too (messages_c1)."""
     order = list(range(len(variants)))
-    runs: dict[str, dict[str, list[dict]]] = {v["name"]: {"per_user_c1": [], "agent_wide_c1": []} for v in variants}
+    cells = ["per_user_c1", "agent_wide_c1", *(["messages_c1"] if messages else [])]
+    runs: dict[str, dict[str, list[dict]]] = {v["name"]: {cell: [] for cell in cells} for v in variants}
     loads = []
     for round_index in range(rounds):
         questions = {
             "per_user_c1": store.queries(queries, per_user=True),
             "agent_wide_c1": store.queries(queries, per_user=False),
         }
+        if messages:
+            questions["messages_c1"] = store.message_queries(queries)
         for i in order[round_index % len(order) :] + order[: round_index % len(order)]:
             variant = variants[i]
             loads.append(os.getloadavg()[0])
             for cell, asked in questions.items():
                 runs[variant["name"]][cell].append(
-                    timed_searches(store, variant["base_url"], asked, concurrency=1, web=f"web-{variant['name']}")
+                    timed_searches(
+                        store,
+                        variant["base_url"],
+                        asked,
+                        concurrency=1,
+                        messages=cell == "messages_c1",
+                        web=f"web-{variant['name']}",
+                    )
                 )
             print(f"  round {round_index + 1}, {variant['name']}: per-user p50 "
                   f"{runs[variant['name']]['per_user_c1'][-1]['p50_ms']:.1f} ms, CPU ms "
                   f"{runs[variant['name']]['per_user_c1'][-1]['cpu_ms_per_search']} (load {loads[-1]:.1f})",
                   flush=True)  # fmt: skip
-    cells = {
+    compared = {
         variant["name"]: {
             "code_dir": str(variant["code_dir"]),
             "revision": variant["revision"],
@@ -630,7 +642,7 @@ def variants_compare(store: Store, variants: list[dict], *, queries: int, rounds
         }
         for variant in variants
     }
-    return {"rounds": rounds, "load_average_min_max": [min(loads), max(loads)], "variants": cells}
+    return {"rounds": rounds, "load_average_min_max": [min(loads), max(loads)], "variants": compared}
 
 
 def graph_statements_timed(store: Store, *, queries: int) -> dict:
@@ -776,13 +788,27 @@ def main() -> int:
                 )
             for scale in sorted(args.scales):
                 store.grow(scale)
+                if args.messages and scale == min(args.scales):
+                    store.grow_messages(args.messages)
                 for variant in variants:  # warm-up: the model loaded in every worker, caches filled
                     warm = store.queries(60, per_user=True) + store.queries(20, per_user=False)
                     timed_searches(store, variant["base_url"], warm, concurrency=2, web=f"web-{variant['name']}")
+                    if args.messages:
+                        warm_turns = store.message_queries(20)
+                        timed_searches(
+                            store,
+                            variant["base_url"],
+                            warm_turns,
+                            concurrency=2,
+                            messages=True,
+                            web=f"web-{variant['name']}",
+                        )
                 print(f"\n{scale:,} facts: variants compared", flush=True)
                 results["variants"][str(scale)] = {
                     "load_seconds": round(store.load_seconds, 1),
-                    **variants_compare(store, variants, queries=args.queries, rounds=args.repeats),
+                    **variants_compare(
+                        store, variants, queries=args.queries, rounds=args.repeats, messages=bool(args.messages)
+                    ),
                 }
                 if args.graph:
                     results["variants"][str(scale)]["graph_statements"] = graph_statements_timed(
@@ -859,12 +885,14 @@ def main() -> int:
 def variants_print(compared: dict) -> None:
     print(f"  {'variant':10} {'cell':14} {'p50 ms':>7} {'p95 ms':>7}  graph_sql p50  CPU ms web / postgres")
     for name, cells in compared["variants"].items():
-        for cell in ("per_user_c1", "agent_wide_c1"):
+        for cell in ("per_user_c1", "agent_wide_c1", "messages_c1"):
+            if cell not in cells:
+                continue
             figures = cells[cell]
             cpu = figures["cpu_ms_per_search"]
             print(
                 f"  {name:10} {cell:14} {figures['p50_ms']:7.1f} {figures['p95_ms']:7.1f}  "
-                f"{figures['stages_p50_ms']['graph_sql']:13.2f}  {cpu['web']:.2f} / {cpu['postgres']:.2f}"
+                f"{figures['stages_p50_ms'].get('graph_sql', 0):13.2f}  {cpu['web']:.2f} / {cpu['postgres']:.2f}"
             )
     print(f"  load average during: {compared['load_average_min_max']}")
 

@@ -6,18 +6,26 @@ API), before the SDK reads a byte of the body; the body is capped at the REST AP
 refused request gets the API's one error shape with 401 / 429 / 400, as REST would answer.
 
 Stateless and JSON responses (the SDK's `stateless_http` and `json_response`): no tool streams, and a stateless
-endpoint can be served by any number of web processes behind a load balancer, with no session to pin."""
+endpoint can be served by any number of web processes behind a load balancer, with no session to pin.
+
+Refusals of the HTTP exchange itself come in the API's error shape too, naming what was wrong: a body over the limit
+(413, `body`), a Content-Type other than JSON (415, `Content-Type`), an Accept that takes no JSON (406, `Accept`), a
+protocol version this server does not speak (400, `MCP-Protocol-Version`, with the versions it does). An error about
+the JSON-RPC message itself (unreadable JSON, an unknown method, invalid params) stays a JSON-RPC error, as the
+protocol has it: MCP clients hand that error, with its message, to their caller."""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 from collections.abc import AsyncIterator
 from types import SimpleNamespace
-from typing import cast
+from typing import Any, cast
 
 from django.conf import settings
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from rest_framework import exceptions
 from rest_framework.request import Request
 from starlette.datastructures import Headers
@@ -34,6 +42,8 @@ from mcp_server.server import CALLER_STATE_KEY, in_django_thread, memory_mcp_ser
 from mcp_server.tools import SESSION_HEADER, USER_HEADER, Caller, MemoryToolError, pinned_id
 
 MCP_PATH = "/mcp"
+PROTOCOL_VERSION_HEADER = "MCP-Protocol-Version"
+PROTOCOL_VERSIONS = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
 
 
 class _Refused(Exception):
@@ -65,6 +75,76 @@ _METHOD_NOT_ALLOWED = JSONResponse(
     status_code=405,
     headers={"Allow": "POST"},
 )
+
+
+def _exchange_refusal(headers: Headers) -> _Refused | None:
+    """What is wrong with the HTTP exchange itself, checked before the SDK reads the body: its Content-Type, its
+    protocol version."""
+    media_type = headers.get("content-type", "").split(";")[0].strip().lower()
+    if media_type != "application/json":
+        sent = f"it was {media_type!r}" if media_type else "there was none"
+        return _Refused(
+            status=415,
+            code="unsupported_media_type",
+            message=f"Send the JSON-RPC message as application/json ({sent}).",
+            fields={"Content-Type": "must be application/json"},
+        )
+    version = headers.get(PROTOCOL_VERSION_HEADER)
+    if version is not None and version not in PROTOCOL_VERSIONS:
+        spoken = ", ".join(PROTOCOL_VERSIONS)
+        return _Refused(
+            status=400,
+            code="unsupported_protocol_version",
+            message=f"{PROTOCOL_VERSION_HEADER} {version!r} is not a version this server speaks: {spoken}.",
+            fields={PROTOCOL_VERSION_HEADER: f"one of {spoken}"},
+        )
+    return None
+
+
+def _sdk_refusal(status: int, body: bytes) -> _Refused:
+    """The SDK's own refusal of an exchange (a body over the limit, an Accept it cannot answer), reworded in the
+    API's error shape."""
+    if status == 413:
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return _Refused(
+            status=413,
+            code="request_too_large",
+            message=f"The request body is larger than {limit} bytes.",
+            fields={"body": f"at most {limit} bytes"},
+        )
+    try:
+        said = str(json.loads(body)["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        said = body.decode("utf-8", "replace").strip()
+    return _Refused(
+        status=406,
+        code="not_acceptable",
+        message=f"Accept application/json (and text/event-stream): {said}",
+        fields={"Accept": "must include application/json"},
+    )
+
+
+def _sdk_refusals_shaped(send: Send) -> Send:
+    """`send`, with the SDK's 406 and 413 answers (plain text, or a JSON-RPC error about the exchange) replaced by
+    the API's error shape."""
+    held: dict[str, Any] = {}
+
+    async def shaped(message: Message) -> None:
+        if message["type"] == "http.response.start" and message["status"] in (406, 413):
+            held.update(status=message["status"], body=b"")
+            return
+        if message["type"] == "http.response.body" and held:
+            held["body"] += message.get("body", b"")
+            if not message.get("more_body", False):
+                await _sdk_refusal(held["status"], held["body"]).response({"type": "http"}, _nothing, send)
+            return
+        await send(message)
+
+    return shaped
+
+
+async def _nothing() -> Message:
+    return {"type": "http.disconnect"}
 
 
 def _pinned(headers: Headers, name: str) -> str | None:
@@ -157,8 +237,11 @@ class MCPEndpoint:
         except _Refused as refused:
             await refused.response(scope, receive, send)
             return
+        if (wrong_exchange := _exchange_refusal(headers)) is not None:
+            await wrong_exchange.response(scope, receive, send)
+            return
         current_agent.set(caller.agent.external_id)
         scope.setdefault("state", {})[CALLER_STATE_KEY] = dataclasses.replace(
             caller, request_id=current_request_id.get()
         )
-        await self.session_manager.handle_request(scope, receive, send)
+        await self.session_manager.handle_request(scope, receive, _sdk_refusals_shaped(send))

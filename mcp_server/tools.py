@@ -5,7 +5,10 @@ The memory tools of /api/v1/tools (search_memory, get_entity, save_memory, updat
 are taken from formation.tools as they are: same definitions, same execution (tool_call_execute), so the poisoning
 and sensitive-data rules are the ones the REST tools follow. Four read tools are added here, where conversations,
 facts and reflections may all be reached: search_conversations, get_memory_context, get_memory_bundle and
-get_timeline, through the same selectors as their REST endpoints and with the same input limits.
+get_timeline, through the same selectors as their REST endpoints and with the same input limits. Every tool's
+arguments, theirs and the `user` and `session` of an unpinned connection, are declared once as a serializer: it
+validates a call, and its JSON Schema is what the model is shown (core.api.tool_schema). Every error names its
+argument in `fields`.
 
 Which end user (and session) a call is about: pinned by the caller (the X-Memory-User / X-Memory-Session headers, or
 the stdio server's MEMORY_USER), or else the `user` / `session` argument of each call. A pinned connection's tools do
@@ -27,6 +30,7 @@ from conversations.selectors.memory_scope import MemoryScopeTarget, memory_scope
 from conversations.selectors.message_search import messages_search
 from core.api.fields import StrictCharField, StrictIntegerField
 from core.api.json_limits import json_unstorable_fields
+from core.api.tool_schema import serializer_json_schema
 from core.exceptions import ApplicationError
 from facts.selectors.graph import entity_find
 from facts.selectors.graph_search import messages_graph_ranking
@@ -37,7 +41,7 @@ from facts.selectors.timeline import (
     timeline_scope_of_entity,
     timeline_scope_of_user,
 )
-from formation.tools.base import ToolContext
+from formation.tools.base import ToolContext, ToolError, arguments_validate
 from formation.tools.guards import world_time_shown
 from formation.tools.registry import tool_call_execute, tool_definitions
 from mcp_server.metrics import mcp_tool_call_count
@@ -133,19 +137,26 @@ FACT_TOOL_TITLES = {
 }
 UNKNOWN_TOOL_HINTS = Hints(read_only=False, destructive=True, idempotent=False)
 
-SCOPE_PROPERTIES = {
-    "user": {
-        "type": "string",
-        "maxLength": EXTERNAL_ID_MAX_LENGTH,
-        "description": "The end user this is about (their id in your application). Leave out for memory shared by "
-        "every user of this assistant.",
-    },
-    "session": {
-        "type": "string",
-        "maxLength": EXTERNAL_ID_MAX_LENGTH,
-        "description": "The conversation (session id) this happens in, if any; it implies its user.",
-    },
-}
+
+class _ScopeArguments(serializers.Serializer):
+    """Which end user and session a call of an unpinned connection is about (null: none)."""
+
+    user = StrictCharField(
+        max_length=EXTERNAL_ID_MAX_LENGTH,
+        required=False,
+        allow_null=True,
+        help_text="The end user this is about (their id in your application). Leave out for memory shared by every "
+        "user of this assistant.",
+    )
+    session = StrictCharField(
+        max_length=EXTERNAL_ID_MAX_LENGTH,
+        required=False,
+        allow_null=True,
+        help_text="The conversation (session id) this happens in, if any; it implies its user.",
+    )
+
+
+SCOPE_PROPERTIES = serializer_json_schema(_ScopeArguments)["properties"]
 
 
 @dataclass(frozen=True)
@@ -153,8 +164,7 @@ class _ReadTool:
     name: str
     title: str
     description: str
-    properties: dict[str, dict]
-    required: list[str]
+    arguments: type[serializers.Serializer]
     run: Callable[[Agent, MemoryScopeTarget, dict], dict]
     needs_user: bool = False
     needs_user_unless: str = ""  # an argument that makes the user optional (get_timeline's `entity`)
@@ -186,16 +196,27 @@ def _definition(
 
 
 class _ConversationSearchArguments(serializers.Serializer):
-    query = StrictCharField(max_length=2000)
-    top_k = StrictIntegerField(min_value=1, max_value=CONVERSATION_SEARCH_TOP_K_MAX, default=5)
+    query = StrictCharField(max_length=2000, help_text="What to look for, as a question or keywords.")
+    top_k = StrictIntegerField(
+        min_value=1,
+        max_value=CONVERSATION_SEARCH_TOP_K_MAX,
+        default=5,
+        help_text="How many turns to return (default 5).",
+    )
 
 
 class _BundleArguments(serializers.Serializer):
-    query = StrictCharField(max_length=20000)
-    token_budget = StrictIntegerField(min_value=1, max_value=200_000, default=2000)
-    facts_top_k = StrictIntegerField(min_value=0, max_value=CONVERSATION_SEARCH_TOP_K_MAX, default=10)
-    recent_turns = StrictIntegerField(min_value=0, max_value=200, default=10)
-    similar_messages_top_k = StrictIntegerField(min_value=0, max_value=50, default=5)
+    query = StrictCharField(max_length=20000, help_text="The user's request memory is gathered for.")
+    token_budget = StrictIntegerField(
+        min_value=1, max_value=200_000, default=2000, help_text="At most this many tokens of memory (default 2000)."
+    )
+    facts_top_k = StrictIntegerField(
+        min_value=0, max_value=CONVERSATION_SEARCH_TOP_K_MAX, default=10, help_text="Facts (default 10)."
+    )
+    recent_turns = StrictIntegerField(min_value=0, max_value=200, default=10, help_text="Recent turns (10).")
+    similar_messages_top_k = StrictIntegerField(
+        min_value=0, max_value=50, default=5, help_text="Similar past turns (default 5)."
+    )
 
 
 class _NoArguments(serializers.Serializer):
@@ -203,11 +224,20 @@ class _NoArguments(serializers.Serializer):
 
 
 class _TimelineArguments(serializers.Serializer):
-    entity = StrictCharField(max_length=200, required=False)
-    time_from = serializers.DateField(required=False)
-    time_to = serializers.DateField(required=False)
-    limit = StrictIntegerField(min_value=1, max_value=TIMELINE_TOOL_LIMIT_MAX, default=20)
-    cursor = StrictCharField(max_length=200, required=False)
+    entity = StrictCharField(
+        max_length=200,
+        required=False,
+        help_text="A person, place, organisation or thing by any of its names ('me' is the user); leave out for "
+        "everything about the user.",
+    )
+    time_from = serializers.DateField(required=False, help_text="Only what happened on or after this day (YYYY-MM-DD).")
+    time_to = serializers.DateField(required=False, help_text="Only what happened on or before this day (YYYY-MM-DD).")
+    limit = StrictIntegerField(
+        min_value=1, max_value=TIMELINE_TOOL_LIMIT_MAX, default=20, help_text="How many entries (default 20)."
+    )
+    cursor = StrictCharField(
+        max_length=200, required=False, help_text="The next_cursor of a previous call: the entries after it."
+    )
 
     def validate_cursor(self, value: str) -> object:
         try:
@@ -222,17 +252,11 @@ class _TimelineArguments(serializers.Serializer):
 
 
 def _validated(serializer_class: type[serializers.Serializer], arguments: dict) -> dict:
-    unknown = sorted(set(arguments) - set(serializer_class().fields))
-    if unknown:
-        raise MemoryToolError(
-            f"unknown argument(s): {', '.join(unknown)}.", fields={name: ["unknown argument"] for name in unknown}
-        )
-    data = serializer_class(data=arguments)
-    if not data.is_valid():
-        fields = {name: [str(error) for error in errors] for name, errors in data.errors.items()}
-        problems = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in fields.items())
-        raise MemoryToolError(f"invalid arguments: {problems}", fields=fields)
-    return dict(data.validated_data)
+    """The arguments as the tools of formation.tools validate theirs: each problem named by its path."""
+    try:
+        return arguments_validate(serializer_class, arguments)
+    except ToolError as error:
+        raise MemoryToolError(str(error), fields=error.fields) from error
 
 
 def _search_conversations(agent: Agent, target: MemoryScopeTarget, arguments: dict) -> dict:
@@ -258,7 +282,10 @@ def _memory_context(agent: Agent, target: MemoryScopeTarget, arguments: dict) ->
     _validated(_NoArguments, arguments)
     context = memory_context_get(agent=agent, user=target.user, session=target.session)
     if not context.enabled:
-        raise MemoryToolError("always-in-context memory is switched off for this assistant; answer without it.")
+        raise MemoryToolError(
+            "always-in-context memory is switched off for this assistant; answer without it.",
+            fields={"name": ["switched off for this assistant"]},
+        )
     return {"text": context.text, "token_count": context.token_count}
 
 
@@ -304,7 +331,10 @@ def _timeline_entry(entry: TimelineEntry) -> dict[str, Any]:
 
 def _timeline(agent: Agent, target: MemoryScopeTarget, arguments: dict) -> dict:
     if not agent.rag_enabled:
-        raise MemoryToolError("memory search is switched off for this assistant; answer without it.")
+        raise MemoryToolError(
+            "memory search is switched off for this assistant; answer without it.",
+            fields={"name": ["switched off for this assistant"]},
+        )
     options = _validated(_TimelineArguments, arguments)
     answer: dict[str, Any] = {}
     if "entity" in options:
@@ -337,20 +367,7 @@ READ_TOOLS = (
         description="Search what was said in earlier conversations with this user (their own words and your "
         "replies), when you need the exact turn rather than a remembered fact: 'what did I say about ...', 'when did "
         "we talk about ...'. Secrets said in a conversation are withheld or redacted in what this returns.",
-        properties={
-            "query": {
-                "type": "string",
-                "maxLength": 2000,
-                "description": "What to look for, as a question or keywords.",
-            },
-            "top_k": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": CONVERSATION_SEARCH_TOP_K_MAX,
-                "description": "How many turns to return (default 5).",
-            },
-        },
-        required=["query"],
+        arguments=_ConversationSearchArguments,
         run=_search_conversations,
         needs_user=True,
     ),
@@ -359,8 +376,7 @@ READ_TOOLS = (
         title="Get the memory context block",
         description="What you know about this assistant's users in general, this user and this conversation, as one "
         "short block to keep in mind for the whole conversation. Call it once at the start of a conversation.",
-        properties={},
-        required=[],
+        arguments=_NoArguments,
         run=_memory_context,
     ),
     _ReadTool(
@@ -369,28 +385,7 @@ READ_TOOLS = (
         description="Everything memory has for one request, cut to a token budget: the context block, the "
         "conversation's recent turns, the facts that match the request and similar past turns, as one text to read "
         "before answering.",
-        properties={
-            "query": {
-                "type": "string",
-                "maxLength": 20000,
-                "description": "The user's request memory is gathered for.",
-            },
-            "token_budget": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": 200_000,
-                "description": "At most this many tokens of memory (default 2000).",
-            },
-            "facts_top_k": {"type": "integer", "minimum": 0, "maximum": 20, "description": "Facts (default 10)."},
-            "recent_turns": {"type": "integer", "minimum": 0, "maximum": 200, "description": "Recent turns (10)."},
-            "similar_messages_top_k": {
-                "type": "integer",
-                "minimum": 0,
-                "maximum": 50,
-                "description": "Similar past turns (default 5).",
-            },
-        },
-        required=["query"],
+        arguments=_BundleArguments,
         run=_memory_bundle,
     ),
     _ReadTool(
@@ -400,36 +395,7 @@ READ_TOOLS = (
         "order it happened in the world: each entry a memory that started, ended or was corrected, with when it "
         "held (held_from, held_until, holds_now), when memory recorded it and the conversation it was said in. Use "
         "it for 'what has changed since ...', 'where did I live before ...', 'how did my job change'.",
-        properties={
-            "entity": {
-                "type": "string",
-                "maxLength": 200,
-                "description": "A person, place, organisation or thing by any of its names ('me' is the user); "
-                "leave out for everything about the user.",
-            },
-            "time_from": {
-                "type": "string",
-                "format": "date",
-                "description": "Only what happened on or after this day (YYYY-MM-DD).",
-            },
-            "time_to": {
-                "type": "string",
-                "format": "date",
-                "description": "Only what happened on or before this day (YYYY-MM-DD).",
-            },
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": TIMELINE_TOOL_LIMIT_MAX,
-                "description": "How many entries (default 20).",
-            },
-            "cursor": {
-                "type": "string",
-                "maxLength": 200,
-                "description": "The next_cursor of a previous call: the entries after it.",
-            },
-        },
-        required=[],
+        arguments=_TimelineArguments,
         run=_timeline,
         needs_user=True,
         needs_user_unless="entity",
@@ -466,7 +432,7 @@ def memory_tool_definitions(*, caller: Caller) -> list[dict[str, Any]]:
                 name=tool.name,
                 title=tool.title,
                 description=tool.description,
-                parameters={"properties": tool.properties, "required": tool.required},
+                parameters=serializer_json_schema(tool.arguments),
                 hints=READ,
                 caller=caller,
             )
@@ -477,14 +443,9 @@ def memory_tool_definitions(*, caller: Caller) -> list[dict[str, Any]]:
 def _scope_argument(arguments: dict, name: str, pinned: str | None) -> str | None:
     if name not in arguments:
         return pinned
-    value = arguments.pop(name)
+    value = _validated(_ScopeArguments, {name: arguments.pop(name)})[name]
     if value is None:
         return pinned
-    if not isinstance(value, str) or not value.strip() or len(value) > EXTERNAL_ID_MAX_LENGTH:
-        raise MemoryToolError(
-            f"invalid arguments: {name}: must be a non-empty string of at most {EXTERNAL_ID_MAX_LENGTH} characters.",
-            fields={name: ["not a valid id"]},
-        )
     if pinned is not None and value != pinned:
         raise MemoryToolError(
             f"invalid arguments: {name}: this connection is for {name} {pinned!r}; leave `{name}` out.",
@@ -524,7 +485,7 @@ def _call(*, caller: Caller, name: str, arguments: dict) -> dict:
     )
     outcome = tool_call_execute(context=context, name=name, arguments=arguments)
     if not outcome.ok:
-        raise MemoryToolError(outcome.error or "the tool call failed.")
+        raise MemoryToolError(outcome.error or "the tool call failed.", fields=outcome.fields)
     return outcome.result or {}
 
 

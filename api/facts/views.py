@@ -32,6 +32,7 @@ from core.api.hot_path import input_validate, output_represent
 from core.api.pagination import StrictCursorPagination
 from core.exceptions import NotFoundError
 from core.runtime.timing import stage_timed
+from core.safety.sensitive_screening import written_statement_screen
 from facts.models import Fact, FactScope, FactWriter
 from facts.selectors.facts import fact_get, facts_list
 from facts.selectors.search import FactSearchDisabled, facts_search
@@ -84,7 +85,10 @@ class FactListView(ListAPIView):
         description="Deduplicated by normalised content within the owner (the user for a user-scoped fact, the "
         "agent otherwise): when a current fact already says the same, it is returned with 200 (given an expiry, it "
         "takes it). `expires_at` or `expires_in` make it expire: it then leaves search, the context block and the "
-        "bundle, and retention closes it.",
+        "bundle, and retention closes it. A content that holds a secret (a password, PIN or code, a key, a card or "
+        "account number, a government id, a security answer, a login) is refused with a 400 `sensitive_data` naming "
+        "`content` and the kind of secret, never the value, under the agent's `withhold` policy; under `redact` it "
+        "is stored with the value replaced.",
         examples=[examples.FACT_LIST_A_USER_FACT, examples.FACT_LIST_FOR_A_WEEK],
     )
     def post(self, request: Request) -> Response:
@@ -94,20 +98,22 @@ class FactListView(ListAPIView):
         user_external_id = data.validated_data.get("user")
         default_scopes = [FactScope.USER] if user_external_id else [FactScope.AGENT]
         scopes = data.validated_data.get("scopes", default_scopes)
-        with transaction.atomic():  # a refused fact leaves no new end user behind either
+        expires_at = fact_expiry_resolve(
+            expires_at=data.validated_data.get("expires_at"), expires_in=data.validated_data.get("expires_in")
+        )
+        with transaction.atomic():  # a refused fact leaves no new end user, and no finding, behind either
+            content = written_statement_screen(agent=agent, text=data.validated_data["content"], field="content")
             fact, created = fact_get_or_create(
                 agent=agent,
                 user=_user_for_write(agent, user_external_id) if FactScope.USER in scopes else None,
                 scopes=scopes,
-                content=data.validated_data["content"],
+                content=content,
                 tags=data.validated_data.get("tags", ()),
                 metadata=data.validated_data.get("metadata"),
                 key=data.validated_data.get("key", ""),
                 written_by=FactWriter.API,
                 world_time=data.validated_data.get("world_time", UNKNOWN_WORLD_TIME),
-                expires_at=fact_expiry_resolve(
-                    expires_at=data.validated_data.get("expires_at"), expires_in=data.validated_data.get("expires_in")
-                ),
+                expires_at=expires_at,
             )
         return Response(
             FactOutputSerializer(fact).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
@@ -125,7 +131,7 @@ class FactDetailView(APIView):
         summary="Change a fact: writes a new version (new id, re-embedded); the old one stays as history",
         description="Only the current version can be changed (409 names the current one otherwise). What is "
         "not given carries over. An expiry alone (`expires_at`, null for never, or `expires_in`) changes in place: "
-        "no new version.",
+        "no new version. A new content that holds a secret is refused or redacted as when a fact is posted.",
         examples=[examples.FACT_DETAIL_NEW_CONTENT],
     )
     def patch(self, request: Request, fact_id: int) -> Response:
@@ -135,10 +141,13 @@ class FactDetailView(APIView):
         fact = fact_get(agent=agent, fact_id=fact_id)
         given = data.validated_data
         expires_at = fact_expiry_resolve(expires_at=given.get("expires_at"), expires_in=given.get("expires_in"))
-        with transaction.atomic():  # a refused change leaves no new end user behind either
+        with transaction.atomic():  # a refused change leaves no new end user, and no finding, behind either
+            content = given.get("content")
+            if content is not None:
+                content = written_statement_screen(agent=agent, text=content, field="content")
             successor = fact_revise(
                 fact=fact,
-                content=data.validated_data.get("content"),
+                content=content,
                 scopes=data.validated_data.get("scopes"),
                 user=_user_for_write(agent, data.validated_data.get("user")),
                 tags=data.validated_data.get("tags"),
@@ -198,12 +207,10 @@ class FactFeedbackView(APIView):
             user = _user_for_write(agent, data.validated_data.get("user"))
             if user is not None and fact.restricted_to_user_id not in (None, user.pk):
                 raise NotFoundError(f"No fact {fact_id}.", fields={"id": ["not found"]})  # not one this user sees
+            # A note closes the user's fact with it as the reason (memory's history): screened as a fact's content.
+            note = written_statement_screen(agent=agent, text=data.validated_data["note"], field="note")
             feedback = fact_feedback_give(
-                fact=fact,
-                rating=data.validated_data["rating"],
-                note=data.validated_data["note"],
-                user=user,
-                via="api",
+                fact=fact, rating=data.validated_data["rating"], note=note, user=user, via="api"
             )
         return Response(FactFeedbackOutputSerializer(feedback).data, status=status.HTTP_201_CREATED)
 

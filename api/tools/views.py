@@ -69,6 +69,12 @@ class ToolCallOutputSerializer(serializers.Serializer):
     ok = serializers.BooleanField()
     result = serializers.JSONField(required=False, help_text="When ok: the tool's output for the model.")
     error = serializers.CharField(required=False, help_text="When not ok: what the model should fix.")
+    # A declared field named "fields": DRF's metaclass takes it out of the class, so it shadows no Serializer.fields.
+    fields = serializers.DictField(  # type: ignore[assignment]
+        required=False,
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text="When not ok: what is wrong with each argument, by its dotted path (`tags.0`).",
+    )
 
 
 class ToolListOutputSerializer(serializers.Serializer):
@@ -92,8 +98,9 @@ class ToolCallView(APIView):
         responses=ToolCallOutputSerializer,
         summary="Execute one memory tool call in a conversation",
         description="A mistake of the model (unknown tool, bad or missing arguments, an id it cannot see) is a "
-        "200 with ok=false and an error saying what to fix: send it back as the tool message. A malformed "
-        "request (no name, arguments neither object nor string, a session of another user) is a 400.",
+        "200 with ok=false, an error saying what to fix and `fields` naming each argument and why (`tags.0`): send "
+        "the error back as the tool message. A malformed request (no name, arguments neither object nor string, a "
+        "session of another user) is a 400.",
         examples=[
             examples.TOOL_CALL_AS_THE_MODEL_SENT_IT,
             examples.TOOL_CALL_SAVING_A_FACT,
@@ -117,5 +124,6 @@ class ToolCallView(APIView):
         result = tool_call_execute(
             context=context, name=data.validated_data["name"], arguments=data.validated_data["arguments"]
         )
-        body = {"ok": result.ok, "result": result.result} if result.ok else {"ok": False, "error": result.error}
-        return Response(body)
+        if result.ok:
+            return Response({"ok": True, "result": result.result})
+        return Response({"ok": False, "error": result.error, "fields": result.fields})

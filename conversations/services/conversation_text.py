@@ -1,5 +1,8 @@
 """The conversation as the formation prompts see it: messages after the cursor, numbered, each cut to an excerpt
-whose length follows its source's weight, within a token budget."""
+whose length follows its source's weight, within a token budget, with every secret already replaced by its label
+("my bank PIN is [redacted password or PIN]"): no model formation calls, hosted or offline, reads one, and none is
+kept in a job's input snapshot. What a model writes back is screened again (core.safety.sensitive_screening), where a
+label counts as the secret it replaced."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from django.conf import settings
 
 from conversations.models import Message
 from core.llm.tokens import count_tokens
+from core.safety.sensitive import sensitive_findings, text_redacted
 
 # Lower weight = shorter excerpt kept. What the user says is what memory is about.
 ROLE_WEIGHTS: dict[str, float] = {
@@ -45,6 +49,8 @@ def message_excerpt(*, message: Message) -> str:
     if message.metadata.get("memory_injected"):
         return ""
     text = _INJECTED_MEMORY.sub("", message.content).strip()
+    # Before the cut: a secret cut in half would no longer be recognised, and half of it would be read.
+    text = text_redacted(text=text, findings=sensitive_findings(text))
     limit = int(settings.FORMATION_MESSAGE_MAX_CHARS * ROLE_WEIGHTS.get(message.role, 0.5))
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
 

@@ -27,21 +27,22 @@ def error_body(*, code: str, message: str, fields: dict[str, list[str]] | None =
     return {"error": {"code": code, "message": message, "fields": fields or {}}}
 
 
-def _flatten_field_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]:
-    """DRF nests errors by field, list index and child field; flatten to dotted paths like `messages.3.role`."""
+def field_errors_flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
+    """DRF nests errors by field, list index and child field; flatten to dotted paths like `messages.3.role` (the
+    API's error bodies, the tools' errors)."""
     if isinstance(detail, dict):
         flat: dict[str, list[str]] = {}
         for key, value in detail.items():
             name = "" if key == "non_field_errors" else str(key)  # a list's own errors belong to the list
             path = f"{prefix}.{name}" if prefix and name else (prefix or name)
-            flat.update(_flatten_field_errors(value, path))
+            flat.update(field_errors_flatten(value, path))
         return flat
     if isinstance(detail, list):
         if all(not isinstance(item, (dict, list)) for item in detail):
             return {prefix or "non_field_errors": [str(item) for item in detail]}
         flat = {}
         for index, item in enumerate(detail):
-            flat.update(_flatten_field_errors(item, f"{prefix}.{index}" if prefix else str(index)))
+            flat.update(field_errors_flatten(item, f"{prefix}.{index}" if prefix else str(index)))
         return flat
     return {prefix or "non_field_errors": [str(detail)]}
 
@@ -80,7 +81,7 @@ def api_exception_handler(exc: Exception, context: dict) -> Response | None:
     if response is None:
         return None
     if isinstance(exc, exceptions.ValidationError):
-        fields = _flatten_field_errors(exc.detail)
+        fields = field_errors_flatten(exc.detail)
         named = ", ".join(name for name in fields if name != "non_field_errors")
         message = f"Invalid input: {named}." if named else "; ".join(fields.get("non_field_errors", ["Invalid input."]))
         response.data = error_body(code="invalid", message=message, fields=fields)

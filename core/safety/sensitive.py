@@ -1,13 +1,16 @@
 """Secrets that must not become long-lived, searchable, agent-readable memory: passwords and PINs, API keys and
-tokens, payment card numbers, bank account numbers, government ids and one-time codes. Detected by deterministic,
-offline rules (no model, nothing downloaded), in what formation is about to store; docs/security.md lists the rules
-and what they deliberately leave alone.
+tokens, payment card numbers and their security codes, bank account numbers, government ids, one-time and recovery
+codes, security-question answers and account logins. Detected by deterministic, offline rules (no model, nothing
+downloaded), in what formation reads and is about to store and in what memory hands back; docs/security.md lists the
+rules and what they deliberately leave alone.
 
-The rules look for a value in a context that makes it a secret: a card number must pass the Luhn check and start
-like a card, an IBAN must pass its mod-97 check and its country's length and structure (both checks from
-python-stdnum), a password needs a word like "password" and a value after it, a
-passport number a word like "passport" and a value with a digit. A finding's span is the value alone, so that a
-redacted statement keeps its meaning: "The user's passport number is [redacted government id]"."""
+Two families of rules. Shapes: a card number must pass the Luhn check and start like a card, an IBAN its mod-97 check
+and its country's length and structure (both checks from python-stdnum), a key its provider's format, a passport
+number a word like "passport" and a value with a digit. Words: a secret said the way people say it, in English,
+Spanish, Portuguese, French, German and Italian (core.safety.secret_phrases, from the tables of
+core.safety.secret_lexicon), with context carried across the clauses of one message ("card 4111 ..., code 318").
+A finding's span is the value alone, so that a redacted statement keeps its meaning: "The user's passport number
+is [redacted government id]"."""
 
 from __future__ import annotations
 
@@ -18,14 +21,31 @@ from dataclasses import dataclass
 from django.db import models
 from stdnum import iban, luhn
 
+from core.safety.secret_phrases import MASK, phrase_findings
+
 
 class SensitiveKind(models.TextChoices):
     PASSWORD = "password", "password or PIN"
     API_KEY = "api_key", "API key or token"
     CARD_NUMBER = "card_number", "card number"
+    CARD_SECURITY_CODE = "card_security_code", "card security code"
     BANK_ACCOUNT = "bank_account", "bank account number"
     GOVERNMENT_ID = "government_id", "government id"
     ONE_TIME_CODE = "one_time_code", "one-time code"
+    SECURITY_ANSWER = "security_answer", "security answer"
+    ACCOUNT_LOGIN = "account_login", "account login"
+
+
+# The kind of each table of core.safety.secret_lexicon: door codes and PINs are passwords by another name.
+_PHRASE_KINDS = {
+    "password": SensitiveKind.PASSWORD,
+    "pin": SensitiveKind.PASSWORD,
+    "door_code": SensitiveKind.PASSWORD,
+    "card_security_code": SensitiveKind.CARD_SECURITY_CODE,
+    "security_answer": SensitiveKind.SECURITY_ANSWER,
+    "one_time_code": SensitiveKind.ONE_TIME_CODE,
+    "login": SensitiveKind.ACCOUNT_LOGIN,
+}
 
 
 class SensitiveDataPolicy(models.TextChoices):
@@ -42,24 +62,9 @@ class Finding:
 
 # --- rules ------------------------------------------------------------------------------------------------------------
 
-# Words that, right after "password is", say something about the password rather than give it.
-_NOT_A_VALUE = frozenset(
-    re.split(
-        r"\s+",
-        """a an the my your his her our their its this that it me you him them us
-    is was be been being are were will would should could must can may might do does did done
-    too very so quite really not no never none nothing any some same different other another new old
-    wrong incorrect invalid expired expiring weak strong long short secure insecure safe unsafe simple easy hard
-    correct right required needed mandatory optional case sensitive case-sensitive changed reset forgotten lost
-    stored saved kept written hidden encrypted hashed managed protected set updated working broken locked
-    in on at of for with from by under inside somewhere here there written down and or but if when because
-    what which who how why where still now already just also only again about around like
-    use be access log sign get remember keep change reset enter type open unlock""",
-    )
-)
 _SEPARATOR = r"(?:\s*(?::|=|\bis\b|\bwas\b|\bwill\s+be\b|\bis\s+now\b|\bto\b)\s*|\s+)"
 # One token, quotes around it dropped, up to trailing punctuation.
-_TOKEN = r"[^\s\"'”’»,;]{1,128}?"
+_TOKEN = r"[^\s\"'”’»,;\ufffc]{1,128}?"
 # A number written in groups ("485 777 3456", "QQ 12 34 56 C"): groups after the first hold a digit, or are the
 # one check letter some ids end with.
 _NUMBER = (
@@ -97,29 +102,9 @@ def _has_digit(value: str) -> bool:
     return any(char.isdigit() for char in value)
 
 
-def _password_value(value: str, explicit: bool) -> bool:
-    if value.lower().strip(".") in _NOT_A_VALUE:
-        return False
-    return explicit or (_has_digit(value) and len(value) >= 4)
-
-
-# "password for the router is X", "the wifi password at my place is X", "wifi password: X"
-_FOR_WHAT = (
-    r"(?:\s+(?:for|of|to|at|in|on)\s+(?:the\s+|my\s+|our\s+|your\s+)?[\w'-]+(?:\s+[\w'-]+)?"
-    r"(?=\s*(?::|=|\bis\b|\bwas\b)))?"
-)
-_PASSWORD_WORDS = (
-    r"password|passwort|passwd|pwd|passphrase|passcode|pass\s+code|pin|pin\s+code|pin\s+number"
-    r"|(?:door|gate|alarm|locker|safe|garage|entry|lock|padlock|keypad|combination)\s+(?:code|combination)"
-)
-
-
-def _passwords(text: str) -> Iterator[Finding]:
-    yield from _keyword_values(
-        text, keywords=_PASSWORD_WORDS, kind=SensitiveKind.PASSWORD, accept=_password_value, qualifier=_FOR_WHAT
-    )
-    # Credentials inside a URL: scheme://user:password@host
-    for match in re.finditer(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:(?P<value>[^\s@/]+)@", text, re.IGNORECASE):
+def _url_credentials(text: str) -> Iterator[Finding]:
+    """scheme://user:password@host: the password."""
+    for match in re.finditer(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:(?P<value>[^\s@/\ufffc]+)@", text, re.IGNORECASE):
         yield Finding(kind=SensitiveKind.PASSWORD, start=match.start("value"), end=match.end("value"))
 
 
@@ -173,12 +158,6 @@ def _cards(text: str) -> Iterator[Finding]:
         digits = re.sub(r"\D", "", match.group())
         if 13 <= len(digits) <= 19 and _CARD_PREFIX.match(digits) and luhn_valid(digits):
             yield Finding(kind=SensitiveKind.CARD_NUMBER, start=match.start(), end=match.end())
-    yield from _keyword_values(
-        text,
-        keywords=r"cvv2?|cvc2?|cid|card\s+security\s+code|card\s+verification\s+(?:code|value)",
-        kind=SensitiveKind.CARD_NUMBER,
-        accept=lambda value, _: re.fullmatch(r"\d{3,4}", value) is not None,
-    )
 
 
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]){11,30}\b")
@@ -253,36 +232,39 @@ def _government_ids(text: str) -> Iterator[Finding]:
     )
 
 
-# Not "confirmation code": a booking reference is what a travel assistant is asked to remember.
-_CODE_WORDS = (
-    r"(?:one[\s-]?time|verification|security|login|log-in|sign[\s-]?in|authentication|auth|2fa|two[\s-]factor|mfa"
-    r"|sms|otp|access|reset)\s+(?:code|pin|password|passcode|number)|otp|totp"
-)
-
-
-def _one_time_codes(text: str) -> Iterator[Finding]:
-    yield from _keyword_values(
-        text,
-        keywords=_CODE_WORDS,
-        kind=SensitiveKind.ONE_TIME_CODE,
-        accept=lambda value, _: _has_digit(value),
-        value=r"\d{3}[ -]\d{3}|\d{4,8}|[A-Z0-9]{6,8}",
-    )
-
-
-_RULES: tuple[Callable[[str], Iterator[Finding]], ...] = (
+# The rules of shapes. Each needs a digit, a key's prefix or a URL: text without any is not read by them.
+_SHAPE_RULES: tuple[Callable[[str], Iterator[Finding]], ...] = (
     _api_keys,
     _cards,
     _bank_accounts,
     _government_ids,
-    _one_time_codes,
-    _passwords,
+    _url_credentials,
 )
+_SHAPE_GATE = re.compile(
+    r"\d|://|-----BEGIN|\b(?:sk-|[spr]k_|gh[pousr]_|github_pat_|glpat-|xox[abprs]-|AKIA|ASIA|AIza|mem_|eyJ|Bearer\s)"
+)
+# What a redaction left in a text ("[redacted password or PIN]"): masked while the rules run, so that none reads a
+# label's words or takes it for a value.
+_LABEL = re.compile(r"\[redacted [^\]\n]{1,40}\]")
+
+
+def _masked(text: str) -> str:
+    if "[redacted " not in text:
+        return text
+    return _LABEL.sub(lambda match: MASK * len(match.group()), text)
 
 
 def sensitive_findings(text: str) -> list[Finding]:
-    """The secrets in text, in order, overlapping findings merged (the first rule's kind wins)."""
-    findings = sorted((finding for rule in _RULES for finding in rule(text)), key=lambda f: (f.start, -f.end))
+    """The secrets in text, in order, overlapping findings merged (the first rule's kind wins: shapes before words).
+    Redaction labels are never found."""
+    masked = _masked(text)
+    found = [finding for rule in _SHAPE_RULES for finding in rule(masked)] if _SHAPE_GATE.search(masked) else []
+    cards = [(finding.start, finding.end) for finding in found if finding.kind == SensitiveKind.CARD_NUMBER]
+    found += [
+        Finding(kind=_PHRASE_KINDS[said.kind], start=said.start, end=said.end)
+        for said in phrase_findings(masked, card_numbers=cards)
+    ]
+    findings = sorted(found, key=lambda f: (f.start, -f.end))
     merged: list[Finding] = []
     for finding in findings:
         if merged and finding.start < merged[-1].end:
@@ -295,6 +277,19 @@ def sensitive_findings(text: str) -> list[Finding]:
 
 def redaction_label(kind: str) -> str:
     return f"[redacted {SensitiveKind(kind).label}]"
+
+
+_LABEL_KINDS = {redaction_label(kind): kind for kind in SensitiveKind.values}
+
+
+def redaction_labels(text: str) -> list[Finding]:
+    """The redaction labels in text, as findings of their kind: a secret an earlier screen took out. Formation's
+    models read conversations with their secrets already replaced, so what they write may carry a label instead."""
+    return [
+        Finding(kind=_LABEL_KINDS[match.group()], start=match.start(), end=match.end())
+        for match in _LABEL.finditer(text)
+        if match.group() in _LABEL_KINDS
+    ]
 
 
 def _replaced(text: str, findings: list[Finding]) -> str:

@@ -14,8 +14,7 @@ from conversations.models import Message
 from conversations.services.conversation_text import NumberedMessage, conversation_render, injected_memory_text
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
 from core.models import SensitiveDataFinding
-from core.safety.sensitive import sensitive_findings
-from core.safety.sensitive_screening import statement_screen
+from core.safety.sensitive_screening import holds_a_secret, statement_screen
 from facts.grammar.output_rules import (
     ABOUT_THE_USER,
     content_words,
@@ -178,7 +177,7 @@ def relation_holds_a_secret(statement: RelationStatement) -> bool:
     names = [statement.subject.name, *statement.subject.aliases, statement.value]
     if statement.object is not None:
         names += [statement.object.name, *statement.object.aliases]
-    return bool(sensitive_findings(" | ".join(names)))
+    return holds_a_secret(" | ".join(names))
 
 
 def _validate(data: object) -> dict:
@@ -315,7 +314,7 @@ def facts_extract(*, window: list[NumberedMessage], agent_id: int, job_id: int |
         ):
             continue
         relations = tuple(relations_of.get(number, ()))
-        if sensitive_findings(content):
+        if holds_a_secret(content):
             relations = ()  # the screen may keep the statement redacted; a relation would keep the value itself
             agent = agent or Agent.objects.get(pk=agent_id)
             screened = statement_screen(

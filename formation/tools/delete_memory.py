@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rest_framework import serializers
 
 from core.api.fields import StrictCharField, StrictIntegerField
 from facts.services.curation import fact_delete
 from formation.tools.base import Tool, ToolContext, arguments_validate
 from formation.tools.guards import changeable_by_assistant, memory_in_conversation
-from formation.tools.update_memory import FACT_ID_PARAMETER, REASON_PARAMETER
+from formation.tools.update_memory import FACT_ID_HELP, REASON_HELP
 
 
 class DeleteMemoryArguments(serializers.Serializer):
-    id = StrictIntegerField()
-    reason = StrictCharField(max_length=300, default="deleted by the assistant")
-
-
-def _parameters() -> dict[str, Any]:
-    return {"properties": {"id": FACT_ID_PARAMETER, "reason": REASON_PARAMETER}, "required": ["id"]}
+    id = StrictIntegerField(help_text=FACT_ID_HELP)
+    reason = StrictCharField(max_length=300, default="deleted by the assistant", help_text=REASON_HELP)
 
 
 def delete_memory(context: ToolContext, arguments: dict) -> dict:
@@ -33,7 +27,6 @@ def delete_memory(context: ToolContext, arguments: dict) -> dict:
 TOOL = Tool(
     name="delete_memory",
     description="Forget a remembered fact that is wrong or that the user asked to forget.",
-    parameters=_parameters,
     arguments=DeleteMemoryArguments,
     run=delete_memory,
 )

@@ -22,27 +22,16 @@ ENTITY_TOOL_MAX_OTHER_MATCHES = 5
 
 
 class GetEntityArguments(serializers.Serializer):
-    name = StrictCharField(max_length=200)
-    include_ended = serializers.BooleanField(default=False)
+    name = StrictCharField(max_length=200, help_text="The name, or any name it is known by.")
+    include_ended = serializers.BooleanField(
+        default=False, help_text="Also the relations that no longer hold, with when they held (default false)."
+    )
 
     def validate_include_ended(self, value: object) -> bool:
         # Strict like the other arguments: a model's "yes" or 1 is a mistake to report back, not a guess to make.
         if not isinstance(self.initial_data.get("include_ended", False), bool):
             raise serializers.ValidationError("must be true or false.")
         return bool(value)
-
-
-def _parameters() -> dict[str, Any]:
-    return {
-        "properties": {
-            "name": {"type": "string", "description": "The name, or any name it is known by."},
-            "include_ended": {
-                "type": "boolean",
-                "description": "Also the relations that no longer hold, with when they held (default false).",
-            },
-        },
-        "required": ["name"],
-    }
 
 
 def _relation(relation: Relation, *, ended: bool) -> dict[str, Any]:
@@ -108,7 +97,6 @@ TOOL = Tool(
     "event): its other names, how it relates to others (who works where, who is whose sister) and the facts that say "
     "so. Use it for 'what do you know about X' and to follow a relation to the next person or place; 'me' is this "
     "user.",
-    parameters=_parameters,
     arguments=GetEntityArguments,
     run=get_entity,
     reads_memory=True,

@@ -29,11 +29,13 @@ TOOL_ORIGIN = "assistant_tool"
 class Withheld(ToolError):
     """A save refused under the agent's sensitive-data policy; recorded after the call's transaction rolls back."""
 
-    def __init__(self, findings: list[Finding]) -> None:
+    def __init__(self, findings: list[Finding], *, field: str = "content") -> None:
         kinds = ", ".join(dict.fromkeys(SensitiveKind(finding.kind).label for finding in findings))
         super().__init__(
-            f"not saved: it holds a secret ({kinds}). Memory never keeps passwords, keys and tokens, card or "
-            "account numbers, government ids or one-time codes; do not save them, and tell the user so if asked."
+            f"not saved: it holds a secret ({kinds}). Memory never keeps passwords, PINs and codes, keys and "
+            "tokens, card or account numbers, government ids, security answers or logins; do not save them, and tell "
+            "the user so if asked.",
+            fields={field: [f"holds a secret ({kinds})"]},
         )
         self.findings = findings
 
@@ -43,23 +45,25 @@ class Rejected(ToolError):
     transaction rolls back."""
 
     def __init__(self, candidate: HeldCandidate) -> None:
+        reason = candidate.detail.split(":")[0]
         super().__init__(
-            "not saved: memory keeps information, never instructions to the assistant "
-            f"({candidate.detail.split(':')[0]})."
+            f"not saved: memory keeps information, never instructions to the assistant ({reason}).",
+            fields={"content": [f"reads as an instruction to the assistant ({reason})"]},
         )
         self.candidate = candidate
 
 
-def content_screened(context: ToolContext, content: str) -> str:
-    """The content as the agent's sensitive-data policy lets it be stored (redacted), or Withheld."""
+def content_screened(context: ToolContext, content: str, *, field: str = "content") -> str:
+    """The content (or another argument the tool stores, `field`) as the agent's sensitive-data policy lets it be
+    stored (redacted), or Withheld."""
     findings = sensitive_findings(content)
     if not findings:
         return content
     if context.agent.sensitive_data == SensitiveDataPolicy.WITHHOLD:
-        raise Withheld(findings)
+        raise Withheld(findings, field=field)
     screened = statement_screen(agent=context.agent, text=content, target=SensitiveDataFinding.Target.TOOL)
     if screened is None:  # not under the redact policy, which always leaves a text
-        raise Withheld(findings)
+        raise Withheld(findings, field=field)
     return screened
 
 
@@ -82,10 +86,14 @@ def changeable_by_assistant(context: ToolContext, fact: Fact) -> None:
     """The assistant acts on an end user's words: it never changes what an operator curated, and changes agent-wide
     memory only where the agent lets users write it freely."""
     if fact.is_curated:
-        raise ToolError(f"memory {fact.pk} was written by an operator; the assistant cannot change or delete it.")
+        raise ToolError(
+            f"memory {fact.pk} was written by an operator; the assistant cannot change or delete it.",
+            fields={"id": ["written by an operator"]},
+        )
     if FactScope.AGENT in fact.scopes and context.agent.agent_memory_from_users != AgentMemoryFromUsers.OPEN:
         raise ToolError(
-            f"memory {fact.pk} is shared by every user of this assistant; only an operator can change or delete it."
+            f"memory {fact.pk} is shared by every user of this assistant; only an operator can change or delete it.",
+            fields={"id": ["shared by every user: only an operator can change it"]},
         )
 
 
@@ -98,7 +106,9 @@ def memory_in_conversation(context: ToolContext, fact_id: int) -> Fact:
         fact = None
     visible_to = {None, context.user.pk if context.user else None}
     if fact is None or fact.restricted_to_user_id not in visible_to:
-        raise ToolError(f"there is no memory with id {fact_id}; search_memory gives the ids.")
+        raise ToolError(
+            f"there is no memory with id {fact_id}; search_memory gives the ids.", fields={"id": ["no such memory"]}
+        )
     return fact
 
 

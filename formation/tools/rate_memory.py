@@ -5,16 +5,14 @@ history); on memory shared by every user, or written by an operator, it waits fo
 
 from __future__ import annotations
 
-from typing import Any
-
 from rest_framework import serializers
 
 from core.api.fields import StrictCharField, StrictIntegerField
 from facts.models import FeedbackOutcome, FeedbackRating
 from facts.services.feedback import NOTE_MAX_CHARS, fact_feedback_give
 from formation.tools.base import Tool, ToolContext, arguments_validate
-from formation.tools.guards import memory_in_conversation
-from formation.tools.update_memory import FACT_ID_PARAMETER
+from formation.tools.guards import content_screened, memory_in_conversation
+from formation.tools.update_memory import FACT_ID_HELP
 
 OUTCOME_SAID: dict[str, str] = {
     FeedbackOutcome.RECORDED: "recorded",
@@ -24,33 +22,23 @@ OUTCOME_SAID: dict[str, str] = {
 
 
 class RateMemoryArguments(serializers.Serializer):
-    id = StrictIntegerField()
-    rating = serializers.ChoiceField(choices=FeedbackRating.choices)
-    note = StrictCharField(max_length=NOTE_MAX_CHARS, required=False, default="")
-
-
-def _parameters() -> dict[str, Any]:
-    return {
-        "properties": {
-            "id": FACT_ID_PARAMETER,
-            "rating": {
-                "type": "string",
-                "enum": FeedbackRating.values,
-                "description": "useful: it helped; wrong: it never was true; outdated: it was true but is no longer; "
-                "harmful: it should not be remembered at all.",
-            },
-            "note": {"type": "string", "description": "What the user said about it, in a few words."},
-        },
-        "required": ["id", "rating"],
-    }
+    id = StrictIntegerField(help_text=FACT_ID_HELP)
+    rating = serializers.ChoiceField(
+        choices=FeedbackRating.choices,
+        help_text="useful: it helped; wrong: it never was true; outdated: it was true but is no longer; harmful: it "
+        "should not be remembered at all.",
+    )
+    note = StrictCharField(
+        max_length=NOTE_MAX_CHARS, required=False, default="", help_text="What the user said about it, in a few words."
+    )
 
 
 def rate_memory(context: ToolContext, arguments: dict) -> dict:
     options = arguments_validate(RateMemoryArguments, arguments)
     fact = memory_in_conversation(context, options["id"])
-    feedback = fact_feedback_give(
-        fact=fact, rating=options["rating"], note=options["note"], user=context.user, via="tool"
-    )
+    # The note becomes the closed fact's reason when it closes one: memory, screened as what save_memory stores is.
+    note = content_screened(context, options["note"], field="note")
+    feedback = fact_feedback_give(fact=fact, rating=options["rating"], note=note, user=context.user, via="tool")
     return {
         "id": fact.pk,
         "rating": feedback.rating,
@@ -63,7 +51,6 @@ TOOL = Tool(
     name="rate_memory",
     description="Pass on what the user says about a remembered fact: wrong, outdated (no longer true), harmful, or "
     "useful. Use it when the user corrects or rejects something you remembered; save the new fact with save_memory.",
-    parameters=_parameters,
     arguments=RateMemoryArguments,
     run=rate_memory,
 )

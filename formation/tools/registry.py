@@ -33,20 +33,33 @@ def _arguments_decode(arguments: dict | str) -> dict:
         try:
             arguments = json_decode(arguments) if arguments.strip() else {}
         except JSONProblem as problem:
-            detail = "; ".join(f"{path or 'arguments'}: {' '.join(errors)}" for path, errors in problem.fields.items())
-            raise ToolError(f"arguments are not valid JSON ({detail})") from problem
+            fields = _inside_arguments(problem.fields)
+            detail = "; ".join(f"{path}: {' '.join(errors)}" for path, errors in fields.items())
+            raise ToolError(f"arguments are not valid JSON ({detail})", fields=fields) from problem
         if problems := json_unstorable_fields(arguments):
-            detail = "; ".join(f"{path}: {' '.join(errors)}" for path, errors in problems.items())
-            raise ToolError(f"arguments cannot be stored ({detail})")
+            fields = _inside_arguments(problems)
+            detail = "; ".join(f"{path}: {' '.join(errors)}" for path, errors in fields.items())
+            raise ToolError(f"arguments cannot be stored ({detail})", fields=fields)
     if not isinstance(arguments, dict):
-        raise ToolError("arguments must be a JSON object of named parameters.")
+        raise ToolError("arguments must be a JSON object of named parameters.", fields={"arguments": ["not an object"]})
     return arguments
+
+
+def _inside_arguments(problems: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Problems at paths inside the arguments' JSON text, by their path from `arguments`."""
+    return {
+        f"arguments.{path}" if path not in ("", "non_field_errors") else "arguments": errors
+        for path, errors in problems.items()
+    }
 
 
 def _run(*, tool: Tool, context: ToolContext, arguments: dict | str) -> dict:
     decoded = _arguments_decode(arguments)
     if tool.reads_memory and not context.agent.rag_enabled:
-        raise ToolError("memory search is switched off for this assistant; answer without it.")
+        raise ToolError(
+            "memory search is switched off for this assistant; answer without it.",
+            fields={"name": ["switched off for this assistant"]},
+        )
     return tool.run(context, decoded)
 
 
@@ -54,7 +67,11 @@ def tool_call_execute(*, context: ToolContext, name: str, arguments: dict | str)
     """Run one tool call in one transaction."""
     tool = TOOLS.get(name)
     if tool is None:
-        return ToolResult(ok=False, error=f"unknown tool {name!r}; the tools are {', '.join(TOOLS)}.")
+        return ToolResult(
+            ok=False,
+            error=f"unknown tool {name!r}; the tools are {', '.join(TOOLS)}.",
+            fields={"name": ["unknown tool"]},
+        )
     try:
         with transaction.atomic():  # a refused call leaves nothing behind, not even a new end user
             result = _run(tool=tool, context=context, arguments=arguments)
@@ -65,7 +82,7 @@ def tool_call_execute(*, context: ToolContext, name: str, arguments: dict | str)
             action=SensitiveDataFinding.Action.WITHHELD,
             target=SensitiveDataFinding.Target.TOOL,
         )
-        return ToolResult(ok=False, error=str(withheld))
+        return ToolResult(ok=False, error=str(withheld), fields=withheld.fields)
     except Rejected as rejected:
         held_memory_store_one(
             agent=context.agent,
@@ -74,9 +91,9 @@ def tool_call_execute(*, context: ToolContext, name: str, arguments: dict | str)
             candidate=rejected.candidate,
             origin=TOOL_ORIGIN,
         )
-        return ToolResult(ok=False, error=str(rejected))
+        return ToolResult(ok=False, error=str(rejected), fields=rejected.fields)
     except ToolError as error:
-        return ToolResult(ok=False, error=str(error))
+        return ToolResult(ok=False, error=str(error), fields=error.fields)
     except ApplicationError as error:
-        return ToolResult(ok=False, error=error.message)
+        return ToolResult(ok=False, error=error.message, fields=error.fields)
     return ToolResult(ok=True, result=result)

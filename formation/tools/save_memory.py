@@ -3,9 +3,8 @@ memory held for review or kept per user where the agent says so)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
+from django.utils.functional import lazy
 from rest_framework import serializers
 
 from agents.models import AgentMemoryFromUsers
@@ -20,52 +19,42 @@ from formation.tools.base import Tool, ToolContext, ToolError, arguments_validat
 from formation.tools.guards import TOOL_ORIGIN, content_screened, content_trusted, memory_shown
 
 
+def _content_help() -> str:
+    return (
+        f"One self-contained, objective statement of at most {settings.FACT_MAX_WORDS} words, naming who it is about "
+        '("Gene\'s birthday is March 15th", not "it is on the 15th").'
+    )
+
+
+# A memory's content, save_memory's and update_memory's: its description quotes the word limit when it is read.
+CONTENT_HELP = lazy(_content_help, str)()
+
+
 class SaveMemoryArguments(serializers.Serializer):
-    content = StrictCharField(max_length=settings.FACT_MAX_CHARS)
-    scope = serializers.ChoiceField(choices=[FactScope.USER, FactScope.AGENT], default=FactScope.USER)
-    tags = serializers.ListField(child=StrictCharField(max_length=100), max_length=20, default=list)
-    key = StrictRegexField(r"^[a-z][a-z0-9_]{0,99}$", required=False, default="")
-    expires_in = StrictDurationField(required=False)
-    expires_at = serializers.DateTimeField(required=False)
-
-
-def content_parameter() -> dict[str, Any]:
-    """The JSON Schema of a memory's content (save_memory's and update_memory's)."""
-    return {
-        "type": "string",
-        "description": f"One self-contained, objective statement of at most {settings.FACT_MAX_WORDS} words, "
-        'naming who it is about ("Gene\'s birthday is March 15th", not "it is on the 15th").',
-    }
-
-
-def _parameters() -> dict[str, Any]:
-    return {
-        "properties": {
-            "content": content_parameter(),
-            "scope": {
-                "type": "string",
-                "enum": [FactScope.USER, FactScope.AGENT],
-                "description": "'user': about or for this user only (default). 'agent': true for every user.",
-            },
-            "tags": {"type": "array", "items": {"type": "string"}, "description": "Optional labels."},
-            "key": {
-                "type": "string",
-                "description": "For a stable attribute of the user with one current value, its profile key in "
-                "snake_case (home_city, employer, preferred_language): replaces the previous value.",
-            },
-            "expires_in": {
-                "type": "string",
-                "description": 'For something true only for a while ("my hotel room this week"): how long to '
-                'remember it, as ISO 8601 ("P7D", "PT12H") or "7 days". Forgotten after that.',
-            },
-            "expires_at": {
-                "type": "string",
-                "format": "date-time",
-                "description": "Or the time it stops being worth remembering (ISO 8601, in the future).",
-            },
-        },
-        "required": ["content"],
-    }
+    content = StrictCharField(max_length=settings.FACT_MAX_CHARS, help_text=CONTENT_HELP)
+    scope = serializers.ChoiceField(
+        choices=[FactScope.USER, FactScope.AGENT],
+        default=FactScope.USER,
+        help_text="'user': about or for this user only (default). 'agent': true for every user.",
+    )
+    tags = serializers.ListField(
+        child=StrictCharField(max_length=100), max_length=20, default=list, help_text="Optional labels."
+    )
+    key = StrictRegexField(
+        r"^[a-z][a-z0-9_]{0,99}$",
+        required=False,
+        default="",
+        help_text="For a stable attribute of the user with one current value, its profile key in snake_case "
+        "(home_city, employer, preferred_language): replaces the previous value.",
+    )
+    expires_in = StrictDurationField(
+        required=False,
+        help_text='For something true only for a while ("my hotel room this week"): how long to remember it, as ISO '
+        '8601 ("P7D", "PT12H") or "7 days". Forgotten after that.',
+    )
+    expires_at = serializers.DateTimeField(
+        required=False, help_text="Or the time it stops being worth remembering (ISO 8601, in the future)."
+    )
 
 
 def save_memory(context: ToolContext, arguments: dict) -> dict:
@@ -73,7 +62,7 @@ def save_memory(context: ToolContext, arguments: dict) -> dict:
     try:
         expires_at = fact_expiry_resolve(expires_at=options.get("expires_at"), expires_in=options.get("expires_in"))
     except ApplicationError as error:
-        raise ToolError(error.message) from error
+        raise ToolError(error.message, fields=error.fields) from error
     options["content"] = content_trusted(context, content_screened(context, options["content"]))
     policy = context.agent.agent_memory_from_users
     if options["scope"] == FactScope.AGENT and policy == AgentMemoryFromUsers.REVIEW:
@@ -97,12 +86,18 @@ def save_memory(context: ToolContext, arguments: dict) -> dict:
         }
     if options["scope"] == FactScope.AGENT and policy == AgentMemoryFromUsers.USER_SCOPE:
         if not context.user_external_id:
-            raise ToolError("this assistant keeps memory from conversations per user, and this one has no user.")
+            raise ToolError(
+                "this assistant keeps memory from conversations per user, and this one has no user.",
+                fields={"scope": ["this conversation has no user"]},
+            )
         options["scope"] = FactScope.USER
     user = None
     if options["scope"] == FactScope.USER:
         if not context.user_external_id:
-            raise ToolError("this conversation has no user: save with scope 'agent', or not at all.")
+            raise ToolError(
+                "this conversation has no user: save with scope 'agent', or not at all.",
+                fields={"scope": ["this conversation has no user"]},
+            )
         user = context.user or end_user_get_or_create(agent=context.agent, external_id=context.user_external_id)
     fact, created = fact_get_or_create(
         agent=context.agent,
@@ -123,7 +118,6 @@ TOOL = Tool(
     name="save_memory",
     description="Remember a fact for future conversations. Save only durable facts worth recalling later, one per "
     "call.",
-    parameters=_parameters,
     arguments=SaveMemoryArguments,
     run=save_memory,
 )

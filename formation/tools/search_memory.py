@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rest_framework import serializers
 
 from core.api.fields import HoldsAtField, StrictCharField, StrictIntegerField
@@ -15,29 +13,18 @@ TOOL_SEARCH_TOP_K_MAX = 20
 
 
 class SearchMemoryArguments(serializers.Serializer):
-    query = StrictCharField(max_length=2000)
-    top_k = StrictIntegerField(min_value=1, max_value=TOOL_SEARCH_TOP_K_MAX, default=5)
-    holds_at = HoldsAtField(required=False)
-
-
-def _parameters() -> dict[str, Any]:
-    return {
-        "properties": {
-            "query": {"type": "string", "description": "What to look for, as a question or keywords."},
-            "top_k": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": TOOL_SEARCH_TOP_K_MAX,
-                "description": "How many memories to return (default 5).",
-            },
-            "holds_at": {
-                "type": "string",
-                "description": "Only what held in the world on this day (YYYY-MM-DD), for a question about a past "
-                "time ('where did they live in 2021?'); leave it out otherwise.",
-            },
-        },
-        "required": ["query"],
-    }
+    query = StrictCharField(max_length=2000, help_text="What to look for, as a question or keywords.")
+    top_k = StrictIntegerField(
+        min_value=1,
+        max_value=TOOL_SEARCH_TOP_K_MAX,
+        default=5,
+        help_text="How many memories to return (default 5).",
+    )
+    holds_at = HoldsAtField(
+        required=False,
+        help_text="Only what held in the world on this day (YYYY-MM-DD), for a question about a past time ('where "
+        "did they live in 2021?'); leave it out otherwise.",
+    )
 
 
 def search_memory(context: ToolContext, arguments: dict) -> dict:
@@ -56,7 +43,6 @@ TOOL = Tool(
     name="search_memory",
     description="Search long-term memory for facts from earlier conversations (about this user, or known to you in "
     "general). Use it when an answer may depend on something you were told before.",
-    parameters=_parameters,
     arguments=SearchMemoryArguments,
     run=search_memory,
     reads_memory=True,

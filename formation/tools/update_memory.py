@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from rest_framework import serializers
 
@@ -18,24 +16,16 @@ from formation.tools.guards import (
     memory_in_conversation,
     memory_shown,
 )
-from formation.tools.save_memory import content_parameter
+from formation.tools.save_memory import CONTENT_HELP
+
+FACT_ID_HELP = "The memory's id, as search_memory returned it."
+REASON_HELP = "Why, in a few words (kept in the memory's history)."
 
 
 class UpdateMemoryArguments(serializers.Serializer):
-    id = StrictIntegerField()
-    content = StrictCharField(max_length=settings.FACT_MAX_CHARS)
-    reason = StrictCharField(max_length=300, default="corrected by the assistant")
-
-
-FACT_ID_PARAMETER = {"type": "integer", "description": "The memory's id, as search_memory returned it."}
-REASON_PARAMETER = {"type": "string", "description": "Why, in a few words (kept in the memory's history)."}
-
-
-def _parameters() -> dict[str, Any]:
-    return {
-        "properties": {"id": FACT_ID_PARAMETER, "content": content_parameter(), "reason": REASON_PARAMETER},
-        "required": ["id", "content"],
-    }
+    id = StrictIntegerField(help_text=FACT_ID_HELP)
+    content = StrictCharField(max_length=settings.FACT_MAX_CHARS, help_text=CONTENT_HELP)
+    reason = StrictCharField(max_length=300, default="corrected by the assistant", help_text=REASON_HELP)
 
 
 def update_memory(context: ToolContext, arguments: dict) -> dict:
@@ -52,7 +42,6 @@ def update_memory(context: ToolContext, arguments: dict) -> dict:
 TOOL = Tool(
     name="update_memory",
     description="Correct a remembered fact that is no longer true or was wrong. The old version is kept as history.",
-    parameters=_parameters,
     arguments=UpdateMemoryArguments,
     run=update_memory,
 )

@@ -302,6 +302,11 @@ def _consolidated_text_ask(*, scope: _ScopeToConsolidate, job: ConsolidationJob)
     )
 
 
+def _stored_given(scope: _ScopeToConsolidate) -> str:
+    """The stored memory a consolidation rewrites: a secret's label in it was counted when it was stored."""
+    return "\n".join([scope.memory.content if scope.memory else "", *(r.content for r in scope.buffered)])
+
+
 def _rule_based_summary_store(*, scope: _ScopeToConsolidate, read_version: int) -> None:
     """The LLM failed on a session's summary: a rule-based one is stored now (no job waits for it), the reflections
     stay buffered for the next run."""
@@ -316,7 +321,7 @@ def _rule_based_summary_store(*, scope: _ScopeToConsolidate, read_version: int) 
         scope=scope.key.scope,
         user=scope.user,
         session=scope.session,
-        content=injection_lines_drop(long_text_screen(agent=scope.agent, text=rule_based)),
+        content=injection_lines_drop(long_text_screen(agent=scope.agent, text=rule_based, given=_stored_given(scope))),
         reason="rule-based summary: the LLM failed",
         expected_version=read_version,
         summarized_through_message_id=scope.through,
@@ -349,7 +354,9 @@ def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) 
             if scope.is_session:
                 _rule_based_summary_store(scope=scope, read_version=read_version)
             raise
-        content = long_text_screen(agent=scope.agent, text=content, job_kind="consolidation", job_id=job.pk)
+        content = long_text_screen(
+            agent=scope.agent, text=content, job_kind="consolidation", job_id=job.pk, given=_stored_given(scope)
+        )
         content = injection_lines_drop(content)
         window = scope.window
         with transaction.atomic():

@@ -98,3 +98,16 @@ def test_bad_feedback_is_refused_naming_the_field_and_changes_nothing(api, agent
     assert unknown.status_code == 404 and not_theirs.status_code == 404
     assert not FactFeedback.objects.exists()
     assert Fact.objects.filter(valid_to__isnull=True).count() == 2
+
+
+def test_a_note_that_holds_a_secret_is_refused_naming_the_note(api, agent, end_user):
+    # The note would be the closed fact's reason, in its history: screened as a fact's content is.
+    home = _fact(agent, end_user, [FactScope.USER], "Gene lives in Lisbon")
+
+    response = _feedback(
+        api, home.pk, rating="outdated", note="moved, the new door code is 4471", user=end_user.external_id
+    )
+
+    assert response.status_code == 400 and response.json()["error"]["code"] == "sensitive_data"
+    assert list(response.json()["error"]["fields"]) == ["note"] and "4471" not in response.content.decode()
+    assert not FactFeedback.objects.exists() and Fact.objects.get(pk=home.pk).valid_to is None

@@ -6,6 +6,7 @@ from rest_framework import serializers
 
 from agents.models import EndUser
 from api.facts.serializers import FactOutputSerializer
+from core.models import SensitiveDataFinding
 from facts.models import Fact, FactEmbedding
 from facts.services.facts import fact_close, fact_create, fact_profile_set, fact_supersede
 from tests.factories import AgentFactory, MessageFactory
@@ -237,3 +238,54 @@ def test_fact_output_reads_columns_directly_with_drfs_own_result(agent, end_user
         by_drf = serializers.ModelSerializer.to_representation(FactOutputSerializer(), fact)
         assert direct == by_drf, fact
     assert {fact.pk for fact in facts} >= {agent_wide.pk, own.pk, successor.pk, keyed.pk}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("content", "kind"),
+    [
+        ("La contraseña del banco de Gene es Girasol-2023", "password or PIN"),
+        ("Gene's card security code is 737", "card security code"),
+        ("The answer to Gene's security question is Buttercup", "security answer"),
+    ],
+)
+def test_a_secret_in_a_posted_fact_is_refused_naming_the_field_and_never_the_value(api, agent, content, kind):
+    before = _snapshot()
+
+    response = api.post("/api/v1/facts", {"user": "gene", "content": content}, content_type="application/json")
+
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "sensitive_data" and kind in error["fields"]["content"][0]
+    assert content.split()[-1] not in response.content.decode()
+    assert _snapshot() == before and not EndUser.objects.filter(external_id="gene").exists()
+
+
+@pytest.mark.django_db
+def test_a_secret_in_a_changed_fact_is_refused_and_the_fact_is_unchanged(api, agent):
+    fact = fact_create(agent=agent, user=None, scopes=["agent"], content="The office wifi is called Corvid")
+    before = _snapshot()
+
+    response = api.patch(
+        f"/api/v1/facts/{fact.pk}",
+        {"content": "The office wifi password is Corvid-4411"},
+        content_type="application/json",
+    )
+
+    assert response.status_code == 400 and response.json()["error"]["fields"]["content"]
+    assert "Corvid-4411" not in response.content.decode()
+    assert _snapshot() == before
+
+
+@pytest.mark.django_db
+def test_under_redact_a_posted_fact_is_stored_with_the_value_replaced_and_counted(api, agent):
+    agent.sensitive_data = "redact"
+    agent.save()
+
+    response = api.post(
+        "/api/v1/facts", {"content": "The alarm code at the warehouse is 5520"}, content_type="application/json"
+    )
+
+    assert response.status_code == 201
+    assert response.json()["content"] == "The alarm code at the warehouse is [redacted password or PIN]"
+    assert SensitiveDataFinding.objects.filter(agent=agent, action="redacted", target="fact").count() == 1

@@ -1,12 +1,16 @@
-"""The Python client (clients/python) against a live server: the ingestion endpoints and its error type."""
+"""The Python client (clients/python) against a live server: the ingestion endpoints and its error type; and its
+install from a checkout."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import date
 
 import pytest
 
 from conversations.models import Message
+from tests.conftest import REPO_DIR
 from tests.factories import AgentFactory
 from tests.memory_client_support import MemoryAPIError, memory_client_for
 
@@ -107,6 +111,26 @@ def test_message_search_through_the_client(client):
 
     assert hits[0]["message"]["content"] == "Yes, we went kayaking on Lake Annecy." and hits[0]["session"] == "chat 2"
     assert hits[0]["vector_rank"] == 1 and hits[0]["text_rank"] == 1
+
+
+def test_installing_the_client_from_a_checkout_leaves_nothing_behind(tmp_path):
+    """`pip install "./clients/python[mcp]"`, as docs/integrations.md says (into a folder here, without the extra's
+    dependencies: what is checked is the build), adds nothing to the checkout, and installs the package and its
+    console script."""
+
+    def checkout_state() -> str:
+        listed = ["git", "status", "--porcelain", "--untracked-files=all", "--ignored", "--", "clients/python"]
+        state = subprocess.run(listed, cwd=REPO_DIR, capture_output=True, text=True, check=True).stdout
+        return "\n".join(line for line in state.splitlines() if "__pycache__" not in line)
+
+    before = checkout_state()
+    install = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(tmp_path / "site")]
+    done = subprocess.run([*install, "./clients/python[mcp]"], cwd=REPO_DIR, capture_output=True, text=True)
+
+    assert done.returncode == 0, done.stderr
+    assert checkout_state() == before
+    assert (tmp_path / "site" / "memory_client" / "py.typed").exists()
+    assert (tmp_path / "site" / "bin" / "agent-memory-mcp").exists()
 
 
 @pytest.mark.django_db(transaction=True)

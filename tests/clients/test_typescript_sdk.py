@@ -4,6 +4,7 @@ stub, and the npm tarball installed into a fresh project. A failure shows Node's
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -68,6 +69,27 @@ def test_types_are_generated_from_the_services_current_schema(tmp_path):
     )
 
 
+def test_the_tool_helpers_are_generated_from_the_services_tool_definitions(tmp_path):
+    node = _node()
+    definitions = io.StringIO()
+    call_command("tool_definitions", stdout=definitions)
+    generated = tmp_path / "tools.generated.ts"
+    done = subprocess.run(
+        [node, "scripts/generate-tools.mjs", str(generated)],
+        cwd=TS_DIR,
+        input=definitions.getvalue(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+    assert generated.read_text() == (TS_DIR / "src" / "tools.generated.ts").read_text(), (
+        "clients/typescript/src/tools.generated.ts is not the service's current tools: run `npm run generate` in "
+        "clients/typescript"
+    )
+
+
 def _agent_key(name: str) -> str:
     agent = AgentFactory(external_id=f"{name}-{uuid.uuid4().hex[:6]}", name=name)
     return api_key_create(agent=agent, name="typescript sdk tests")[1]
@@ -125,3 +147,49 @@ def test_the_npm_tarball_installs_and_imports_in_a_fresh_project(tmp_path):
     _run([_bin("tsc"), *strict, "app.ts"], cwd=project)
     printed = _run([node, "app.js"], cwd=project)
     assert printed.strip() == "function true [ 'top_k' ] 0"
+
+
+AI_7_PROJECT = TS_DIR / "test" / "ai-7"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_vercel_ai_sdk_examples_run_beside_ai_7(live_server, tmp_path):
+    """The SDK in an application on `ai` 7 (test/ai-7: its own lockfile): npm resolves the SDK's peer range without
+    --force or --legacy-peer-deps, and docs/integrations.md's Vercel AI SDK examples compile strictly against ai 7's
+    types and print what they say, against the live service and the LLM stub. Their run on ai 6, the SDK's own
+    devDependency, is test_the_sdk_in_node_against_the_live_service's."""
+    node = _node()
+    npm = shutil.which("npm") or pytest.fail("npm is needed to install the SDK beside ai 7")
+    _run([node, "scripts/extract-examples.mjs"])
+    packed = json.loads(_run([npm, "pack", "--json", "--pack-destination", str(tmp_path)]))[0]
+    project = tmp_path / "app"
+    project.mkdir()
+    for name in ("package.json", "package-lock.json"):
+        shutil.copy(AI_7_PROJECT / name, project / name)
+    quiet = ["--no-audit", "--no-fund", "--prefer-offline"]
+    _run([npm, "ci", *quiet], cwd=project)
+    _run([npm, "install", *quiet, str(tmp_path / packed["filename"])], cwd=project)
+    assert json.loads((project / "node_modules" / "ai" / "package.json").read_text())["version"].startswith("7.")
+
+    examples = [
+        example
+        for example in json.loads((TS_DIR / "docs-examples" / "examples.json").read_text())
+        if example["section"] == "Vercel AI SDK"
+    ]
+    assert len(examples) == 2
+    for example in examples:
+        shutil.copy(TS_DIR / "docs-examples" / f"{example['name']}.ts", project)
+    strict = ["--strict", "--noUncheckedIndexedAccess", "--exactOptionalPropertyTypes", "--skipLibCheck"]
+    target = ["--module", "nodenext", "--target", "es2022", "--lib", "es2022,dom", "--types", "node"]
+    _run([_bin("tsc"), *strict, *target, *(f"{example['name']}.ts" for example in examples)], cwd=project)
+    with StubLLMServer(uses_tools=True).running() as stub:
+        env = os.environ | {
+            "MEMORY_URL": live_server.url,
+            "MEMORY_API_KEY": _agent_key("ts-ai-7"),
+            "LLM_BASE_URL": stub.base_url,
+            "LLM_API_KEY": "stub",
+            "LLM_MODEL": "stub-model",
+        }
+        for example in examples:
+            printed = _run([node, f"{example['name']}.js"], cwd=project, env=env)
+            assert example["prints"] in printed, (example["name"], printed)

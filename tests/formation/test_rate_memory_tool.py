@@ -64,4 +64,18 @@ def test_save_memory_remembers_for_a_while(api, agent):
     expires_at = Fact.objects.get(content__contains="514").expires_at
     assert abs(expires_at - (timezone.now() + timedelta(days=7))) < timedelta(minutes=1)
     assert past["ok"] is False and "expires_at is in the past" in past["error"]
+    assert past["fields"] == {"expires_at": ["in the past"]}
     assert not Fact.objects.filter(content__contains="spot 12").exists()
+
+
+def test_a_note_that_holds_a_secret_is_refused_naming_the_note(api, agent, end_user):
+    # A note closes the user's fact with it as the reason (memory's history): screened as save_memory's content is.
+    home = fact_create(agent=agent, user=end_user, scopes=[FactScope.USER], content="Gene lives in Lisbon")
+
+    result = _call(
+        api, "rate_memory", {"id": home.pk, "rating": "outdated", "note": "new flat, door code is 4471"}, user="user-1"
+    )
+
+    assert result["ok"] is False and result["fields"] == {"note": ["holds a secret (password or PIN)"]}
+    assert "4471" not in result["error"]
+    assert Fact.objects.get(pk=home.pk).valid_to is None and not FactFeedback.objects.exists()

@@ -152,3 +152,95 @@ def test_the_prompts_tell_the_model_to_leave_secrets_out(agent, scripted_llm):
     for purpose in ("extract_facts", "reflect", "consolidate"):
         system = scripted_llm.calls(purpose)[0].messages[0]["content"]
         assert "password" in system and "one-time" in system, purpose
+
+
+# --- the multilingual corpus (tests/fixtures/sensitive/corpus.jsonl) -------------------------------------------------
+
+CORPUS = [
+    json.loads(line)
+    for line in (Path(__file__).parent.parent / "fixtures" / "sensitive" / "corpus.jsonl").read_text().splitlines()
+]
+LANGUAGES = sorted({line["lang"] for line in CORPUS})
+
+
+def _corpus_session(agent: Agent, *, language: str, label: str) -> Session:
+    lines = [line for line in CORPUS if line["lang"] == language and line["label"] == label]
+    return session_append_messages(
+        agent=agent,
+        user_external_id=f"{language}-{label}",
+        session_external_id=f"{language}-{label}",
+        messages=[MessageInput(role="user", content=line["text"]) for line in lines],
+    ).session
+
+
+def _formed(session: Session, *, consolidated: bool = True) -> None:
+    while True:
+        outcome = session_form_memories(session_id=session.pk, trigger="explicit")
+        assert outcome.job.status == "succeeded"
+        if not outcome.more_pending:
+            break
+    if consolidated:
+        assert _consolidate_session(session).status == "succeeded"
+
+
+def _values(language: str) -> list[str]:
+    return [
+        value for line in CORPUS if line["lang"] == language and line["label"] == "secret" for value in line["values"]
+    ]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_offline_extractor_stores_no_secret_said_in_any_language(agent, language):
+    _formed(_corpus_session(agent, language=language, label="secret"))
+
+    stored = _stored_texts(agent)
+    assert [value for value in _values(language) if value in stored] == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("policy", [SensitiveDataPolicy.WITHHOLD, SensitiveDataPolicy.REDACT])
+def test_no_model_reads_a_secret_and_one_that_echoes_everything_stores_none(agent, scripted_llm, policy):
+    agent.sensitive_data = policy
+    agent.save()
+    for purpose, echo in (
+        ("extract_facts", _echo),
+        ("reflect", _echo_reflections),
+        ("consolidate", _echo_consolidation),
+    ):
+        scripted_llm.script(purpose, *[echo] * 4 * len(LANGUAGES))
+    scripted_llm.script("reconcile_facts", *[{"decisions": []}] * 4 * len(LANGUAGES))
+
+    # Redaction stores every statement (and embeds it): two languages show it; withholding is run on all of them.
+    languages = LANGUAGES if policy == SensitiveDataPolicy.WITHHOLD else ["de", "pt"]
+    for language in languages:
+        _formed(_corpus_session(agent, language=language, label="secret"))
+
+    values = [value for language in languages for value in _values(language)]
+    read = "\n".join(
+        json.dumps([request.messages, request.inputs], ensure_ascii=False) for request in scripted_llm.requests
+    )
+    assert [value for value in values if value in read] == []  # the conversations the models read: labels instead
+    stored = _stored_texts(agent)
+    assert [value for value in values if value in stored] == []
+    counts = sensitive_data_counts(agent_id=agent.pk)
+    action = "withheld" if policy == SensitiveDataPolicy.WITHHOLD else "redacted"
+    for kind in {SensitiveKind.PASSWORD, SensitiveKind.CARD_SECURITY_CODE, SensitiveKind.SECURITY_ANSWER,
+                 SensitiveKind.ONE_TIME_CODE, SensitiveKind.ACCOUNT_LOGIN}:  # fmt: skip
+        assert counts[(kind, action)] >= 3, kind  # in a fact, a reflection and a blob of each session
+    if policy == SensitiveDataPolicy.REDACT:
+        assert Fact.objects.filter(agent=agent, content__contains="[redacted password or PIN]").exists()
+
+
+@pytest.mark.django_db
+def test_benign_look_alikes_of_every_language_are_stored_as_said(agent, scripted_llm):
+    scripted_llm.script("extract_facts", *[_echo] * 4 * len(LANGUAGES))
+    scripted_llm.script("reconcile_facts", *[{"decisions": []}] * 4 * len(LANGUAGES))
+
+    for language in LANGUAGES:
+        _formed(_corpus_session(agent, language=language, label="benign"), consolidated=False)
+
+    stored = set(Fact.objects.filter(agent=agent).values_list("content", flat=True))
+    said = [line["text"] for line in CORPUS if line["label"] == "benign" and not line["text"].endswith("?")]
+    assert [text for text in said if f"The user said: {text}" not in stored] == []
+    assert not SensitiveDataFinding.objects.exists()

@@ -118,6 +118,7 @@ def test_model_mistakes_are_tool_errors_saying_what_to_fix(api, end_user, name, 
 
     assert response.status_code == 200
     assert response.json()["ok"] is False and hint in response.json()["error"], response.json()
+    assert response.json()["fields"]  # the argument it is about
     assert _snapshot() == before
 
 

@@ -377,6 +377,12 @@ def test_a_body_over_the_api_limit_is_refused(service_url, tenant, settings):
     response = httpx.post(f"{service_url}/mcp", json=huge, headers=headers, timeout=60)
 
     assert response.status_code == 413
+    assert response.json()["error"] == {
+        "code": "request_too_large",
+        "message": f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes.",
+        "fields": {"body": [f"at most {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes"]},
+    }
+    assert response.headers["X-Request-ID"]
     assert not Fact.objects.exists() and not EndUser.objects.exists()
 
 

@@ -197,9 +197,95 @@ def test_a_pinning_header_that_is_not_an_id_is_refused_naming_it(service_url):
         assert list(response.json()["error"]["fields"]) == ["X-Memory-User"]
 
 
+def _exchange(service_url, *, headers=None, body=None):
+    tenant = tenant_create("agent-a")
+    sent = {
+        "Authorization": f"Bearer {tenant.key}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-11-25",
+    } | (headers or {})
+    call = body if body is not None else '{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}'
+    return httpx.post(f"{service_url}/mcp", content=call, headers={k: v for k, v in sent.items() if v is not None})
+
+
+@pytest.mark.parametrize(
+    ("headers", "status", "code", "field"),
+    [
+        ({"Content-Type": "text/plain"}, 415, "unsupported_media_type", "Content-Type"),
+        ({"Content-Type": None}, 415, "unsupported_media_type", "Content-Type"),
+        ({"Accept": "text/html"}, 406, "not_acceptable", "Accept"),
+        ({"MCP-Protocol-Version": "1999-01-01"}, 400, "unsupported_protocol_version", "MCP-Protocol-Version"),
+    ],
+)
+def test_a_refused_exchange_comes_back_in_the_api_error_shape_naming_what_was_wrong(
+    service_url, headers, status, code, field
+):
+    response = _exchange(service_url, headers=headers)
+
+    assert response.status_code == status
+    error = response.json()["error"]
+    assert error["code"] == code and list(error["fields"]) == [field] and error["message"]
+    if code == "unsupported_protocol_version":
+        assert "1999-01-01" in error["message"] and "2025-11-25" in error["message"]
+
+
+def test_an_error_about_the_json_rpc_message_itself_stays_a_json_rpc_error(service_url):
+    response = _exchange(service_url, body="{not json")
+
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32700  # what MCP clients read and hand to their caller
+
+
+DURATION_REFUSED = "Not a duration: give ISO 8601 (P7D, PT12H) or days and a time (7 days, 3 days 04:00:00)."
+DATE_REFUSED = "Date has wrong format. Use one of these formats instead: YYYY-MM-DD."
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "fields"),
+    [
+        ("search_memory", {"query": "tea", "top_k": "ten"}, {"top_k": ["A valid integer is required."]}),
+        ("get_entity", {"name": "x" * 201}, {"name": ["Ensure this field has no more than 200 characters."]}),
+        (
+            "save_memory",
+            {"content": "Gene likes tea.", "tags": ["tea", "x" * 101]},
+            {"tags.1": ["Ensure this field has no more than 100 characters."]},
+        ),
+        ("update_memory", {"id": 1}, {"content": ["This field is required."]}),
+        ("delete_memory", {"id": 1, "colour": "red"}, {"colour": ["unknown argument"]}),
+        ("save_memory", {"content": "Gene's door code is 4471."}, {"content": ["holds a secret (password or PIN)"]}),
+        ("save_memory", {"content": "Gene is in room 12.", "expires_in": "soon"}, {"expires_in": [DURATION_REFUSED]}),
+        ("rate_memory", {"id": 1, "rating": "meh"}, {"rating": ['"meh" is not a valid choice.']}),
+        ("search_memory", {"query": "tea", "holds_at": "last year"}, {"holds_at": [DATE_REFUSED]}),
+        (
+            "get_timeline",
+            {"time_from": "2024-05-01", "time_to": "2023-01-01"},
+            {"time_to": ["is before time_from."]},
+        ),
+        ("get_timeline", {"limit": 51}, {"limit": ["Ensure this value is less than or equal to 50."]}),
+    ],
+)
+def test_a_tool_error_carries_its_fields_in_structured_content(service_url, name, arguments, fields):
+    tenant = tenant_create("agent-a")
+
+    async def main():
+        headers = {"Authorization": f"Bearer {tenant.key}", "X-Memory-User": "gene"}
+        async with mcp_http(service_url, headers=headers) as client:
+            return await client.call_tool(name, arguments)
+
+    result = anyio.run(main)
+
+    assert result.is_error and result.structured_content["error"]["fields"] == fields
+    if result.content[0].text.startswith("invalid arguments"):  # its text names the path and the reason too
+        path, [reason] = next(iter(fields.items()))
+        assert f"{path}: {reason}" in result.content[0].text
+    assert not Fact.objects.exists()
+
+
 def test_get_timeline_is_refused_while_the_agents_rag_is_off():
     tenant = tenant_create("agent-a", rag_enabled=False)
 
     outcome = memory_tool_call(caller=Caller(agent=tenant.agent, user="gene"), name="get_timeline", arguments={})
 
     assert outcome.ok is False and "switched off" in (outcome.error or "")
+    assert outcome.fields == {"name": ["switched off for this assistant"]}

@@ -103,6 +103,7 @@ class ToolCallResult(TypedDict, total=False):
     ok: bool
     result: Any
     error: str
+    fields: dict[str, list[str]]  # when not ok: what is wrong with each argument, by its dotted path ("tags.0")
 
 
 class MCPToolCallResult(TypedDict, total=False):

@@ -5,12 +5,19 @@
  *
  * The tools run on the service (POST /api/v1/tools/call), so the model's calls get the same checks as the service's
  * own OpenAI-format tools: argument validation, the injection screen, the sensitive-data policy, the agent's
- * review policy for agent-wide memory. A mistake of the model comes back to it as `{ok: false, error}` to correct.
+ * review policy for agent-wide memory. A mistake of the model comes back to it as `{ok: false, error, fields}` to
+ * correct. Their descriptions and input schemas are the service's own (src/tools.generated.ts, generated from its
+ * tool definitions): every limit the service enforces is one the model is shown.
  */
 import { jsonSchema, tool } from "ai";
 
+import { TOOL_DEFINITIONS } from "./tools.generated.js";
 import type { AppendResult, MemoryContext, ToolCallResult } from "./types.js";
 import type { MemoryClient } from "./client.js";
+
+/** A tool's JSON Schema as the `ai` package takes it, whichever major: the generated object is that schema. */
+const schemaOf = <INPUT>(definition: { parameters: unknown }) =>
+  jsonSchema<INPUT>(definition.parameters as Parameters<typeof jsonSchema>[0]);
 
 export interface MemoryToolsOptions {
   client: MemoryClient;
@@ -46,78 +53,18 @@ export function memoryTools({ client, user, session }: MemoryToolsOptions) {
     client.toolCall({ name, arguments: { ...input }, user, ...(session === undefined ? {} : { session }) });
   return {
     search_memory: tool({
-      description:
-        "Search long-term memory for facts from earlier conversations (about this user, or known to you in general). " +
-        "Use it when an answer may depend on something you were told before.",
-      inputSchema: jsonSchema<SearchInput>({
-        type: "object",
-        properties: {
-          query: { type: "string", description: "What to look for, as a question or keywords." },
-          top_k: { type: "integer", minimum: 1, maximum: 20, description: "How many memories to return (default 5)." },
-          holds_at: {
-            type: "string",
-            description:
-              "Only what held in the world on this day (YYYY-MM-DD), for a question about a past time ('where did they " +
-              "live in 2021?'); leave it out otherwise.",
-          },
-        },
-        required: ["query"],
-        additionalProperties: false,
-      }),
+      description: TOOL_DEFINITIONS.search_memory.description,
+      inputSchema: schemaOf<SearchInput>(TOOL_DEFINITIONS.search_memory),
       execute: (input: SearchInput) => call("search_memory", input),
     }),
     get_entity: tool({
-      description:
-        "What memory knows about someone or something by name (a person, place, organisation, thing or event): its " +
-        "other names, how it relates to others (who works where, who is whose sister) and the facts that say so. " +
-        "Use it for 'what do you know about X' and to follow a relation to the next person or place; 'me' is this user.",
-      inputSchema: jsonSchema<GetEntityInput>({
-        type: "object",
-        properties: {
-          name: { type: "string", description: "The name, or any name it is known by." },
-          include_ended: {
-            type: "boolean",
-            description: "Also the relations that no longer hold, with when they held (default false).",
-          },
-        },
-        required: ["name"],
-        additionalProperties: false,
-      }),
+      description: TOOL_DEFINITIONS.get_entity.description,
+      inputSchema: schemaOf<GetEntityInput>(TOOL_DEFINITIONS.get_entity),
       execute: (input: GetEntityInput) => call("get_entity", input),
     }),
     save_memory: tool({
-      description:
-        "Remember a fact for future conversations. Save only durable facts worth recalling later, one per call.",
-      inputSchema: jsonSchema<SaveInput>({
-        type: "object",
-        properties: {
-          content: {
-            type: "string",
-            description: "One self-contained, objective statement naming who it is about (\"Gene's birthday is March 15th\").",
-          },
-          scope: {
-            type: "string",
-            enum: ["user", "agent"],
-            description: "'user': about or for this user only (default). 'agent': true for every user.",
-          },
-          tags: { type: "array", items: { type: "string" }, description: "Optional labels." },
-          key: {
-            type: "string",
-            description: "For a stable attribute of the user with one current value, its profile key in snake_case (home_city).",
-          },
-          expires_in: {
-            type: "string",
-            description: 'For something true only for a while ("my hotel room this week"): how long, as "P7D" or "7 days".',
-          },
-          expires_at: {
-            type: "string",
-            format: "date-time",
-            description: "Or the time it stops being worth remembering (ISO 8601, in the future).",
-          },
-        },
-        required: ["content"],
-        additionalProperties: false,
-      }),
+      description: TOOL_DEFINITIONS.save_memory.description,
+      inputSchema: schemaOf<SaveInput>(TOOL_DEFINITIONS.save_memory),
       execute: (input: SaveInput) => call("save_memory", input),
     }),
     memory_context: tool({

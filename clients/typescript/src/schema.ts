@@ -284,7 +284,7 @@ export interface paths {
         put?: never;
         /**
          * Store a fact (embedded now); an existing identical fact is returned instead
-         * @description Deduplicated by normalised content within the owner (the user for a user-scoped fact, the agent otherwise): when a current fact already says the same, it is returned with 200 (given an expiry, it takes it). `expires_at` or `expires_in` make it expire: it then leaves search, the context block and the bundle, and retention closes it.
+         * @description Deduplicated by normalised content within the owner (the user for a user-scoped fact, the agent otherwise): when a current fact already says the same, it is returned with 200 (given an expiry, it takes it). `expires_at` or `expires_in` make it expire: it then leaves search, the context block and the bundle, and retention closes it. A content that holds a secret (a password, PIN or code, a key, a card or account number, a government id, a security answer, a login) is refused with a 400 `sensitive_data` naming `content` and the kind of secret, never the value, under the agent's `withhold` policy; under `redact` it is stored with the value replaced.
          */
         post: operations["api_v1_facts_create"];
         delete?: never;
@@ -310,7 +310,7 @@ export interface paths {
         head?: never;
         /**
          * Change a fact: writes a new version (new id, re-embedded); the old one stays as history
-         * @description Only the current version can be changed (409 names the current one otherwise). What is not given carries over. An expiry alone (`expires_at`, null for never, or `expires_in`) changes in place: no new version.
+         * @description Only the current version can be changed (409 names the current one otherwise). What is not given carries over. An expiry alone (`expires_at`, null for never, or `expires_in`) changes in place: no new version. A new content that holds a secret is refused or redacted as when a fact is posted.
          */
         patch: operations["api_v1_facts_partial_update"];
         trace?: never;
@@ -644,7 +644,7 @@ export interface paths {
         put?: never;
         /**
          * Execute one memory tool call in a conversation
-         * @description A mistake of the model (unknown tool, bad or missing arguments, an id it cannot see) is a 200 with ok=false and an error saying what to fix: send it back as the tool message. A malformed request (no name, arguments neither object nor string, a session of another user) is a 400.
+         * @description A mistake of the model (unknown tool, bad or missing arguments, an id it cannot see) is a 200 with ok=false, an error saying what to fix and `fields` naming each argument and why (`tags.0`): send the error back as the tool message. A malformed request (no name, arguments neither object nor string, a session of another user) is a 400.
          */
         post: operations["api_v1_tools_call_create"];
         delete?: never;
@@ -2058,6 +2058,10 @@ export interface components {
             result?: unknown;
             /** @description When not ok: what the model should fix. */
             error?: string;
+            /** @description When not ok: what is wrong with each argument, by its dotted path (`tags.0`). */
+            fields?: {
+                [key: string]: string[];
+            };
         };
         ToolListOutput: {
             /** @description Pass as `tools` to chat completions. */

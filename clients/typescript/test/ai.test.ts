@@ -81,19 +81,32 @@ test("save_memory, get_entity and memory_context execute on the service for the 
   assert.ok(facts.some((fact) => fact.content === "Maya works night shifts at the hospital"));
 });
 
-test("the tools' input schemas take what the service's own tool definitions take", async () => {
+test("the tools are the service's own tool definitions: descriptions, schemas and every limit", async () => {
   const tools = memoryTools({ client, user: "maya" });
   const served = new Map(
     (await client.tools()).map((definition) => {
-      const fn = definition["function"] as { name: string; parameters: { properties: object; required?: string[] } };
-      return [fn.name, fn.parameters] as const;
+      const fn = definition["function"] as { name: string; description: string; parameters: object };
+      return [fn.name, fn] as const;
     }),
   );
   for (const name of ["search_memory", "get_entity", "save_memory"] as const) {
     const ours = await asSchema<unknown>(tools[name].inputSchema as FlexibleSchema<unknown>).jsonSchema;
     const theirs = served.get(name);
     assert.ok(theirs, `the service has no ${name} tool`);
-    assert.deepEqual(Object.keys(ours.properties ?? {}).sort(), Object.keys(theirs.properties).sort(), name);
-    assert.deepEqual([...(ours.required ?? [])].sort(), [...(theirs.required ?? [])].sort(), name);
+    assert.deepEqual(ours, theirs.parameters, name);
+    assert.equal(tools[name].description, theirs.description, name);
   }
+});
+
+test("a model's mistake inside a list comes back naming the index and the reason", async () => {
+  const tools = memoryTools({ client, user: "maya" });
+  const options = { toolCallId: "call-2", messages: [] };
+  const tooLong = (await tools.save_memory.execute!(
+    { content: "Maya keeps bees on the roof", tags: ["bees", "x".repeat(101)] },
+    options,
+  )) as ToolCallResult;
+
+  assert.equal(tooLong.ok, false);
+  assert.deepEqual(tooLong.fields, { "tags.1": ["Ensure this field has no more than 100 characters."] });
+  assert.match(tooLong.error ?? "", /tags\.1: Ensure this field has no more than 100 characters\./);
 });

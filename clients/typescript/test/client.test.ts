@@ -158,14 +158,14 @@ test("reference documents: create (once), get, list, delete", async () => {
 });
 
 test("tenant isolation: one agent's key never reads or changes another agent's memory", async () => {
-  const secret = await client.factCreate({ content: "Gene's locker code is 4711", user: "gene" });
+  const secret = await client.factCreate({ content: "Gene's locker number is 4711", user: "gene" });
   const document = await client.documentCreate({ title: "Internal", content: "The staff wifi password is on the fridge." });
   await client.messagesAppend("private chat", [{ role: "user", content: "My locker code is 4711." }], { user: "gene" });
 
   for (const call of [
     () => other.factGet(secret.id),
     () => other.factHistory(secret.id),
-    () => other.factUpdate(secret.id, { content: "Gene's locker code is 0000", reason: "x" }),
+    () => other.factUpdate(secret.id, { content: "Gene's locker number is 0000", reason: "x" }),
     () => other.factDelete(secret.id, { hard: true }),
     () => other.sessionGet("private chat"),
     () => other.documentGet(document.id),
@@ -182,7 +182,7 @@ test("tenant isolation: one agent's key never reads or changes another agent's m
   assert.deepEqual(searched.results, []);
   assert.deepEqual(listed, []);
   assert.doesNotMatch(JSON.stringify(viaTool), /4711/);
-  assert.equal((await client.factGet(secret.id)).content, "Gene's locker code is 4711");
+  assert.equal((await client.factGet(secret.id)).content, "Gene's locker number is 4711");
   assert.equal((await client.factGet(secret.id)).is_current, true);
 });
 
