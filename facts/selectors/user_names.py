@@ -14,15 +14,14 @@ import re
 from agents.models import EndUser
 from facts.models import Fact
 
-# A capitalised word that is not the question's own first word (which is capitalised anyway) or "I".
+# A capitalised word of two letters or more ("I" is not one) that does not open the question or a sentence of it.
 _CAPITALISED = re.compile(r"(?<!^)(?<![.?!]\s)\b([A-Z\u00c0-\u00de][\w\u00c0-\u024f-]+)")
-_NOT_NAMES = frozenset(["I", "I'm", "I've", "I'd"])
 _MAX_NAMES = 4
 
 
 def user_names_as_first_person(*, query: str, user: EndUser) -> str | None:
     """The question with the user's name read as "I" ("Dana's" as "my"), or None when it names no user."""
-    words = [word for word in dict.fromkeys(_CAPITALISED.findall(query.strip())) if word not in _NOT_NAMES]
+    words = list(dict.fromkeys(_CAPITALISED.findall(query.strip())))
     if not words:
         return None
     names = _user_names_among(words=words[:_MAX_NAMES], user=user)
