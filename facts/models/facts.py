@@ -7,6 +7,7 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
 
+from agents.categories import MAX_CATEGORY_SLUG_LENGTH
 from agents.models import Agent, EndUser
 from conversations.models import Message, Session
 from core.models import TEXT_SEARCH_CONFIG, EmbeddingRecord
@@ -82,6 +83,14 @@ class Fact(WorldTimeFields):
         blank=True,
         help_text="From this time the fact leaves search, the context block and the bundle; retention then closes it.",
     )
+    # What the statement is about (agents.categories), and the value it gives in that category, made canonical within
+    # it ("pottery" for "pottery class" and "making pots"): the profile's entries and list questions read them.
+    category = models.CharField(
+        max_length=MAX_CATEGORY_SLUG_LENGTH, blank=True, help_text="Its category; empty: formed before categories."
+    )
+    category_value = models.CharField(
+        max_length=200, blank=True, help_text="What it says in its category, canonical: one profile entry per value."
+    )
 
     class Meta:
         constraints = [
@@ -132,6 +141,12 @@ class Fact(WorldTimeFields):
                 fields=["agent", "user", "-formed_at"], condition=Q(valid_to__isnull=True), name="fact_current_scope"
             ),
             models.Index(fields=["agent", "user", "valid_from"], name="fact_scope_history"),
+            # A person's memory by topic: the profile and list questions read one scope's current facts of a category.
+            models.Index(
+                fields=["agent", "user", "category"],
+                condition=Q(valid_to__isnull=True) & ~Q(category=""),
+                name="fact_current_category",
+            ),
             # Retention's read: the current facts whose expiry has passed.
             models.Index(
                 fields=["expires_at"],

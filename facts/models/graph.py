@@ -8,6 +8,7 @@ from django.db import models
 from django.db.models import F, Q, Value
 from django.db.models.functions import Replace
 
+from agents.categories import MAX_CATEGORY_SLUG_LENGTH
 from agents.models import Agent, EndUser
 from conversations.models import Message
 from core.models import TEXT_SEARCH_CONFIG
@@ -88,6 +89,9 @@ class Relation(WorldTimeFields):
     valid_from = models.DateTimeField()
     valid_to = models.DateTimeField(null=True, blank=True, help_text="Empty while the relation holds.")
     closed_reason = models.CharField(max_length=300, blank=True)
+    category = models.CharField(
+        max_length=MAX_CATEGORY_SLUG_LENGTH, blank=True, help_text="The category of the fact that states it."
+    )
     source_facts = models.ManyToManyField(Fact, blank=True, related_name="relations")
     source_messages = models.ManyToManyField(Message, blank=True, related_name="relations")
 
