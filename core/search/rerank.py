@@ -181,6 +181,8 @@ def _http_client() -> httpx.Client:
 def _http_rank(*, query: str, passages: list[str]) -> Ranking:
     if not settings.RERANK_URL:
         raise _Failed(Outcome.UNCONFIGURED, "RERANK_URL is not set")
+    if settings.RERANK_API_FORMAT not in HTTP_FORMATS:
+        raise _Failed(Outcome.UNCONFIGURED, f"RERANK_API_FORMAT must be one of {', '.join(HTTP_FORMATS)}")
     tei = settings.RERANK_API_FORMAT == "tei"
     if tei:
         body: dict[str, Any] = {"query": query, "texts": passages, "truncate": True}

@@ -16,6 +16,7 @@ from core.exceptions import ProviderError
 from core.llm.base import LLMRequest
 from core.llm.providers import set_llm_provider_override
 from core.models import LLMCall
+from core.runtime.logging import secrets_redact
 from core.search.rerank import hits_reranked
 from tests.rerank_server_support import RerankServer, overlap_score
 
@@ -137,6 +138,7 @@ def _closed_port() -> int:
         ("duplicate_indexes", 0.0, "malformed"),
         ("refused", 0.0, "error"),
         ("unconfigured", 0.0, "unconfigured"),
+        ("unknown_format", 0.0, "unconfigured"),
     ],
 )
 def test_a_failing_server_keeps_the_fused_order(server, settings, caplog, misbehaviour, delay, outcome):
@@ -146,6 +148,8 @@ def test_a_failing_server_keeps_the_fused_order(server, settings, caplog, misbeh
         settings.RERANK_URL = f"http://127.0.0.1:{_closed_port()}/v1/rerank"
     if misbehaviour == "unconfigured":
         settings.RERANK_URL = ""
+    if misbehaviour == "unknown_format":
+        settings.RERANK_API_FORMAT = "jina"
     counted = _outcomes("http", outcome)
     hits = _hits(*PASSAGES)
 
@@ -221,3 +225,9 @@ def test_without_an_llm_configured_the_fused_order_is_kept(settings):
 
     assert _rerank("llm", hits) == hits
     assert not LLMCall.objects.filter(purpose="rerank").exists()
+
+
+def test_the_rerank_key_never_reaches_the_logs(settings):
+    settings.RERANK_API_KEY = "a-rerank-key-of-the-deployment"
+
+    assert "a-rerank-key" not in secrets_redact("status 401: key a-rerank-key-of-the-deployment is not valid")
