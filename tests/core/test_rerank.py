@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -14,10 +15,11 @@ from prometheus_client import REGISTRY
 
 from core.exceptions import ProviderError
 from core.llm.base import LLMRequest
-from core.llm.providers import set_llm_provider_override
+from core.llm.providers import _cached_llm_provider, set_llm_provider_override
 from core.models import LLMCall
 from core.runtime.logging import secrets_redact
 from core.search.rerank import hits_reranked
+from tests.llm_stub_server import StubLLMServer, StubReply
 from tests.rerank_server_support import RerankServer, overlap_score
 
 QUERY = "which city does Maria's friend work in"
@@ -231,3 +233,45 @@ def test_the_rerank_key_never_reaches_the_logs(settings):
     settings.RERANK_API_KEY = "a-rerank-key-of-the-deployment"
 
     assert "a-rerank-key" not in secrets_redact("status 401: key a-rerank-key-of-the-deployment is not valid")
+
+
+# --- The LLM over HTTP: the client's real code path, its guard and the search's deadline ----------------------------
+
+
+@pytest.fixture
+def llm_stub(settings) -> Iterator[StubLLMServer]:
+    server = StubLLMServer()
+    with server.running():
+        settings.LLM_PROVIDER, settings.LLM_BASE_URL, settings.LLM_API_KEY = "openai", server.base_url, "stub-key"
+        settings.LLM_TIMEOUT_SECONDS = 30
+        settings.RERANK_LLM_TIMEOUT_SECONDS = 1.5
+        set_llm_provider_override(None)
+        _cached_llm_provider.cache_clear()
+        try:
+            yield server
+        finally:
+            _cached_llm_provider.cache_clear()
+
+
+@pytest.mark.django_db
+def test_the_llm_over_http_ranks_with_the_schema_sent(llm_stub):
+    llm_stub.then(StubReply(content='{"order": [3, 1]}'))
+
+    reranked = _rerank("llm", _hits(*PASSAGES))
+
+    assert [hit.text for hit in reranked] == [PASSAGES[2], PASSAGES[0], PASSAGES[1], PASSAGES[3]]
+    (request,) = llm_stub.requests
+    assert request.body["response_format"]["json_schema"]["schema"]["required"] == ["order"]
+
+
+@pytest.mark.django_db
+def test_a_slow_llm_is_given_up_at_the_search_s_deadline_not_the_llm_s(llm_stub):
+    llm_stub.then(StubReply(content='{"order": [3, 1]}', delay=5))
+    hits = _hits(*PASSAGES)
+    started = time.monotonic()
+
+    reranked = _rerank("llm", hits)
+
+    assert reranked == hits
+    assert time.monotonic() - started < 5  # RERANK_LLM_TIMEOUT_SECONDS (1.5), not LLM_TIMEOUT_SECONDS (30)
+    assert LLMCall.objects.get(purpose="rerank").outcome == LLMCall.Outcome.PROVIDER_ERROR
