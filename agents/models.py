@@ -6,6 +6,7 @@ from django.db import models
 
 from core.models import TimeStampedModel
 from core.safety.sensitive import SensitiveDataPolicy
+from core.search.rerank import Reranker
 
 
 class AgentMemoryFromUsers(models.TextChoices):
@@ -59,6 +60,14 @@ class Agent(TimeStampedModel):
         default=AgentMemoryFromUsers.REVIEW,
         help_text="What formation and the assistant's memory tools do with agent-wide memory drawn from an end "
         "user's conversation: every other user of the agent would see it (docs/security.md).",
+    )
+    reranker = models.CharField(
+        max_length=8,
+        choices=Reranker.choices,
+        default=Reranker.OFF,
+        help_text="Reorders the top RERANK_TOP_N of each hybrid fact and turn search after fusion: a rerank server "
+        "(RERANK_URL) or the configured LLM (its tokens count against the budget below). Adds its latency to every "
+        "search; when it fails, the fused order is kept (docs/operations/runbook.md).",
     )
     # Cost guard; empty means LLM_AGENT_DAILY_TOKEN_BUDGET applies (0 there: no budget).
     llm_daily_token_budget = models.PositiveBigIntegerField(

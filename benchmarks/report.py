@@ -133,6 +133,8 @@ HISTORY = {
     "webhook_overhead.json": "webhooks (issue 35): what the outbox adds to a fact write over HTTP",
     "webhook_overhead_merged.json": "webhooks (issue 35): the same, measured again after merging world time",
     "feedback_ranking.json": "feedback (issue 35): a boost by useful feedback, LoCoMo dev (not adopted)",
+    "rerank_overhead.json": "reranker (issue 38): what the rerank step adds to a fact search, against a local server",
+    "rerank_overhead_2.json": "reranker (issue 38): the same, run again at a lower load",
 }
 MANIFEST = CURRENT | HISTORY
 

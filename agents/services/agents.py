@@ -18,6 +18,7 @@ AGENT_SETTINGS = (
     "profile_in_context",
     "sensitive_data",
     "agent_memory_from_users",
+    "reranker",
     *OVERRIDABLE_SETTINGS,
     "max_current_facts_per_user",
     "max_current_facts_per_agent",

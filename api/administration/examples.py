@@ -52,6 +52,7 @@ AGENT = OpenApiExample(
         "profile_in_context": True,
         "sensitive_data": "withhold",
         "agent_memory_from_users": "review",
+        "reranker": "off",
         "formation_msg_interval": 20,
         "formation_token_interval": None,
         "cold_after_minutes": None,

@@ -56,6 +56,14 @@ class MessageHitOutputSerializer(serializers.Serializer):
         help_text="Rank among the turns the entity graph's relations about the entities the query names, or a "
         "relation or two from them, were formed from (hybrid mode).",
     )
+    rerank_rank = serializers.IntegerField(
+        allow_null=True,
+        help_text="Place in the reranker's order, when the agent's reranker reordered the top of the fused list "
+        "(hybrid mode); null otherwise, or when the reranker failed and the fused order was kept.",
+    )
+    rerank_score = serializers.FloatField(
+        allow_null=True, help_text="The rerank server's relevance score (null from the LLM, which orders, not scores)."
+    )
 
 
 class MessageSearchOutputSerializer(serializers.Serializer):

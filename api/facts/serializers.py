@@ -240,6 +240,14 @@ class FactHitOutputSerializer(serializers.Serializer):
         help_text="Rank in the graph signal: a fact about an entity the query names, or one or two relations from it "
         "(hybrid mode).",
     )
+    rerank_rank = serializers.IntegerField(
+        allow_null=True,
+        help_text="Place in the reranker's order, when the agent's reranker reordered the top of the fused list "
+        "(hybrid mode); null otherwise, or when the reranker failed and the fused order was kept.",
+    )
+    rerank_score = serializers.FloatField(
+        allow_null=True, help_text="The rerank server's relevance score (null from the LLM, which orders, not scores)."
+    )
 
 
 class MemorySearchOutputSerializer(serializers.Serializer):

@@ -63,7 +63,7 @@ class AgentAdmin(admin.ModelAdmin):
         "created_at",
     ]
     list_editable = ["rag_enabled", "always_in_context_enabled"]
-    list_filter = ["rag_enabled", "always_in_context_enabled", "sensitive_data", "agent_memory_from_users"]
+    list_filter = ["rag_enabled", "always_in_context_enabled", "sensitive_data", "agent_memory_from_users", "reranker"]
     search_fields = ["external_id", "name"]
     readonly_fields = [
         "thresholds_in_force",
@@ -80,6 +80,7 @@ class AgentAdmin(admin.ModelAdmin):
         ("Memory switches", {"fields": ["rag_enabled", "always_in_context_enabled", "profile_in_context"]}),
         ("Sensitive data (docs/security.md)", {"fields": ["sensitive_data", "sensitive_data_summary"]}),
         ("Memory poisoning (docs/security.md)", {"fields": ["agent_memory_from_users"]}),
+        ("Search (docs/operations/runbook.md, Run a reranker)", {"fields": ["reranker"]}),
         ("Feedback on facts", {"fields": ["feedback_summary"]}),
         (
             "Thresholds (empty: the deployment's setting applies)",

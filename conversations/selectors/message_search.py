@@ -32,13 +32,15 @@ from django.db.models import Q, QuerySet
 from pgvector.django import CosineDistance
 
 from agents.models import Agent, EndUser
+from agents.selectors.reranking import agent_reranker
 from conversations.models import Message, MessageEmbedding, Session
 from conversations.selectors.message_screening import messages_screen_for_reading
-from conversations.services.message_embeddings import speaker_name
+from conversations.services.message_embeddings import message_speaker, speaker_name
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active_for_reads
 from core.exceptions import ApplicationError
 from core.runtime.db_routers import search_connection, search_reads
 from core.runtime.timing import stage_timed
+from core.search.rerank import Reranker, hits_reranked, rerank_depth
 from core.search.retrieval import (
     NEIGHBOUR_SEEDS,
     NEIGHBOUR_WEIGHT,
@@ -87,6 +89,8 @@ class MessageHit:
     neighbour_rank: int | None = None
     speaker_rank: int | None = None
     graph_rank: int | None = None
+    rerank_rank: int | None = None  # its place in the reranker's order (core.search.rerank), when it reordered them
+    rerank_score: float | None = None
 
 
 def _vector_ranking(
@@ -436,12 +440,13 @@ def messages_search(
             fusion=fusion, scope=scope, query=query, space_id=space.pk, limit=limit, graph_ranking=graph_ranking
         )
     scores = fusion.scores(["vector", "text", "graph", "time", "neighbour", "speaker"])
-    best = fusion.best_first(scores)[:top_k]
+    reranker = agent_reranker(agent=agent) if mode == "hybrid" else Reranker.OFF
+    best = fusion.best_first(scores)[: rerank_depth(reranker=reranker, top_k=top_k)]
     with stage_timed("hits_sql"):
         messages = Message.objects.select_related("session").in_bulk(best)
     with stage_timed("screen"):
         messages_screen_for_reading(agent=agent, messages=messages.values())
-    return [
+    hits = [
         MessageHit(
             message=messages[pk],
             similarity=similarity.get(pk),
@@ -456,6 +461,13 @@ def messages_search(
         )
         for pk in best
     ]
+    return hits_reranked(
+        reranker=reranker,
+        query=query,
+        hits=hits,
+        text=lambda hit: f"{message_speaker(message=hit.message)}: {hit.message.content}",
+        agent_id=agent.pk,
+    )[:top_k]
 
 
 def messages_search_similar(

@@ -98,6 +98,13 @@ embedded_texts = Counter(
     ["provider"],
     namespace=NAMESPACE,
 )
+rerank_outcomes = Counter(
+    "rerank",
+    "Rerank steps of searches, by reranker (http, llm) and outcome (reranked; or the fused order kept: timeout, "
+    "error, malformed, unconfigured, held).",
+    ["reranker", "outcome"],
+    namespace=NAMESPACE,
+)
 celery_tasks = Counter(
     "celery_tasks",
     "Celery tasks run by this worker, by task name and outcome (succeeded, failed, retried).",

@@ -36,7 +36,7 @@ _SECRET_PATTERNS = [
 
 
 def _configured_secrets() -> list[str]:
-    names = ("LLM_API_KEY", "EMBEDDING_API_KEY", "SECRET_KEY")
+    names = ("LLM_API_KEY", "EMBEDDING_API_KEY", "RERANK_API_KEY", "SECRET_KEY")
     return [value for name in names if len(value := str(getattr(settings, name, "") or "")) >= 8]
 
 

@@ -21,11 +21,13 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from agents.models import Agent, EndUser
+from agents.selectors.reranking import agent_reranker
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active_for_reads
 from core.exceptions import ApplicationError
 from core.models import EmbeddingSpace
 from core.runtime.db_routers import search_reads
 from core.runtime.timing import stage_record, stage_timed
+from core.search.rerank import Reranker, hits_reranked, rerank_depth
 from core.search.retrieval import (
     SEARCH_TOP_K_MAX,
     TIME_WEIGHT,
@@ -70,7 +72,9 @@ class FactHit:
     """One search result. `score` is the fused relevance (reciprocal rank fusion, scaled so that first place in
     every signal used scores 1.0), blended with recency when asked; a fallback-to-recent hit scores 0. `similarity`
     is the cosine similarity to the query whenever the query was embedded; the ranks are 1-based places in each
-    signal's list (time: core.search.retrieval.time_ranking), None when the fact was not in it."""
+    signal's list (time: core.search.retrieval.time_ranking), None when the fact was not in it. `rerank_rank` is the
+    fact's place in the reranker's order when the agent's reranker reordered the search (core.search.rerank), with the
+    rerank server's `rerank_score`."""
 
     fact: Fact
     score: float
@@ -80,6 +84,8 @@ class FactHit:
     text_score: float | None
     time_rank: int | None = None
     graph_rank: int | None = None
+    rerank_rank: int | None = None
+    rerank_score: float | None = None
 
 
 @dataclass(frozen=True)
@@ -423,6 +429,7 @@ def facts_search(
         candidates[fact_id].tier = tier
     if user is not None and settings.MEMORY_SLOT_BOOST:
         _slot_boost(candidates=candidates, slots=question_slots(vector_query))
+    reranker = agent_reranker(agent=agent) if mode == SearchMode.HYBRID else Reranker.OFF
     ranked = _candidates_order(
         candidates=list(candidates.values()),
         own_facts_of=user if first_person is not None else None,
@@ -430,10 +437,20 @@ def facts_search(
         now=as_of or timezone.now(),
         mmr_lambda=mmr_lambda,
         space=space,
-        top_k=top_k,
+        top_k=rerank_depth(reranker=reranker, top_k=top_k),
     )
     stage_record("fuse", time.perf_counter() - fusion_started)
-    return _hits(ranked=ranked, record_access=record_access)
+    hits = hits_reranked(
+        reranker=reranker,
+        query=query,
+        hits=_hits(ranked=ranked),
+        text=lambda hit: hit.fact.content,
+        band=lambda hit: tiers.get(hit.fact.pk, 0),  # what world time ruled out stays below
+        agent_id=agent.pk,
+    )[:top_k]
+    if record_access:  # an operator looking is not the agent using the memory; retention reads access times
+        facts_access_record_later(fact_ids=[hit.fact.pk for hit in hits])
+    return hits
 
 
 def _unranked_add(*, candidates: dict[int, _Candidate], scope: FactSearchScope, limit: int) -> None:
@@ -525,13 +542,11 @@ def _signals_rank(
     )
 
 
-def _hits(*, ranked: list[_Candidate], record_access: bool) -> list[FactHit]:
+def _hits(*, ranked: list[_Candidate]) -> list[FactHit]:
     with stage_timed("hits_sql"):
         facts = Fact.objects.select_related("user", "source_session").in_bulk(
             [candidate.fact_id for candidate in ranked]
         )
-    if record_access:  # an operator looking is not the agent using the memory; retention reads access times
-        facts_access_record_later(fact_ids=list(facts))
     return [
         FactHit(
             fact=facts[candidate.fact_id],

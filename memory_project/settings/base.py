@@ -321,6 +321,22 @@ FACTS_ACCESS_LOG_MAX_ENTRIES = env.int("FACTS_ACCESS_LOG_MAX_ENTRIES", default=1
 # HNSW candidate list size (recall against latency; raised to the candidates a search needs).
 MEMORY_SEARCH_HNSW_EF_SEARCH = env.int("MEMORY_SEARCH_HNSW_EF_SEARCH", default=100)
 
+# --- Reranking (docs/operations/runbook.md "Run a reranker") ----------------------------------------------------------
+# An agent whose `reranker` is "http" (off by default, per agent in the admin) has the top RERANK_TOP_N of each hybrid
+# fact or turn search reordered by the rerank server at RERANK_URL, the full endpoint: TEI's /rerank
+# (RERANK_API_FORMAT=tei: {"query", "texts"}), or Cohere's shape that Infinity, vLLM and Jina serve too
+# (RERANK_API_FORMAT=cohere: {"model", "query", "documents", "top_n"}). RERANK_MODEL is sent in the cohere format when
+# set, RERANK_API_KEY as a bearer token when set. A server slower than RERANK_TIMEOUT_SECONDS (connect, and each read
+# or write), failing or replying with something else: the search keeps its fused order. An agent whose `reranker` is
+# "llm" has the configured LLM rank the same passages listwise, within RERANK_LLM_TIMEOUT_SECONDS.
+RERANK_URL = env("RERANK_URL", default="")
+RERANK_API_FORMAT = env("RERANK_API_FORMAT", default="cohere")
+RERANK_MODEL = env("RERANK_MODEL", default="")
+RERANK_API_KEY = env("RERANK_API_KEY", default="")
+RERANK_TIMEOUT_SECONDS = env.float("RERANK_TIMEOUT_SECONDS", default=2.0)
+RERANK_LLM_TIMEOUT_SECONDS = env.float("RERANK_LLM_TIMEOUT_SECONDS", default=10.0)
+RERANK_TOP_N = env.int("RERANK_TOP_N", default=20)
+
 # --- Memory formation and retrieval ---------------------------------------------------------------------------------
 MEMORY_FORMATION_MSG_INTERVAL = env.int("MEMORY_FORMATION_MSG_INTERVAL", default=45)
 MEMORY_FORMATION_TOKEN_INTERVAL = env.int("MEMORY_FORMATION_TOKEN_INTERVAL", default=1000)

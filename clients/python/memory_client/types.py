@@ -93,6 +93,8 @@ class FactHit(TypedDict):
     text_score: float | None
     time_rank: int | None
     graph_rank: int | None
+    rerank_rank: int | None  # its place in the agent's reranker's order; None when not reranked
+    rerank_score: float | None  # the rerank server's score; None from the LLM reranker
 
 
 class SearchResults(TypedDict):
@@ -188,6 +190,8 @@ class MessageHit(TypedDict):
     neighbour_rank: int | None
     speaker_rank: int | None
     graph_rank: int | None
+    rerank_rank: int | None
+    rerank_score: float | None
 
 
 class MessageSearchResults(TypedDict):
@@ -346,6 +350,7 @@ class AgentInfo(TypedDict):
     profile_in_context: bool
     sensitive_data: str
     agent_memory_from_users: str
+    reranker: str  # off, http or llm
     formation_msg_interval: int | None
     formation_token_interval: int | None
     cold_after_minutes: int | None

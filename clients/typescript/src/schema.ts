@@ -820,6 +820,14 @@ export interface components {
              *     * `open` - freely: stored agent-wide (single-user agents only)
              */
             agent_memory_from_users?: components["schemas"]["AgentMemoryFromUsersEnum"];
+            /**
+             * @description Reorders the top RERANK_TOP_N of each hybrid fact and turn search after fusion: a rerank server (RERANK_URL) or the configured LLM (its tokens count against the budget below). Adds its latency to every search; when it fails, the fused order is kept (docs/operations/runbook.md).
+             *
+             *     * `off` - off: the fused order
+             *     * `http` - a rerank server (RERANK_URL: TEI, Infinity, vLLM, Jina, Cohere)
+             *     * `llm` - the configured LLM, ranking the passages listwise
+             */
+            reranker?: components["schemas"]["RerankerEnum"];
             formation_msg_interval?: number | null;
             formation_token_interval?: number | null;
             cold_after_minutes?: number | null;
@@ -875,6 +883,14 @@ export interface components {
              *     * `open` - freely: stored agent-wide (single-user agents only)
              */
             agent_memory_from_users?: components["schemas"]["AgentMemoryFromUsersEnum"];
+            /**
+             * @description Reorders the top RERANK_TOP_N of each hybrid fact and turn search after fusion: a rerank server (RERANK_URL) or the configured LLM (its tokens count against the budget below). Adds its latency to every search; when it fails, the fused order is kept (docs/operations/runbook.md).
+             *
+             *     * `off` - off: the fused order
+             *     * `http` - a rerank server (RERANK_URL: TEI, Infinity, vLLM, Jina, Cohere)
+             *     * `llm` - the configured LLM, ranking the passages listwise
+             */
+            reranker?: components["schemas"]["RerankerEnum"];
             formation_msg_interval?: number | null;
             formation_token_interval?: number | null;
             cold_after_minutes?: number | null;
@@ -1166,6 +1182,13 @@ export interface components {
             time_rank: number | null;
             /** @description Rank in the graph signal: a fact about an entity the query names, or one or two relations from it (hybrid mode). */
             graph_rank: number | null;
+            /** @description Place in the reranker's order, when the agent's reranker reordered the top of the fused list (hybrid mode); null otherwise, or when the reranker failed and the fused order was kept. */
+            rerank_rank: number | null;
+            /**
+             * Format: double
+             * @description The rerank server's relevance score (null from the LLM, which orders, not scores).
+             */
+            rerank_score: number | null;
         };
         FactOutput: {
             readonly id: number;
@@ -1475,6 +1498,13 @@ export interface components {
             speaker_rank: number | null;
             /** @description Rank among the turns the entity graph's relations about the entities the query names, or a relation or two from them, were formed from (hybrid mode). */
             graph_rank: number | null;
+            /** @description Place in the reranker's order, when the agent's reranker reordered the top of the fused list (hybrid mode); null otherwise, or when the reranker failed and the fused order was kept. */
+            rerank_rank: number | null;
+            /**
+             * Format: double
+             * @description The rerank server's relevance score (null from the LLM, which orders, not scores).
+             */
+            rerank_score: number | null;
         };
         MessageInput: {
             role: components["schemas"]["RoleEnum"];
@@ -1740,6 +1770,14 @@ export interface components {
              *     * `open` - freely: stored agent-wide (single-user agents only)
              */
             agent_memory_from_users?: components["schemas"]["AgentMemoryFromUsersEnum"];
+            /**
+             * @description Reorders the top RERANK_TOP_N of each hybrid fact and turn search after fusion: a rerank server (RERANK_URL) or the configured LLM (its tokens count against the budget below). Adds its latency to every search; when it fails, the fused order is kept (docs/operations/runbook.md).
+             *
+             *     * `off` - off: the fused order
+             *     * `http` - a rerank server (RERANK_URL: TEI, Infinity, vLLM, Jina, Cohere)
+             *     * `llm` - the configured LLM, ranking the passages listwise
+             */
+            reranker?: components["schemas"]["RerankerEnum"];
             formation_msg_interval?: number | null;
             formation_token_interval?: number | null;
             cold_after_minutes?: number | null;
@@ -1869,6 +1907,13 @@ export interface components {
             readonly source_facts: number[];
             readonly source_messages: number[];
         };
+        /**
+         * @description * `off` - off: the fused order
+         *     * `http` - a rerank server (RERANK_URL: TEI, Infinity, vLLM, Jina, Cohere)
+         *     * `llm` - the configured LLM, ranking the passages listwise
+         * @enum {string}
+         */
+        RerankerEnum: "off" | "http" | "llm";
         /**
          * @description * `user` - user
          *     * `assistant` - assistant
