@@ -41,6 +41,10 @@ class CustomCategory:
     words: frozenset[str]
 
 
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
 def _terms(*entries: tuple[str, str]) -> tuple[tuple[str, re.Pattern[str]], ...]:
     """(canonical value, pattern) pairs: the pattern is a regex fragment matched on word boundaries, lowercase."""
     return tuple((value, re.compile(rf"\b(?:{pattern})\b")) for value, pattern in entries)
@@ -103,13 +107,19 @@ HEALTH_TERMS = _terms(
     ("allergy", r"allerg\w+"),
     ("asthma", r"asthma"),
     ("diabetes", r"diabet\w+"),
-    ("injury", r"injur\w+|broken (?:\w+ )?(?:ankle|arm|leg|wrist|foot)|broke (?:\w+ )?(?:ankle|arm|leg|wrist)|sprain\w*|"
-     r"fractur\w+|torn|fell off|thyroid|condition"),
+    (
+        "injury",
+        r"injur\w+|broken (?:\w+ )?(?:ankle|arm|leg|wrist|foot)|broke (?:\w+ )?(?:ankle|arm|leg|wrist)|sprain\w*|"
+        r"fractur\w+|torn|fell off|thyroid|condition",
+    ),
     ("therapy", r"therap\w+|counsell?ing sessions|counsell?or|physio\w*"),
     ("medication", r"medication|meds|pills?|prescri\w+|antibiotics|insulin"),
     ("mental health", r"anxiety|anxious|depress\w+|panic attacks?|burn(?:ed|t)? ?out|mental health|ptsd|adhd"),
-    ("illness", r"sick|ill|illness|flu|cold|covid|cancer|migraines?|headaches?|diagnos\w+|disease|chronic|surgery|"
-     r"hospital\w*|symptoms?|recover\w*|pain|blood pressure|cholesterol|pregnan\w+"),
+    (
+        "illness",
+        r"sick|ill|illness|flu|cold|covid|cancer|migraines?|headaches?|diagnos\w+|disease|chronic|surgery|"
+        r"hospital\w*|symptoms?|recover\w*|pain|blood pressure|cholesterol|pregnan\w+",
+    ),
     ("sleep", r"insomnia|sleep\w*"),
     ("diet", r"lactose|gluten|intoleran\w+|on a diet|lose weight|lost (?:\d+ )?(?:pounds|kilos|kg)"),
     ("doctor", r"doctor's appointment|check-?up|dentist|doctor appointment"),
@@ -119,91 +129,160 @@ DISLIKE_TERMS = _terms(
     ("", r"not (?:a )?fan of|does(?:n't| not) (?:like|eat|drink|enjoy)|never (?:eats|drinks)|won't eat"),
     ("vegetarian", r"vegetarian"),
     ("vegan", r"vegan"),
-    ("", r"afraid of|scared of|terrified of|fear(?:s|ful)? of|phobia|nervous about|annoy(?:s|ed|ing)|"
-     r"not happy about|bothers?|gets on \w+ nerves|is sick of|tired of"),
+    (
+        "",
+        r"afraid of|scared of|terrified of|fear(?:s|ful)? of|phobia|nervous about|annoy(?:s|ed|ing)|"
+        r"not happy about|bothers?|gets on \w+ nerves|is sick of|tired of",
+    ),
 )
 IDENTITY_TERMS = _terms(
     ("name", r"name is|is called|goes by|nickname"),
     ("age", r"years old|\d+ years of age|turned \d+|age is"),
     ("birthday", r"birthday|born"),
-    ("origin", r"is (?:originally )?from|comes from|grew up|native of|raised in|hometown|heritage|immigra\w+|nationality|citizen"),
-    ("gender", r"transgender|trans (?:woman|man)|non-binary|nonbinary|identif(?:y|ies) as|pronouns|gender|"
-     r"came out|queer|gay|lesbian|bisexual"),
+    (
+        "origin",
+        r"is (?:originally )?from|comes from|grew up|native of|raised in|hometown|heritage|immigra\w+|nationality|"
+        r"citizen",
+    ),
+    (
+        "gender",
+        r"transgender|trans (?:woman|man)|non-binary|nonbinary|identif(?:y|ies) as|pronouns|gender|"
+        r"came out|queer|gay|lesbian|bisexual",
+    ),
     ("language", r"speaks|native language|mother tongue|bilingual|fluent in"),
     ("appearance", r"tall|short hair|long hair|tattoos?|wears glasses|eye colou?r|hair colou?r"),
     ("introvert", r"introvert\w*|extrovert\w*|personality"),
 )
 PLAN_TERMS = _terms(
-    ("", r"plans? to|planning(?: to| on)?|wants? to|hopes? to|hoping to|intends? to|aims? to|going to|gonna|"
-     r"would like to|'d like to|wishes to|dreams? of|goals?|ambition|is saving (?:up )?for|saving up|"
-     r"thinking (?:about|of)|considering|looking forward to|will|next (?:week|month|year|summer|spring|autumn|fall|"
-     r"winter|weekend)|upcoming|is about to|bucket list|is trying to|tries to|is moving|is getting|are getting|"
-     r"is organi[sz]ing|is preparing|is applying|on (?:her|his|their) list"),
+    (
+        "",
+        r"plans? to|planning(?: to| on)?|wants? to|hopes? to|hoping to|intends? to|aims? to|going to|gonna|"
+        r"would like to|'d like to|wishes to|dreams? of|goals?|ambition|is saving (?:up )?for|saving up|"
+        r"thinking (?:about|of)|considering|looking forward to|will|next (?:week|month|year|summer|spring|autumn|fall|"
+        r"winter|weekend)|upcoming|is about to|bucket list|is trying to|tries to|is moving|is getting|are getting|"
+        r"is organi[sz]ing|is preparing|is applying|on (?:her|his|their) list",
+    ),
 )
 RELATIONSHIP_TERMS = _terms(
-    ("partner", r"married|wife|husband|partner|boyfriend|girlfriend|fianc\w+|spouse|dating|divorc\w+|engaged|"
-     r"wedding anniversary|broke up|relationship"),
+    (
+        "partner",
+        r"married|wife|husband|partner|boyfriend|girlfriend|fianc\w+|spouse|dating|divorc\w+|engaged|"
+        r"wedding anniversary|broke up|relationship",
+    ),
     ("children", r"kids?|children|child|sons?|daughters?|babies|baby|toddler|grandchild\w*|stepson|stepdaughter"),
-    ("family", r"sisters?|brothers?|siblings?|mother|mom|mum|father|dad|parents?|famil(?:y|ies)|cousins?|aunts?|"
-     r"uncles?|grand(?:ma|pa|mother|father|parents?)|nieces?|nephews?|in-laws?|twins?|stepmom|stepdad"),
+    (
+        "family",
+        r"sisters?|brothers?|siblings?|mother|mom|mum|father|dad|parents?|famil(?:y|ies)|cousins?|aunts?|"
+        r"uncles?|grand(?:ma|pa|mother|father|parents?)|nieces?|nephews?|in-laws?|twins?|stepmom|stepdad",
+    ),
     ("friends", r"friends?|friendship|best friend|bff|roommates?|flatmates?|neighbou?rs?|mentor"),
     ("colleagues", r"colleagues?|co-?workers?"),
 )
 WORK_TERMS = _terms(
-    ("", r"works?(?: as| at| for| in| on|ing)|worked|job|jobs|career|employ\w+|hired|promot\w+|fired|laid off|"
-     r"work(?:s|ed|ing)?(?! out)|resign\w*|quit (?:her|his|their) job|shifts?|salary|raise|office|boss|manager|interns?|internship|"
-     r"company|firm|startup|business|clients?|customers?|meetings?|deadlines?|projects?|freelanc\w+|"
-     r"self-employed|retired|retirement|profession\w*|bank teller|teller|cafe|restaurant job"),
-    ("studies", r"school|university|college|campus|degree|master's|masters|phd|bachelor's|studies|studying|study|"
-     r"student|bootcamp|web development|graduat\w+|class(?:es)?|course|courses|program(?:me)?|semester|exams?|thesis|lectures?|"
-     r"info session|scholarship|enrolled|accepted into|major(?:s|ing)? in|homework|tutor\w*"),
-    ("", r"nurse|nursing|teacher|engineer|developer|programmer|designer|architect\w*|lawyer|accountant|"
-     r"librarian|pharmacist|chef|cashier|waiter|waitress|barista|mechanic|electrician|plumber|carpenter|"
-     r"scientist|researcher|consultant|counsellor|counselor|social worker|paramedic|firefighter|police|"
-     r"sells|insurance|teach(?:es|ing)?|journalist|writer by trade|physician|surgeon|dentist|vet|veterinarian|pilot|driver|receptionist"),
+    (
+        "",
+        r"works?(?: as| at| for| in| on|ing)|worked|job|jobs|career|employ\w+|hired|promot\w+|fired|laid off|"
+        r"work(?:s|ed|ing)?(?! out)|resign\w*|quit (?:her|his|their) job|shifts?|salary|raise|office|boss|manager|"
+        r"interns?|internship|"
+        r"company|firm|startup|business|clients?|customers?|meetings?|deadlines?|projects?|freelanc\w+|"
+        r"self-employed|retired|retirement|profession\w*|bank teller|teller|cafe|restaurant job",
+    ),
+    (
+        "studies",
+        r"school|university|college|campus|degree|master's|masters|phd|bachelor's|studies|studying|study|"
+        r"student|bootcamp|web development|graduat\w+|class(?:es)?|course|courses|program(?:me)?|semester|exams?|"
+        r"thesis|lectures?|"
+        r"info session|scholarship|enrolled|accepted into|major(?:s|ing)? in|homework|tutor\w*",
+    ),
+    (
+        "",
+        r"nurse|nursing|teacher|engineer|developer|programmer|designer|architect\w*|lawyer|accountant|"
+        r"librarian|pharmacist|chef|cashier|waiter|waitress|barista|mechanic|electrician|plumber|carpenter|"
+        r"scientist|researcher|consultant|counsellor|counselor|social worker|paramedic|firefighter|police|"
+        r"sells|insurance|teach(?:es|ing)?|journalist|writer by trade|physician|surgeon|dentist|vet|veterinarian|"
+        r"pilot|driver|receptionist",
+    ),
 )
 POSSESSION_TERMS = _terms(
     ("dog", r"dogs?|pupp(?:y|ies)|golden retriever|labrador|poodle"),
     ("cat", r"cats?|kittens?"),
-    ("pet", r"pets?|hamsters?|rabbits?|bunn(?:y|ies)|parrots?|birds? named|fish tank|guinea pigs?|turtles?|"
-     r"snakes?|horses?|starter"),
+    (
+        "pet",
+        r"pets?|hamsters?|rabbits?|bunn(?:y|ies)|parrots?|birds? named|fish tank|guinea pigs?|turtles?|"
+        r"snakes?|horses?|starter",
+    ),
     ("car", r"cars?|truck|van|minivan|motorbike|motorcycle|honda|toyota|fiat|tesla|ford"),
-    ("", r"owns?|owned|bought|buys|purchased|has a collection|collects|collection|got a new|"
-     r"new (?:phone|laptop|computer)|shelf full"),
+    (
+        "",
+        r"owns?|owned|bought|buys|purchased|has a collection|collects|collection|got a new|"
+        r"new (?:phone|laptop|computer)|shelf full",
+    ),
 )
 HOME_TERMS = _terms(
-    ("home", r"lives?|lived|living in|moved|moves|relocat\w+|apartment|flat|house|housing|neighbou?rhood|landlord|"
-     r"rent(?:s|ed|ing)?|room in"),
+    (
+        "home",
+        r"lives?|lived|living in|moved|moves|relocat\w+|apartment|flat|house|housing|neighbou?rhood|landlord|"
+        r"rent(?:s|ed|ing)?|room in",
+    ),
 )
 TRAVEL_TERMS = _terms(
-    ("travel", r"visit(?:s|ed|ing)?|travel\w*|trips?|vacation\w*|holidays?|journey|abroad|flew|flies to|"
-     r"been to|road trip|tour(?:ed|ing)?|beach|backpack\w*|cruise|getaway|got back from|weekend away|"
-     r"sightseeing|countries"),
+    (
+        "travel",
+        r"visit(?:s|ed|ing)?|travel\w*|trips?|vacation\w*|holidays?|journey|abroad|flew|flies to|"
+        r"been to|road trip|tour(?:ed|ing)?|beach|backpack\w*|cruise|getaway|got back from|weekend away|"
+        r"sightseeing|countries",
+    ),
 )
 PLACE_TERMS = HOME_TERMS + TRAVEL_TERMS
 LIKE_TERMS = _terms(
-    ("", r"lik(?:e|es|ed)|lov(?:e|es|ed)|enjoy(?:s|ed)?|prefer(?:s|red)?|adores?|favou?rites?|fan of|is into|"
-     r"obsessed with|passionate about|can't get enough|crav\w+|dreams about|big on|keen on|fond of|appreciat\w+"),
-    ("", r"jazz|rock music|pop music|hip-hop|classical music|podcasts?|movies?|films?|tv shows?|series|anime|"
-     r"coffee|tea|chocolate|pizza|sushi|ramen|food|cuisine|restaurants?|snacks?|wine|beer"),
+    (
+        "",
+        r"lik(?:e|es|ed)|lov(?:e|es|ed)|enjoy(?:s|ed)?|prefer(?:s|red)?|adores?|favou?rites?|fan of|is into|"
+        r"obsessed with|passionate about|can't get enough|crav\w+|dreams about|big on|keen on|fond of|appreciat\w+",
+    ),
+    (
+        "",
+        r"jazz|rock music|pop music|hip-hop|classical music|podcasts?|movies?|films?|tv shows?|series|anime|"
+        r"coffee|tea|chocolate|pizza|sushi|ramen|food|cuisine|restaurants?|snacks?|wine|beer",
+    ),
 )
 BELIEF_TERMS = _terms(
-    ("faith", r"believ\w+|faith|religio\w+|church|god|pray\w*|spiritual\w*|christian|muslim|buddhis\w+|"
-     r"jewish|hindu|atheist|agnostic|mosque|temple|synagogue"),
-    ("causes", r"supports|supported|supporter of|rights|activis\w+|activist|advocat\w+|equality|justice|climate change|environment\w*|"
-     r"sustainab\w+|politic\w+|vot(?:e|es|ed|ing)|protest\w*|lgbtq\+?|feminis\w+|charity|cause"),
-    ("values", r"values?|cares? (?:deeply |a lot )?about|important to|principles?|thinks|believes that|"
-     r"convinced|opinion|kindness|honesty|family comes first"),
+    (
+        "faith",
+        r"believ\w+|faith|religio\w+|church|god|pray\w*|spiritual\w*|christian|muslim|buddhis\w+|"
+        r"jewish|hindu|atheist|agnostic|mosque|temple|synagogue",
+    ),
+    (
+        "causes",
+        r"supports|supported|supporter of|rights|activis\w+|activist|advocat\w+|equality|justice|climate change|"
+        r"environment\w*|"
+        r"sustainab\w+|politic\w+|vot(?:e|es|ed|ing)|protest\w*|lgbtq\+?|feminis\w+|charity|cause",
+    ),
+    (
+        "values",
+        r"values?|cares? (?:deeply |a lot )?about|important to|principles?|thinks|believes that|"
+        r"convinced|opinion|kindness|honesty|family comes first",
+    ),
 )
 EVENT_TERMS = _terms(
     ("wedding", r"wedding|got married|maid of honou?r|best man|bachelorette|bachelor party|engagement party"),
     ("birthday party", r"birthday party|party|parties|celebrat\w+|anniversary"),
-    ("concert", r"gave a (?:talk|speech|presentation)|events?|concerts?|festivals?|gigs?|shows?|exhibitions?|museum|parade|conference|fair|market"),
+    (
+        "concert",
+        r"gave a (?:talk|speech|presentation)|events?|concerts?|festivals?|gigs?|shows?|exhibitions?|museum|parade|"
+        r"conference|fair|market",
+    ),
     ("graduation", r"graduation|ceremony|award\w*|won|prize|competition"),
-    ("incident", r"accident|broke down|stolen|lost (?:her|his|their) (?:keys|wallet|phone)|flooded|burglar\w*|"
-     r"crash\w*|passed away|died|funeral|emergency"),
-    ("", r"attended|took part in|participated in|went to (?:a|an|the)|had a \w+ (?:day|time|weekend|night)|reunion|"
-     r"surprise|met (?:a|an|the|some)|ran into|for the first time|got (?:a|an) (?:tattoo|award|haircut)"),
+    (
+        "incident",
+        r"accident|broke down|stolen|lost (?:her|his|their) (?:keys|wallet|phone)|flooded|burglar\w*|"
+        r"crash\w*|passed away|died|funeral|emergency",
+    ),
+    (
+        "",
+        r"attended|took part in|participated in|went to (?:a|an|the)|had a \w+ (?:day|time|weekend|night)|reunion|"
+        r"surprise|met (?:a|an|the|some)|ran into|for the first time|got (?:a|an) (?:tattoo|award|haircut)",
+    ),
 )
 # The order the lexicons are read in, most specific first (module docstring).
 LEXICON_ORDER: tuple[tuple[str, tuple[tuple[str, re.Pattern[str]], ...]], ...] = (
@@ -240,25 +319,31 @@ LEXICONS: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
 
 # The subject a formed statement starts with: "The user", "The user's sister Ana", "Oskar's brother", "Talia".
 _SUBJECT = re.compile(
-    r"^(?:[Tt]he user|[Tt]he assistant|[A-Z][\w-]*(?:'[A-Z][\w-]+)?(?: [A-Z][\w-]*(?:'[A-Z][\w-]+)?)?)(?P<owned>'s?(?: (?:best |younger |older |little |"
+    r"^(?:[Tt]he user|[Tt]he assistant|[A-Z][\w-]*(?:'[A-Z][\w-]+)?(?: [A-Z][\w-]*(?:'[A-Z][\w-]+)?)?)"
+    r"(?P<owned>'s?(?: (?:best |younger |older |little |"
     r"big |new |old |late |ex-)?(?P<noun>[a-z][a-z-]*?)(?:-in-law)?)?(?: [A-Z][\w'-]+)?)?\s+",
 )
 _PEOPLE_NOUNS = frozenset(
-    """sister brother mother mom mum father dad parents parent wife husband partner boyfriend girlfriend son daughter
-    kids kid children child friend friends boss colleague coworker neighbour neighbor cousin aunt uncle grandmother
-    grandma grandfather grandpa grandparents roommate flatmate family sisters brothers sons daughters twin niece
-    nephew fiance fiancee stepmom stepdad mentor baby landlady""".split()
+    _words(
+        """sister brother mother mom mum father dad parents parent wife husband partner boyfriend girlfriend
+    son daughter kids kid children child friend friends boss colleague coworker neighbour neighbor
+    cousin aunt uncle grandmother grandma grandfather grandpa grandparents roommate flatmate family
+    sisters brothers sons daughters twin niece nephew fiance fiancee stepmom stepdad mentor baby
+    landlady"""
+    )
 )
 _POSSESSIVE_NOUNS = {
     **dict.fromkeys(_PEOPLE_NOUNS, "relationships"),
-    **dict.fromkeys("name age birthday nickname nationality pronouns gender".split(), "identity"),
-    **dict.fromkeys("dog cat puppy kitten pet pets car bike house starter horse rabbit parrot".split(), "possessions"),
-    **dict.fromkeys("favourite favorite".split(), "likes"),
-    **dict.fromkeys("goal goals dream plan plans ambition".split(), "plans"),
-    **dict.fromkeys("boss job employer company career office shift manager team degree".split(), "work"),
-    **dict.fromkeys("home apartment flat neighbourhood neighborhood hometown landlord city".split(), "places"),
-    **dict.fromkeys("physiotherapist therapist doctor physio health knee back allergy diagnosis".split(), "health"),
-    **dict.fromkeys("hobby hobbies".split(), "activities"),
+    **dict.fromkeys(_words("""name age birthday nickname nationality pronouns gender"""), "identity"),
+    **dict.fromkeys(
+        _words("""dog cat puppy kitten pet pets car bike house starter horse rabbit parrot"""), "possessions"
+    ),
+    **dict.fromkeys(_words("""favourite favorite"""), "likes"),
+    **dict.fromkeys(_words("""goal goals dream plan plans ambition"""), "plans"),
+    **dict.fromkeys(_words("""boss job employer company career office shift manager team degree"""), "work"),
+    **dict.fromkeys(_words("""home apartment flat neighbourhood neighborhood hometown landlord city"""), "places"),
+    **dict.fromkeys(_words("""physiotherapist therapist doctor physio health knee back allergy diagnosis"""), "health"),
+    **dict.fromkeys(_words("""hobby hobbies"""), "activities"),
 }
 # A once-off in the past with its time said: what no lexicon claimed is an event.
 _PAST_WITH_TIME = re.compile(
@@ -290,11 +375,13 @@ _PLAYS_THE = re.compile(r"\bplay(?:s|ed|ing)? the ([a-z]+)")
 _FIRST_WORD = re.compile(r"^\S+\s+")
 _VALUE_TRIM = re.compile(r"[^\w' -]+")
 _STOP_WORDS = frozenset(
-    """a an the and or but of in on at to for with from by as is are was were be been being has have had do does
-    did it its this that these those they them their he she his her him we our you your i me my user user's
-    assistant not no also very about into over after before than then there here who what when where which
-    likes like loves love enjoys enjoy wants want goes went gets got makes made really often always every
-    some much many more most""".split()
+    _words(
+        """a an the and or but of in on at to for with from by as is are was were be been being has have had do
+    does did it its this that these those they them their he she his her him we our you your i me my
+    user user's assistant not no also very about into over after before than then there here who what
+    when where which likes like loves love enjoys enjoy wants want goes went gets got makes made really
+    often always every some much many more most"""
+    )
 )
 
 
@@ -315,9 +402,7 @@ def _tail_value(predicate: str, *, after: int = 0) -> str:
     return " ".join(text.split()[:MAX_VALUE_WORDS])[:MAX_VALUE_LENGTH]
 
 
-def _lexicon_match(
-    predicate: str, terms: tuple[tuple[str, re.Pattern[str]], ...]
-) -> tuple[str, re.Match[str]] | None:
+def _lexicon_match(predicate: str, terms: tuple[tuple[str, re.Pattern[str]], ...]) -> tuple[str, re.Match[str]] | None:
     for value, pattern in terms:
         found = pattern.search(predicate)
         if found is not None:
@@ -411,7 +496,7 @@ def value_normalize(value: str) -> str:
     """A value as the LLM or an operator wrote it, in the form values are compared in: lowercase, no determiners or
     punctuation, at most a few words."""
     text = _DETERMINERS.sub("", _VALUE_TRIM.sub(" ", value.lower()).strip())
-    return " ".join(text.split()[:MAX_VALUE_WORDS * 2])[:MAX_VALUE_LENGTH]
+    return " ".join(text.split()[: MAX_VALUE_WORDS * 2])[:MAX_VALUE_LENGTH]
 
 
 @lru_cache(maxsize=4096)
