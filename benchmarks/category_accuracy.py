@@ -4,10 +4,11 @@ writes, from conversations written for it and from the fact audit's labelled set
 split once, in the fixture, into a tuning part (the lexicons were adjusted on it) and a held-out part (never looked
 at while tuning): the goal, accuracy >= 0.85, is on the held-out part (tests/benchmarks/test_category_accuracy.py).
 
-    .venv/bin/python -m benchmarks.category_accuracy [--part held_out|tuning|all] [--errors]
+    .venv/bin/python -m benchmarks.category_accuracy [--part held_out|tuning|all] [--errors] [--json PATH]
 
 Prints the accuracy of each part, and for the chosen part the confusion by category (rows: the label; columns: what
-was filed) and, with --errors, each statement filed elsewhere than its label."""
+was filed) and, with --errors, each statement filed elsewhere than its label; --json writes the figures (the
+accuracy of each part and the confusion of each) to a file (benchmarks/results/categories_accuracy.json)."""
 
 from __future__ import annotations
 
@@ -61,6 +62,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--part", choices=[*PARTS, "all"], default="held_out")
     parser.add_argument("--errors", action="store_true", help="list the statements filed elsewhere than their label")
+    parser.add_argument("--json", type=Path, help="write the figures to this file")
     args = parser.parse_args()
     rows = labelled_facts()
     for part in PARTS:
@@ -69,6 +71,21 @@ def main() -> int:
     print(f"all: {len(rows)} facts, accuracy {accuracy(rows):.3f}")
     chosen = rows if args.part == "all" else [row for row in rows if row.part == args.part]
     print(f"\nconfusion ({args.part}; rows: label, columns: filed)\n{_confusion(chosen)}")
+    if args.json is not None:
+        figures = {
+            part: {
+                "facts": len(of_part := [row for row in rows if row.part == part]),
+                "accuracy": round(accuracy(of_part), 4),
+                "confusion": {
+                    f"{truth} -> {filed}": count
+                    for (truth, filed), count in sorted(
+                        Counter((row.category, statement_file(row.fact).category) for row in of_part).items()
+                    )
+                },
+            }
+            for part in PARTS
+        }
+        args.json.write_text(json.dumps(figures, indent=1) + "\n")
     if args.errors:
         print()
         for row in chosen:

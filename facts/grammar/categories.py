@@ -113,7 +113,8 @@ HEALTH_TERMS = _terms(
     (
         "injury",
         r"injur\w+|broken (?:\w+ )?(?:ankle|arm|leg|wrist|foot)|broke (?:\w+ )?(?:ankle|arm|leg|wrist)|sprain\w*|"
-        r"bad (?:back|knee|hip)|rash|dermatolog\w+|exhausted|fatigue|smok(?:e|es|ed|ing)|sober|fractur\w+|torn|tore (?:a|her|his|their)|ligament|fell off|thyroid|condition|replacement",
+        r"bad (?:back|knee|hip)|rash|dermatolog\w+|exhausted|fatigue|smok(?:e|es|ed|ing)|sober|fractur\w+|torn|"
+        r"tore (?:a|her|his|their)|ligament|fell off|thyroid|condition|replacement",
     ),
     ("therapy", r"therap\w+|counsell?ing sessions|counsell?or|physio\w*"),
     ("medication", r"medication|meds|pills?|prescri\w+|antibiotics|insulin"),

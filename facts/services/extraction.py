@@ -3,12 +3,10 @@ they name and the relations they state (each relation pointing at the fact it co
 
 from __future__ import annotations
 
-import copy
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from django.conf import settings
 
@@ -57,8 +55,8 @@ SCHEMA = {
                     # approximate; held_until may be "ended" (facts.world_time.world_time_parse).
                     "held_from": {"type": "string", "maxLength": 11},
                     "held_until": {"type": "string", "maxLength": 11},
-                    # The topic it is filed under (agents.categories; the agent's set is the enum of each request)
-                    # and what it says there.
+                    # The topic it is filed under (a slug of the agent's set, which the prompt lists: the reply's
+                    # validation keeps only those) and what it says there.
                     "category": {"type": "string", "maxLength": 50},
                     "category_value": {"type": "string", "maxLength": 200},
                 },
@@ -343,13 +341,6 @@ def _base_instruction_words() -> set[str]:
     return content_words(prompt_render(path=PROMPT, values=values | {"max_words": "30"})[0]["content"])
 
 
-def _schema(known: frozenset[str]) -> dict:
-    """SCHEMA with the request's categories as the enum a constrained model chooses from."""
-    schema: dict[str, Any] = copy.deepcopy(SCHEMA)
-    schema["properties"]["facts"]["items"]["properties"]["category"]["enum"] = sorted(known)
-    return schema
-
-
 def _custom_lexicons(configuration: CategoryConfiguration) -> list[CustomCategory]:
     return [
         custom_lexicon(
@@ -404,7 +395,7 @@ def facts_extract(*, window: list[NumberedMessage], agent: Agent, job_id: int | 
             ],
         },
         validate=lambda data: _validate(data, known_categories=known),
-        schema=_schema(known),
+        schema=SCHEMA,
         rules=lambda data: _rule_violations(data, window=window_words),
         speed="fast",
         agent_id=agent.pk,
