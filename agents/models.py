@@ -100,6 +100,10 @@ class Agent(TimeStampedModel):
         return self.name or self.external_id
 
     def clean(self) -> None:
+        # A form's empty JSON is no categories, not a malformed list.
+        self.memory_categories = [] if self.memory_categories in (None, "") else self.memory_categories
+        if self.categories_never_remembered in (None, ""):
+            self.categories_never_remembered = []
         errors = category_settings_errors(
             memory_categories=self.memory_categories,
             default_categories_enabled=self.default_categories_enabled,
