@@ -99,7 +99,7 @@ ACTIVITY_TERMS = _terms(
     ("skateboarding", r"skateboard\w*|skat(?:e|es|ed|ing)"),
     ("fishing", r"fish(?:es|ed|ing)"),
     ("birdwatching", r"bird ?watch\w*|birds|herons?"),
-    ("crafts", r"crafts?|scrapbook\w*|jewell?ery making"),
+    ("crafts", r"restor(?:e|es|ed|ing)|tinker\w*|model trains?|crafts?|scrapbook\w*|jewell?ery making"),
     ("theatre", r"theatre|theater|acting|improv"),
     ("sailing", r"paddleboard\w*|sail(?:s|ed|ing)|kayak\w*|canoe\w*|rowing"),
     ("horse riding", r"horse ?riding|equestrian"),
@@ -154,7 +154,10 @@ IDENTITY_TERMS = _terms(
         r"came out|queer|gay|lesbian|bisexual",
     ),
     ("language", r"speaks|native language|mother tongue|bilingual|fluent in"),
-    ("appearance", r"tall|short hair|long hair|tattoos?|wears glasses|eye colou?r|hair colou?r"),
+    (
+        "appearance",
+        r"left-handed|right-handed|tall|short hair|long hair|tattoos?|wears glasses|eye colou?r|hair colou?r",
+    ),
     ("introvert", r"introvert\w*|extrovert\w*|personality"),
 )
 PLAN_TERMS = _terms(
@@ -239,7 +242,8 @@ TRAVEL_TERMS = _terms(
         "travel",
         r"visit(?:s|ed|ing)?|travel\w*|trips?|vacation\w*|holidays?|journey|abroad|flew|flies to|"
         r"been to|road trip|tour(?:ed|ing)?|beach|backpack\w*|cruise|getaway|got back from|weekend away|"
-        r"sightseeing|countries|seaside|countryside|explored|old town|went back to",
+        r"sightseeing|countries|seaside|countryside|explored|old town|went back to|"
+        r"spent (?:the|a|two|three|\w+) (?:summer|winter|week|weeks|month|months|year|years|holidays?) (?:in|at)",
     ),
 )
 PLACE_TERMS = HOME_TERMS + TRAVEL_TERMS
@@ -259,7 +263,8 @@ BELIEF_TERMS = _terms(
     (
         "faith",
         r"believ\w+|faith|religio\w+|church|god|pray\w*|spiritual\w*|christian|muslim|buddhis\w+|"
-        r"jewish|hindu|atheist|agnostic|mosque|temple|synagogue|catholic|protestant|sikh|devout",
+        r"jewish|hindu|atheist|agnostic|mosque|temple|synagogue|catholic|protestant|sikh|devout|"
+        r"ramadan|fasts|fasting|passover|diwali|eid|sabbath",
     ),
     (
         "causes",
@@ -269,7 +274,7 @@ BELIEF_TERMS = _terms(
     ),
     (
         "values",
-        r"values?|cares? (?:deeply |a lot )?about|important to|principles?|thinks|believes that|"
+        r"is against|opposes|is opposed to|values?|cares? (?:deeply |a lot )?about|important to|principles?|thinks|believes that|"
         r"convinced|opinion|kindness|honesty|family comes first",
     ),
 )
@@ -277,17 +282,20 @@ BELIEF_TERMS = _terms(
 # possession; "celebrated his 80th birthday" not an identity).
 MILESTONE_TERMS = _terms(
     ("wedding", r"wedding|got married|maid of honou?r|best man|bachelorette|bachelor party|engagement party"),
-    ("party", r"birthday party|party|parties|celebrat\w+|anniversary|housewarming|reunion"),
+    (
+        "party",
+        r"birthday party|party|parties|celebrat\w+|anniversary|housewarming|reunion|hosted|dinner party|baby shower|bridal shower",
+    ),
     ("graduation", r"graduation|ceremony|awards?|won|prize|raffle|book signing"),
     (
         "concert",
-        r"gave a (?:talk|speech|presentation)|concerts?|festivals?|gigs?|exhibitions?|parade|conference|retreat",
+        r"gave a (?:talk|speech|presentation)|in the audience|ted talk|concerts?|festivals?|gigs?|exhibitions?|parade|conference|retreat",
     ),
     (
         "incident",
         r"accident|broke down|stolen|lost (?:her|his|their) (?:keys|wallet|phone)|flooded|burglar\w*|"
         r"crash\w*|passed away|died|funeral|emergency|speeding ticket|fined|cancell?ed|missed (?:her|his|their) flight|"
-        r"ran into|bumped into",
+        r"ran into|bumped into|fire|broken into|break-in|robbed|gave birth|had a baby",
     ),
 )
 EVENT_TERMS = MILESTONE_TERMS + _terms(
@@ -307,8 +315,8 @@ LEXICON_ORDER: tuple[tuple[str, tuple[tuple[str, re.Pattern[str]], ...]], ...] =
     ("dislikes", DISLIKE_TERMS),
     ("plans", PLAN_TERMS),
     ("events", MILESTONE_TERMS),
+    ("places", TRAVEL_TERMS),  # "took the kids to the seaside" is a trip, not the kids; "went back to her hometown"
     ("identity", IDENTITY_TERMS),
-    ("places", TRAVEL_TERMS),  # "took the kids to the seaside" is a trip, not the kids
     ("beliefs", BELIEF_TERMS[-1:]),  # an opinion ("thinks kids should ...") is about what it holds, not the kids
     ("relationships", RELATIONSHIP_TERMS),
     ("places", HOME_TERMS),
@@ -378,7 +386,7 @@ _TRAILING_TIME = re.compile(
     r"every \w+|\w+ (?:days|weeks|months|years) ago|once|for \w+ \w+)\b.*$"
 )
 # Who a statement is with or for is not what it is about: "went hiking with her kids" is an activity.
-_COMPANY = re.compile(r"\b(?:with|for|to|from|and)\b.*$|\b\w+'s?\b")
+_COMPANY = re.compile(r"\b(?:with|for|to|from|and)\b.*$|\b\w+'(?:s\b)?")
 # A named place after a preposition or a verb of going ("spent a summer in Dublin", "went to Halifax"): read on the
 # statement as written, capitals kept.
 _NAMED_PLACE = re.compile(
