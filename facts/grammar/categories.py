@@ -274,7 +274,8 @@ BELIEF_TERMS = _terms(
     ),
     (
         "values",
-        r"is against|opposes|is opposed to|values?|cares? (?:deeply |a lot )?about|important to|principles?|thinks|believes that|"
+        r"is against|opposes|is opposed to|values?|cares? (?:deeply |a lot )?about|important to|principles?|thinks|"
+        r"believes that|"
         r"convinced|opinion|kindness|honesty|family comes first",
     ),
 )
@@ -284,12 +285,14 @@ MILESTONE_TERMS = _terms(
     ("wedding", r"wedding|got married|maid of honou?r|best man|bachelorette|bachelor party|engagement party"),
     (
         "party",
-        r"birthday party|party|parties|celebrat\w+|anniversary|housewarming|reunion|hosted|dinner party|baby shower|bridal shower",
+        r"birthday party|party|parties|celebrat\w+|anniversary|housewarming|reunion|hosted|dinner party|"
+        r"baby shower|bridal shower",
     ),
     ("graduation", r"graduation|ceremony|awards?|won|prize|raffle|book signing"),
     (
         "concert",
-        r"gave a (?:talk|speech|presentation)|in the audience|ted talk|concerts?|festivals?|gigs?|exhibitions?|parade|conference|retreat",
+        r"gave a (?:talk|speech|presentation)|in the audience|ted talk|concerts?|festivals?|gigs?|exhibitions?|"
+        r"parade|conference|retreat",
     ),
     (
         "incident",
