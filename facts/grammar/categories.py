@@ -226,7 +226,7 @@ POSSESSION_TERMS = _terms(
     ("car", r"cars?|truck|van|minivan|motorbike|motorcycle|honda|toyota|fiat|tesla|ford"),
     (
         "",
-        r"owns?|owned|bought|buys|purchased|has a collection|collects|collection|got a new|"
+        r"owns|owned|own (?:a|an|two|three|\d+)|bought|buys|purchased|has a collection|collects|collection|got a new|"
         r"new (?:phone|laptop|computer)|shelf full",
     ),
 )
@@ -240,7 +240,7 @@ HOME_TERMS = _terms(
 TRAVEL_TERMS = _terms(
     (
         "travel",
-        r"visit(?:s|ed|ing)?|travel\w*|trips?|vacation\w*|holidays?|journey|abroad|flew|flies to|"
+        r"visit(?:s|ed|ing)?|travel\w*|trips?|vacation\w*|holidays?|abroad|flew|flies to|"
         r"been to|road trip|tour(?:ed|ing)?|beach|backpack\w*|cruise|getaway|got back from|weekend away|"
         r"sightseeing|countries|seaside|countryside|explored|old town|went back to|"
         r"spent (?:the|a|two|three|\w+) (?:summer|winter|week|weeks|month|months|year|years|holidays?) (?:in|at)",
@@ -390,6 +390,10 @@ _TRAILING_TIME = re.compile(
 )
 # Who a statement is with or for is not what it is about: "went hiking with her kids" is an activity.
 _COMPANY = re.compile(r"\b(?:with|for|to|from|and)\b.*$|\b\w+'(?:s\b)?")
+# What a person believes or thinks is a belief, whatever it is about ("believes good flooring avoids injuries").
+_OPINION = re.compile(r"^(?:strongly |firmly )?(?:believes|thinks|feels strongly|is convinced|is of the opinion)\b")
+# Someone of the person's named as the object of another verb ("took her kids to ..."): company, read last.
+_ACCOMPANIED = re.compile(r"^(?!(?:has|have|had|is|are|was|were|misses|loves|lost)\b)\w+(?: \w+)? (?:her|his|their) $")
 # A named place after a preposition or a verb of going ("spent a summer in Dublin", "went to Halifax"): read on the
 # statement as written, capitals kept.
 _NAMED_PLACE = re.compile(
@@ -478,17 +482,26 @@ def statement_file(content: str, *, custom: Sequence[CustomCategory] = ()) -> Fi
         filed = _owned_filing(predicate, owned)
         if filed is not None:
             return filed
+    if _OPINION.match(predicate):
+        return Filing("beliefs", _tail_value(predicate))
+    company: Filing | None = None
     for category, terms in LEXICON_ORDER:
         found = _lexicon_match(_COMPANY.sub("", predicate) if category == "relationships" else predicate, terms)
         if found is None:
             continue
         value, match = found
+        if category == "relationships" and _ACCOMPANIED.search(predicate[: match.start()]):
+            # "took her kids to a pottery workshop": the kids are company, not the topic, unless nothing else is.
+            company = company or Filing(category, value)
+            continue
         # Liking a hobby, or a class in one, is the hobby: "loves hiking", "a pottery course".
         if (category == "likes" or value == "studies") and (activity := _activity_value(predicate)):
             return Filing("activities", activity)
         if category == "plans" or (category in ("likes", "dislikes", "places") and not value) or value == "home":
             return Filing(category, _tail_value(predicate, after=match.end()) or value or match.group(0))
         return Filing(category, value or _tail_value(predicate, after=match.end()) or match.group(0))
+    if company is not None:
+        return company
     instrument = _PLAYS_THE.search(predicate)
     if instrument is not None:
         return Filing("activities", instrument.group(1))
