@@ -30,6 +30,9 @@ def test_unfiled_facts_and_their_relations_are_filed_once():
     Fact.objects.update(category="", category_value="")  # formed before categories existed
     Relation.objects.update(category="")
 
+    counted = StringIO()
+    call_command("file_fact_categories", "--dry-run", stdout=counted)
+    assert "shop: 3 facts to file" in counted.getvalue() and not Fact.objects.exclude(category="").exists()
     out = StringIO()
     call_command("file_fact_categories", "--batch-size", "2", stdout=out)
 

@@ -3,6 +3,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from agents.models import Agent
+from facts.models import Fact
 from facts.services.categories import facts_file_unfiled
 
 
@@ -16,8 +17,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--agent", help="one agent's external id (default: every agent)")
         parser.add_argument("--batch-size", type=int, default=500, help="facts per transaction (default 500)")
+        parser.add_argument("--dry-run", action="store_true", help="count the facts to file, change nothing")
 
-    def handle(self, *args: Any, agent: str | None, batch_size: int, **options: Any) -> None:
+    def handle(self, *args: Any, agent: str | None, batch_size: int, dry_run: bool, **options: Any) -> None:
         if batch_size < 1:
             raise CommandError("--batch-size must be at least 1")
         agents = Agent.objects.order_by("pk")
@@ -27,7 +29,10 @@ class Command(BaseCommand):
                 raise CommandError(f"no agent {agent!r}")
         total = 0
         for each in agents:
-            filed = sum(facts_file_unfiled(agent=each, batch_size=batch_size))
-            self.stdout.write(f"{each.external_id}: {filed} facts filed")
+            if dry_run:
+                filed = Fact.objects.filter(agent=each, category="").count()
+            else:
+                filed = sum(facts_file_unfiled(agent=each, batch_size=batch_size))
+            self.stdout.write(f"{each.external_id}: {filed} facts {'to file' if dry_run else 'filed'}")
             total += filed
-        self.stdout.write(self.style.SUCCESS(f"filed {total} facts in total"))
+        self.stdout.write(self.style.SUCCESS(f"{'would file' if dry_run else 'filed'} {total} facts in total"))
