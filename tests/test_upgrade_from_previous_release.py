@@ -310,6 +310,12 @@ def test_the_previous_release_s_native_export_imports_without_loss(tmp_path):
     for row in without_world_time[1:]:
         added = set(row["fields"]) - known.get(row["kind"], set(row["fields"]))
         assert {name: row["fields"].pop(name) for name in added} == dict.fromkeys(added), row
+    # So do the agent settings added since (its memory categories).
+    settings = without_world_time[0]["agent"]["settings"]
+    added = set(settings) - set(exported[0]["agent"]["settings"])
+    assert {name: settings.pop(name) for name in added} == {
+        name: Agent._meta.get_field(name).get_default() for name in added
+    }
     assert export_normalised(without_world_time) == export_normalised(exported)
 
 
