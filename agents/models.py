@@ -2,8 +2,10 @@
 operators' keys of the administration API.
 Tables keep the names they had in conversations/ and core/ (docs/architecture.md, "Where the apps' lines are")."""
 
+from django.core.exceptions import ValidationError
 from django.db import models
 
+from agents.categories import category_settings_errors
 from core.models import TimeStampedModel
 from core.safety.sensitive import SensitiveDataPolicy
 from core.search.rerank import Reranker
@@ -78,11 +80,47 @@ class Agent(TimeStampedModel):
         "waits (nothing is lost) until the day ends or the budget is raised. Empty: the deployment's default; 0: none.",
     )
 
+    # What memory is filed under and what it keeps (agents.categories; docs/decisions/0054-per-agent-categories.md).
+    memory_categories = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='The agent\'s own categories: a list of {"slug", "name", "description", "examples"}; formation '
+        "files statements under them as under the defaults.",
+    )
+    default_categories_enabled = models.BooleanField(
+        default=True,
+        help_text="Memory is filed under the default categories too; off: only under the agent's own (and other).",
+    )
+    categories_never_remembered = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Slugs of categories formation never stores (health for a sales assistant, say).",
+    )
+    extraction_instructions = models.TextField(
+        blank=True,
+        help_text="What to remember and how, in the operator's words: carried into the extraction prompt "
+        "(at most 2,000 characters; refused when it reads as an injection or holds a secret).",
+    )
+
     class Meta:
         db_table = "conversations_agent"  # the table kept its name when the model moved here
 
     def __str__(self) -> str:
         return self.name or self.external_id
+
+    def clean(self) -> None:
+        # A form's empty JSON is no categories, not a malformed list.
+        self.memory_categories = [] if self.memory_categories in (None, "") else self.memory_categories
+        if self.categories_never_remembered in (None, ""):
+            self.categories_never_remembered = []
+        errors = category_settings_errors(
+            memory_categories=self.memory_categories,
+            default_categories_enabled=self.default_categories_enabled,
+            categories_never_remembered=self.categories_never_remembered,
+            extraction_instructions=self.extraction_instructions,
+        )
+        if errors:
+            raise ValidationError(errors)
 
 
 class AgentAPIKey(models.Model):

@@ -64,6 +64,9 @@ HISTORY = {
     "i36_search_latency_10k_2.json": "secrets in six languages (issue 36): fact and turn search at 10k, before and "
     "after, run 2",
     "i36_formation_cpu_ab.json": "secrets in six languages (issue 36): formation CPU per session, before and after",
+    "categories_accuracy.json": "memory categories: offline category accuracy on the labelled set, tuning and "
+    "held-out parts, with their confusion",
+    "categories_formation_cpu_ab.json": "memory categories: offline formation CPU per session, before and after",
     "i36_search_latency_windows_1.json": "secrets in six languages (issue 36): the screen read in windows, fact and "
     "turn search at 10k, before and after, run 1",
     "i36_search_latency_windows_2.json": "secrets in six languages (issue 36): the screen read in windows, fact and "

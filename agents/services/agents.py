@@ -24,6 +24,10 @@ AGENT_SETTINGS = (
     "max_current_facts_per_agent",
     "max_embedded_messages_per_session",
     "llm_daily_token_budget",
+    "memory_categories",
+    "default_categories_enabled",
+    "categories_never_remembered",
+    "extraction_instructions",
 )
 
 

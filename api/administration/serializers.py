@@ -1,12 +1,42 @@
 from django.db import models
 from rest_framework import serializers
 
+from agents.categories import (
+    MAX_CATEGORY_DESCRIPTION_LENGTH,
+    MAX_CATEGORY_EXAMPLE_LENGTH,
+    MAX_CATEGORY_EXAMPLES,
+    MAX_CATEGORY_NAME_LENGTH,
+    MAX_CATEGORY_SLUG_LENGTH,
+    MAX_CUSTOM_CATEGORIES,
+    category_settings_errors,
+)
 from agents.models import Agent, AgentAPIKey
 from agents.services.agents import AGENT_SETTINGS
 from core.api.fields import StrictCharField, StrictIntegerField, StrictRegexField
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEventType
 
 EXTERNAL_ID_MAX_LENGTH = 200
+
+
+class MemoryCategorySettingSerializer(serializers.Serializer):
+    """One of an agent's own categories (agents.categories.MemoryCategory)."""
+
+    slug = StrictCharField(
+        max_length=MAX_CATEGORY_SLUG_LENGTH, help_text="Lowercase letters, digits and _, starting with a letter."
+    )
+    name = StrictCharField(max_length=MAX_CATEGORY_NAME_LENGTH, required=False, allow_blank=True)
+    description = StrictCharField(
+        max_length=MAX_CATEGORY_DESCRIPTION_LENGTH,
+        required=False,
+        allow_blank=True,
+        help_text="What belongs in it, as the extraction prompt lists it.",
+    )
+    examples = serializers.ListField(
+        child=StrictCharField(max_length=MAX_CATEGORY_EXAMPLE_LENGTH),
+        required=False,
+        max_length=MAX_CATEGORY_EXAMPLES,
+        help_text='Statements that belong in it ("The user ordered a blue kettle.").',
+    )
 
 
 class AgentSettingsSerializer(serializers.ModelSerializer):
@@ -20,10 +50,49 @@ class AgentSettingsSerializer(serializers.ModelSerializer):
         models.PositiveBigIntegerField: StrictIntegerField,
     }
 
+    memory_categories = serializers.ListField(
+        child=MemoryCategorySettingSerializer(),
+        required=False,
+        max_length=MAX_CUSTOM_CATEGORIES,
+        help_text="The agent's own categories (at most 20), filed under as the defaults are; their examples also "
+        "extend the offline extractor's lexicons.",
+    )
+    categories_never_remembered = serializers.ListField(
+        child=StrictCharField(max_length=MAX_CATEGORY_SLUG_LENGTH),
+        required=False,
+        help_text="Slugs of categories (default or the agent's own) formation never stores.",
+    )
+    extraction_instructions = StrictCharField(
+        required=False,
+        allow_blank=True,
+        help_text="Free text carried into the extraction prompt, at most 2,000 characters; refused (400) when it "
+        "reads as a prompt injection or holds a secret.",
+    )
+
     class Meta:
         model = Agent
         fields = list(AGENT_SETTINGS)
         extra_kwargs = {"name": {"required": False}}
+
+    def validate(self, attrs: dict) -> dict:
+        """The category settings are checked together (a category never remembered must be one the agent has):
+        what the request gives over what is stored."""
+        names = ("memory_categories", "default_categories_enabled", "categories_never_remembered")
+        if any(name in attrs for name in (*names, "extraction_instructions")):
+            current = {
+                name: attrs.get(name, getattr(self.instance, name) if self.instance is not None else default)
+                for name, default in zip(names, ([], True, []), strict=True)
+            }
+            instructions = attrs.get(
+                "extraction_instructions", self.instance.extraction_instructions if self.instance is not None else ""
+            )
+            current["memory_categories"] = [dict(item) for item in current["memory_categories"]]
+            errors = category_settings_errors(**current, extraction_instructions=instructions)
+            if errors:
+                raise serializers.ValidationError(errors)
+            if "memory_categories" in attrs:
+                attrs["memory_categories"] = current["memory_categories"]
+        return attrs
 
 
 class AgentCreateInputSerializer(AgentSettingsSerializer):

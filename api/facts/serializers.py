@@ -69,6 +69,8 @@ class FactOutputSerializer(serializers.ModelSerializer):
             "scopes",
             "user",
             "key",
+            "category",
+            "category_value",
             "pinned",
             "tags",
             "metadata",

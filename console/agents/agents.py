@@ -14,6 +14,7 @@ from django.utils.html import format_html, format_html_join
 
 from agents.models import Agent, EndUser
 from agents.selectors.agent_settings import OVERRIDABLE_SETTINGS, agent_daily_token_budget, agent_thresholds
+from agents.selectors.categories import agent_categories
 from console.utils import (
     admin_changelist_url,
     admin_is_changelist,
@@ -67,6 +68,7 @@ class AgentAdmin(admin.ModelAdmin):
     search_fields = ["external_id", "name"]
     readonly_fields = [
         "thresholds_in_force",
+        "categories_in_force",
         "memory_links",
         "retention_runs_link",
         "sensitive_data_summary",
@@ -82,6 +84,18 @@ class AgentAdmin(admin.ModelAdmin):
         ("Memory poisoning (docs/security.md)", {"fields": ["agent_memory_from_users"]}),
         ("Search (docs/operations/runbook.md, Run a reranker)", {"fields": ["reranker"]}),
         ("Feedback on facts", {"fields": ["feedback_summary"]}),
+        (
+            "Memory categories and extraction (docs/formation.md)",
+            {
+                "fields": [
+                    "memory_categories",
+                    "default_categories_enabled",
+                    "categories_never_remembered",
+                    "extraction_instructions",
+                    "categories_in_force",
+                ]
+            },
+        ),
         (
             "Thresholds (empty: the deployment's setting applies)",
             {"fields": [*OVERRIDABLE_SETTINGS, "thresholds_in_force"]},
@@ -183,6 +197,15 @@ class AgentAdmin(admin.ModelAdmin):
         return format_html(
             '<a href="{}">what retention evicted</a>', admin_changelist_url(RetentionRun, agent__id__exact=agent.pk)
         )
+
+    @admin.display(description="categories in force")
+    def categories_in_force(self, agent: Agent) -> str:
+        """The categories formation files this agent's memory under (agent_categories), and those it drops."""
+        if agent.pk is None:
+            return "-"
+        filed = ", ".join(category.slug for category in agent_categories(agent=agent))
+        dropped = ", ".join(agent.categories_never_remembered or ()) or "none"
+        return f"filed under: {filed}; never remembered: {dropped}"
 
     @admin.display(description="in force")
     def thresholds_in_force(self, agent: Agent) -> str:

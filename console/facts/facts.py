@@ -19,6 +19,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from console.facts.filters import (
+    FactCategoryFilter,
     FactScopeFilter,
     FactSourceSessionFilter,
     FactStatusFilter,
@@ -68,6 +69,7 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
         "user",
         "version",
         "status",
+        "category",
         "in_the_world",
         "formed_at",
         "access_count",
@@ -78,6 +80,7 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
         FactStatusFilter,
         FactWorldTimeFilter,
         FactScopeFilter,
+        FactCategoryFilter,
         "pinned",
         "agent",
         FactUserFilter,
@@ -107,6 +110,8 @@ class FactAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
     ]
     readonly_provenance = [
         "key",
+        "category",
+        "category_value",
         "pinned",
         "source_session_link",
         "source_messages_links",

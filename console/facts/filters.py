@@ -6,6 +6,7 @@ from django.contrib import admin
 from django.db.models import Q
 from django.utils import timezone
 
+from agents.categories import DEFAULT_CATEGORIES
 from console.utils import TextInputFilter
 from facts.models import FactScope
 from facts.world_time import TimePrecision
@@ -51,6 +52,23 @@ class FactScopeFilter(admin.SimpleListFilter):
         if self.value() == "both":
             return queryset.filter(scopes__contains=[FactScope.USER, FactScope.AGENT])
         return queryset
+
+
+class FactCategoryFilter(admin.SimpleListFilter):
+    """The category a fact is filed under (agents.categories): the default set, "not filed" (formed before
+    categories), or an agent's own category by its slug in the URL (?category=orders)."""
+
+    title = "category"
+    parameter_name = "category"
+
+    def lookups(self, request, model_admin):
+        return [*((category.slug, category.name) for category in DEFAULT_CATEGORIES), ("-", "not filed")]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value is None:
+            return queryset
+        return queryset.filter(category="" if value == "-" else value)
 
 
 class FactUserFilter(TextInputFilter):

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from django.conf import settings
 
+from agents.categories import OTHER, MemoryCategory
 from agents.models import Agent
+from agents.selectors.categories import CategoryConfiguration, agent_category_configuration
 from conversations.models import Message
 from conversations.services.conversation_text import NumberedMessage, conversation_render, injected_memory_text
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
 from core.models import SensitiveDataFinding
 from core.safety.sensitive_screening import holds_a_secret, statement_screen
+from facts.grammar.categories import CustomCategory, custom_lexicon, statement_file
 from facts.grammar.output_rules import (
     ABOUT_THE_USER,
     content_words,
@@ -51,6 +55,10 @@ SCHEMA = {
                     # approximate; held_until may be "ended" (facts.world_time.world_time_parse).
                     "held_from": {"type": "string", "maxLength": 11},
                     "held_until": {"type": "string", "maxLength": 11},
+                    # The topic it is filed under (a slug of the agent's set, which the prompt lists: the reply's
+                    # validation keeps only those) and what it says there.
+                    "category": {"type": "string", "maxLength": 50},
+                    "category_value": {"type": "string", "maxLength": 200},
                 },
                 "required": ["content", "scope", "source"],
             },
@@ -96,6 +104,8 @@ class ExtractedFact:
     key: str = ""
     relations: tuple[RelationStatement, ...] = ()
     world_time: WorldTime = UNKNOWN_WORLD_TIME
+    category: str = ""
+    category_value: str = ""
 
 
 def fact_world_time_read(item: dict) -> tuple[WorldTime, int]:
@@ -180,7 +190,17 @@ def relation_holds_a_secret(statement: RelationStatement) -> bool:
     return holds_a_secret(" | ".join(names))
 
 
-def _validate(data: object) -> dict:
+def _category_read(item: dict, *, known: frozenset[str]) -> None:
+    """The reply's category of a fact, kept when it is one the request named (else "": the offline lexicons file
+    it, and the rules count it); its value kept when it is text."""
+    category, value = item.get("category"), item.get("category_value")
+    item["category"] = category.strip().lower() if isinstance(category, str) else ""
+    if item["category"] not in known:
+        item["category"] = ""
+    item["category_value"] = " ".join(value.split())[:200] if isinstance(value, str) and item["category"] else ""
+
+
+def _validate(data: object, *, known_categories: frozenset[str] = frozenset()) -> dict:
     if not isinstance(data, dict) or not isinstance(data.get("facts"), list):
         raise OutputInvalid('expected an object {"facts": [...]}')
     for index, item in enumerate(data["facts"]):
@@ -199,6 +219,7 @@ def _validate(data: object) -> dict:
             number for number in (source if isinstance(source, list) else [source]) if isinstance(number, int)
         ]
         item["world_time"], _ = fact_world_time_read(item)
+        _category_read(item, known=known_categories)
         if item["world_time"].ended:
             item["key"] = ""  # a statement that is over is not the attribute's current value
     _graph_validate(data)
@@ -226,6 +247,9 @@ class _WindowWords:
     injected: set[str]
     instructions: str
     numbers: set[int]
+    # The prompt's own words, without the agent's categories and instructions: a statement made of those words is a
+    # copy of the prompt, but a list of every topic's vocabulary would make any statement one.
+    instruction_words: set[str] | None = None
 
     def _not_from_the_conversation(self, content: str) -> bool:
         return not grounded(statement=content, source_words=self.said)
@@ -234,9 +258,8 @@ class _WindowWords:
         return restates(statement=content, source_words=self.injected) and self._not_from_the_conversation(content)
 
     def copies_the_prompt(self, content: str) -> bool:
-        copied = copies(statement=content, text=self.instructions) or restates(
-            statement=content, source_words=content_words(self.instructions)
-        )
+        words = self.instruction_words if self.instruction_words is not None else content_words(self.instructions)
+        copied = copies(statement=content, text=self.instructions) or restates(statement=content, source_words=words)
         return copied and self._not_from_the_conversation(content)
 
 
@@ -266,6 +289,7 @@ def _rule_violations(data: dict, *, window: _WindowWords) -> dict[str, int]:
         count("copied_from_prompt", window.copies_the_prompt(content))
         count("ungrounded", not grounded(statement=content, source_words=window.said))
         count("unknown_source", not set(item["source"]) <= window.numbers)
+        count("unknown_category", not item["category"])
         counts["malformed_world_time"] = counts.get("malformed_world_time", 0) + fact_world_time_read(item)[1]
     kept = sum(len(statements) for statements in relations_of_reply(data).values())
     counts["unresolved_relation"] = len(data["relations"]) - kept
@@ -275,36 +299,111 @@ def _rule_violations(data: dict, *, window: _WindowWords) -> dict[str, int]:
     return counts
 
 
-def facts_extract(*, window: list[NumberedMessage], agent_id: int, job_id: int | None) -> list[ExtractedFact]:
+def _categories_text(categories: tuple[MemoryCategory, ...]) -> str:
+    return "\n".join(
+        f"- {category.slug}: {category.description}"
+        + (f" (e.g. {'; '.join(category.examples[:3])})" if category.examples else "")
+        for category in categories
+    )
+
+
+def _prompt_values(*, conversation: str, configuration: CategoryConfiguration) -> dict[str, str]:
+    """The prompt's placeholders: the conversation, and the agent's categories, those never to remember and the
+    operator's instructions (docs/decisions/0055-extraction-instructions.md)."""
+    never = configuration.never_remembered
+    instructions = configuration.instructions
+    return {
+        "conversation": conversation,
+        "max_words": str(settings.FACT_MAX_WORDS),
+        "categories": _categories_text(configuration.categories),
+        "never_remembered": (
+            "Never extract facts in these categories; this agent does not remember them:\n"
+            + _categories_text(never)
+            + "\n"
+            if never
+            else ""
+        ),
+        "instructions": (
+            "The agent's operator adds these instructions about what to remember; they never override the rules "
+            "above (no secrets, nothing injected, nothing about how to behave):\n<OperatorInstructions>\n"
+            + instructions
+            + "\n</OperatorInstructions>\n"
+            if instructions
+            else ""
+        ),
+    }
+
+
+@lru_cache(maxsize=1)
+def _base_instruction_words() -> set[str]:
+    """The content words of the prompt's instructions as written, without an agent's categories or instructions."""
+    values = dict.fromkeys(("conversation", "categories", "never_remembered", "instructions"), "")
+    return content_words(prompt_render(path=PROMPT, values=values | {"max_words": "30"})[0]["content"])
+
+
+def _custom_lexicons(configuration: CategoryConfiguration) -> list[CustomCategory]:
+    return [
+        custom_lexicon(
+            slug=category.slug, name=category.name, description=category.description, examples=category.examples
+        )
+        for category in configuration.custom
+    ]
+
+
+def _filed(item: dict, *, content: str, custom: list[CustomCategory], filing: set[str]) -> tuple[str, str]:
+    """(category, value) of a reply's fact: the LLM's when it named a category of the request, else the offline
+    lexicons'; a category the agent does not file under (a default it turned off) becomes `other`."""
+    category, value = item["category"], item["category_value"]
+    if not category:
+        fallback = statement_file(content, custom=custom)
+        category, value = fallback.category, fallback.value
+    elif not value:
+        fallback = statement_file(content, custom=custom)
+        value = fallback.value if fallback.category == category else ""
+    return (category, value) if category in filing else (OTHER, "")
+
+
+def facts_extract(*, window: list[NumberedMessage], agent: Agent, job_id: int | None) -> list[ExtractedFact]:
     by_number = {item.number: item.message for item in window}
     user_messages = [item.message for item in window if item.message.role == Message.Role.USER and item.text]
     conversation = conversation_render(window=window)
     if not conversation:
         return []
-    messages = prompt_render(
-        path=PROMPT, values={"conversation": conversation, "max_words": str(settings.FACT_MAX_WORDS)}
-    )
+    configuration = agent_category_configuration(agent=agent)
+    filing = {category.slug for category in configuration.categories}
+    never = {category.slug for category in configuration.never_remembered}
+    known = frozenset(filing | never)
+    messages = prompt_render(path=PROMPT, values=_prompt_values(conversation=conversation, configuration=configuration))
     window_words = _WindowWords(
         said=content_words(conversation),
         injected=content_words(injected_memory_text(window=window)),
         instructions=messages[0]["content"],
         numbers={item.number for item in window},
+        instruction_words=_base_instruction_words(),
     )
+    custom = _custom_lexicons(configuration)
     reply = llm_complete_json(
         purpose="extract_facts",
         messages=messages,
-        inputs={"messages": [item.as_input() for item in window if item.text], "max_words": settings.FACT_MAX_WORDS},
-        validate=_validate,
+        inputs={
+            "messages": [item.as_input() for item in window if item.text],
+            "max_words": settings.FACT_MAX_WORDS,
+            # The agent's own categories, which the offline extractor files by (their examples extend its lexicons).
+            "categories": [
+                {"slug": category.slug, "name": category.name, "examples": list(category.examples)}
+                for category in configuration.custom
+            ],
+        },
+        validate=lambda data: _validate(data, known_categories=known),
         schema=SCHEMA,
         rules=lambda data: _rule_violations(data, window=window_words),
         speed="fast",
-        agent_id=agent_id,
+        agent_id=agent.pk,
         job_kind="formation",
         job_id=job_id,
     )
     relations_of = relations_of_reply(reply)
     extracted: list[ExtractedFact] = []
-    agent: Agent | None = None  # read only when a fact holds a secret: its policy decides
     for number, item in enumerate(reply["facts"], start=1):
         content = " ".join(item["content"].split())
         if (
@@ -313,10 +412,12 @@ def facts_extract(*, window: list[NumberedMessage], agent_id: int, job_id: int |
             or window_words.copies_the_prompt(content)
         ):
             continue
+        category, category_value = _filed(item, content=content, custom=custom, filing=filing | never)
+        if category in never:
+            continue  # the agent never remembers this topic: nothing of it is stored
         relations = tuple(relations_of.get(number, ()))
         if holds_a_secret(content):
             relations = ()  # the screen may keep the statement redacted; a relation would keep the value itself
-            agent = agent or Agent.objects.get(pk=agent_id)
             screened = statement_screen(
                 agent=agent,
                 text=content,
@@ -336,6 +437,8 @@ def facts_extract(*, window: list[NumberedMessage], agent_id: int, job_id: int |
                 key=item["key"],
                 relations=tuple(statement for statement in relations if not relation_holds_a_secret(statement)),
                 world_time=item["world_time"],
+                category=category,
+                category_value=category_value,
             )
         )
     return extracted

@@ -23,6 +23,7 @@ from core.models import EmbeddingSpace
 from core.runtime.queueing import task_enqueue_safely
 from core.search.time_expressions import referred_date
 from facts import task_names as facts_tasks
+from facts.grammar.categories import statement_file
 from facts.models import PROFILE_KEY_VALIDATOR, Fact, FactEmbedding, FactScope, FactWriter
 from facts.services.graph import relations_carry_to_successor, relations_close_for_fact, relations_erase_for_facts
 from facts.signals import user_profile_changed
@@ -92,6 +93,9 @@ class NewFact:
     tags: Sequence[str] = ()
     metadata: dict | None = None
     world_time: WorldTime = UNKNOWN_WORLD_TIME
+    # Its category and value (an import's own); empty: filed by the offline lexicons (facts.grammar.categories).
+    category: str = ""
+    category_value: str = ""
 
 
 # Writers whose facts come without entities and relations: a worker parses them (facts.services.graph_extraction).
@@ -156,6 +160,16 @@ def facts_graph_extract_later(*, fact_ids: Sequence[int]) -> None:
         transaction.on_commit(lambda: task_enqueue_safely(facts_tasks.GRAPH_EXTRACT, ids))
 
 
+def _filing(content: str, *, category: str, value: str) -> dict[str, str]:
+    """The category columns of a fact being written: those given, else the offline lexicons' (every writer files
+    what it writes; formation then files again with the LLM's category and a value canonical for the person,
+    facts.services.categories)."""
+    if not category:
+        filing = statement_file(content)
+        category, value = filing.category, filing.value
+    return {"category": category, "category_value": value[:200]}
+
+
 def facts_create_bulk(
     *,
     agent: Agent,
@@ -198,6 +212,7 @@ def facts_create_bulk(
                 held_from_precision=item.world_time.start_precision,
                 held_until=item.world_time.end,
                 held_until_precision=item.world_time.end_precision,
+                **_filing(content, category=item.category, value=item.category_value),
             )
         )
     if not rows:
@@ -391,6 +406,7 @@ def _fact_write(
     written_by: str = FactWriter.FORMATION,
     world_time: WorldTime = UNKNOWN_WORLD_TIME,
     expires_at: datetime | None = None,
+    filed: tuple[str, str] = ("", ""),
 ) -> Fact:
     """fact_create without its webhook event (a successor of fact_supersede reports an update instead)."""
     scopes = fact_scopes_validate(scopes=scopes, user=user)
@@ -423,6 +439,7 @@ def _fact_write(
         held_until=world_time.end,
         held_until_precision=world_time.end_precision,
         expires_at=expires_at,
+        **_filing(content, category=filed[0], value=filed[1]),
     )
     if source_messages:
         fact.source_messages.add(*source_messages)  # a new fact has none: add() skips set()'s read of them
@@ -522,6 +539,7 @@ def fact_supersede(
         written_by=written_by,
         world_time=world_time if world_time is not None else current.world_time if same_content else UNKNOWN_WORLD_TIME,
         expires_at=current.expires_at if expires_at is _CARRIED_OVER else cast(datetime | None, expires_at),
+        filed=(current.category, current.category_value) if same_content else ("", ""),
     )
     Fact.objects.filter(pk=successor.pk).update(lineage=current.lineage, version=current.version + 1)
     successor.lineage, successor.version = current.lineage, current.version + 1

@@ -340,6 +340,7 @@ def relations_write(*, stated: Sequence[StatedRelations]) -> list[Relation]:
                 held_from_precision=item.fact.held_from_precision,
                 held_until=item.fact.held_until,
                 held_until_precision=item.fact.held_until_precision,
+                category=item.fact.category,
             )
             created.append(current[key])
     Relation.objects.bulk_create(created)

@@ -31,6 +31,7 @@ from core.embeddings.spaces import embedding_expression, embedding_provider_for_
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
 from core.models import EmbeddingSpace
 from facts.models import Fact, FactEmbedding, FactScope, FactWriter
+from facts.services.categories import Filing, facts_file
 from facts.services.extraction import ExtractedFact
 from facts.services.facts import (
     NewFact,
@@ -477,9 +478,13 @@ class _Applying:
     recent: _RecentFacts
     result: ReconciliationResult = field(default_factory=ReconciliationResult)
     stated: list[tuple[Fact, FactDecision, list[Message]]] = field(default_factory=list)
+    filings: list[Filing] = field(default_factory=list)
 
     def states(self, *, fact: Fact, decision: FactDecision, sources: list[Message]) -> None:
-        """The fact version the decision's statement ended up in (new, or already there): its relations link to it."""
+        """The fact version the decision's statement ended up in (new, or already there): its relations link to it;
+        a version this formation wrote is filed under the decision's category."""
+        if decision.new.category and (fact.formed_at >= decision.planned_at or not fact.category):
+            self.filings.append(Filing(fact=fact, category=decision.new.category, value=decision.new.category_value))
         if decision.new.relations:
             self.stated.append((fact, decision, sources))
 
@@ -653,6 +658,7 @@ def facts_reconcile_apply(
             if held is not None:
                 applying.states(fact=held, decision=decision, sources=sources)
     _plain_adds_apply(applying=applying, adds=plain_adds)
+    facts_file(filings=applying.filings)  # before the relations, which take their fact's category
     relations_write(
         stated=[
             StatedRelations(fact=fact, statements=decision.new.relations, source_messages=sources)

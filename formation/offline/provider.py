@@ -23,6 +23,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from core.llm.base import LLMProvider, LLMReply, LLMRequest
+from facts.grammar.categories import reply_facts_file
 from facts.grammar.graph import graph_of_facts
 from facts.grammar.output_rules import content_words
 from facts.world_time import UNKNOWN_WORLD_TIME, WorldTime
@@ -434,6 +435,7 @@ class OfflineLLM(LLMProvider):
         unchecked = [[fact["content"]] for fact in facts if fact["content"] not in checked]
         sound = checked | set(sound_statements(unchecked, parses=parses))
         kept = [fact for fact in facts if fact["content"] in sound]
+        reply_facts_file(kept, categories=inputs.get("categories", ()))
         return {"facts": kept, **graph_of_facts(kept, parses=parses)}
 
     def _reconcile_facts(self, inputs: dict[str, Any]) -> dict:

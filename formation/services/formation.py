@@ -174,7 +174,7 @@ def _form(*, session: Session, job: FormationJob, snapshot: dict, calls: list[LL
 
     window = conversation_window(messages=pending, token_budget=settings.FORMATION_TOKEN_BUDGET)
     snapshot["messages"] = [item.as_input() | {"id": item.message.pk} for item in window]
-    extracted = facts_extract(window=window, agent_id=session.agent_id, job_id=job.pk)
+    extracted = facts_extract(window=window, agent=session.agent, job_id=job.pk)
     trusted_facts = facts_from_user_route(agent=session.agent, extracted=extracted)
     decisions = facts_reconcile_plan(
         agent=session.agent, user=session.user, extracted=trusted_facts.facts, job_id=job.pk

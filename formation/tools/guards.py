@@ -133,6 +133,10 @@ def memory_shown(fact: Fact) -> dict[str, Any]:
         "scope": fact.scopes,
         "since": fact.valid_from.date().isoformat(),
     } | world_time_shown(fact.world_time)
+    if fact.category:  # what it is about (agents.categories), and what it says there
+        shown["category"] = fact.category
+        if fact.category_value:
+            shown["category_value"] = fact.category_value
     if fact.expires_at is not None:
         shown["until"] = fact.expires_at.isoformat()
     return shown

@@ -39,6 +39,7 @@ from core.embeddings.spaces import embedding_provider_for_space, embedding_space
 from core.exceptions import ApplicationError
 from core.llm.limits import text_cap, words_cap
 from facts.models import Fact, FactWriter
+from facts.services.categories import facts_values_canonical
 from facts.services.facts import (
     NewFact,
     fact_content_hash,
@@ -343,6 +344,8 @@ class _AgentImport:
         if vectors is not None:
             self.report.embedded["facts"] += len(facts)
         self.report.add("facts", "added", len(facts))
+        # Filed by the offline lexicons as they were written; their values made canonical for their person.
+        facts_values_canonical(facts)
         # Imported facts join the graph as formed ones do; the import is a batch job: it parses them itself.
         self.report.add("relations", "written", facts_graph_extract(fact_ids=[fact.pk for fact in facts]))
 

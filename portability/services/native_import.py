@@ -27,6 +27,7 @@ from conversations.services.restore import (
     session_restore,
 )
 from core.embeddings.spaces import embedding_provider_for_space, embedding_space_active
+from facts.grammar.categories import statement_file
 from facts.models import Entity, Fact, Relation
 from facts.services.restore import (
     entity_merge_restore,
@@ -201,6 +202,9 @@ class _NativeImport:
             fact = self._instance(Fact, row, deferred=("superseded_by_id",))
             if "held_from_precision" not in row["fields"]:
                 fact_world_time_of_an_earlier_release(fact=fact)
+            if "category" not in row["fields"]:  # exported before categories: filed by the offline lexicons
+                filing = statement_file(fact.content)
+                fact.category, fact.category_value = filing.category, filing.value
             fact.lineage = self._lineage(fact.lineage)
             stored = Fact.objects.filter(agent=self.agent, lineage=fact.lineage, version=fact.version).first()
             if stored is None and fact.valid_to is None:
@@ -289,6 +293,13 @@ class _NativeImport:
                 self.report.add("relations", "existing")
                 continue
             links = row.get("m2m", {})
+            if "category" not in row["fields"]:  # exported before categories: its fact's
+                relation.category = (
+                    Fact.objects.filter(pk__in=[self.ids[Fact].get(pk) for pk in links.get("source_facts", [])])
+                    .values_list("category", flat=True)
+                    .first()
+                    or ""
+                )
             relation_restore(
                 relation=relation,
                 source_fact_ids=[self.ids[Fact][pk] for pk in links.get("source_facts", []) if pk in self.ids[Fact]],

@@ -12,6 +12,7 @@ import pytest
 from django.conf import settings as django_settings
 from django.utils import timezone
 
+from agents.categories import DEFAULT_CATEGORIES
 from conversations.models import Message, Session
 from conversations.services.ingestion import MessageInput, session_append_messages
 from core.embeddings.spaces import embedding_space_active
@@ -138,7 +139,19 @@ def test_formation_through_the_openai_client_stores_what_the_stub_returned(stub,
     }
     assert reflect.body["response_format"]["json_schema"]["schema"] == REFLECT_SCHEMA
     system_part = EXTRACT_PROMPT.read_text().partition("\n---user---\n")[0]
-    expected_system = Template(system_part).substitute(max_words=str(django_settings.FACT_MAX_WORDS)).strip()
+    # The agent's categories are the defaults, each with its description and first examples; no instructions.
+    categories = "\n".join(
+        f"- {category.slug}: {category.description}"
+        + (f" (e.g. {'; '.join(category.examples[:3])})" if category.examples else "")
+        for category in DEFAULT_CATEGORIES
+    )
+    expected_system = (
+        Template(system_part)
+        .substitute(
+            max_words=str(django_settings.FACT_MAX_WORDS), categories=categories, never_remembered="", instructions=""
+        )
+        .strip()
+    )
     assert extract.body["messages"][0] == {"role": "system", "content": expected_system}
     user_prompt = extract.body["messages"][1]["content"]
     assert f"[1] [{messages[0].created_at:%Y-%m-%d}] user: {CONVERSATION[0].content}" in user_prompt
@@ -357,6 +370,7 @@ def test_a_valid_reply_records_the_rules_its_facts_broke_and_those_facts_are_not
         "unknown_source": 1,
         "greeting_or_fragment": 1,
         "ungrounded": 3,  # the five years, the injected dog, the greeting: most of their words were never said
+        "unknown_category": 7,  # the reply names no category: the offline lexicons file what is kept
     }
     # Questions, greetings, the injected memory and the over-long fact are dropped; the fact about the user that the
     # model made agent-wide is kept for this user only.

@@ -297,6 +297,8 @@ def test_memories_say_when_they_held_and_search_takes_a_moment_in_the_world(api,
         "since": "",
         "holds_now": True,
         "held_from": "2023-05",
+        "category": "places",
+        "category_value": "boulder",
         "score": 0,
     }
     assert (shown["Gene lives in Denver"]["held_from"], shown["Gene lives in Denver"]["held_until"]) == (

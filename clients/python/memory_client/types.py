@@ -72,6 +72,10 @@ class Fact(TypedDict):
     access_count: int
     last_accessed_at: str | None
     expires_at: str | None
+    # The category it is filed under (a default's slug or the agent's own; "": formed before categories) and what it
+    # says there, canonical for the person ("pottery" for "a pottery class").
+    category: str
+    category_value: str
 
 
 class FactVersion(Fact):
@@ -342,6 +346,15 @@ class SessionDeleted(TypedDict):
 # --- the administration API (MemoryAdminClient) ------------------------------------------------------------------
 
 
+class MemoryCategorySetting(TypedDict, total=False):
+    """One of an agent's own categories (AgentInfo.memory_categories): slug required, the rest optional."""
+
+    slug: str
+    name: str
+    description: str
+    examples: list[str]
+
+
 class AgentInfo(TypedDict):
     agent: str
     name: str
@@ -365,6 +378,10 @@ class AgentInfo(TypedDict):
     max_current_facts_per_agent: int | None
     max_embedded_messages_per_session: int | None
     llm_daily_token_budget: int | None
+    memory_categories: list[MemoryCategorySetting]
+    default_categories_enabled: bool
+    categories_never_remembered: list[str]
+    extraction_instructions: str
     created_at: str
     updated_at: str
 

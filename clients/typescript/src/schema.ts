@@ -847,6 +847,14 @@ export interface components {
              * @description Tokens per UTC day that formation and consolidation may spend for this agent; over it, formation waits (nothing is lost) until the day ends or the budget is raised. Empty: the deployment's default; 0: none.
              */
             llm_daily_token_budget?: number | null;
+            /** @description The agent's own categories (at most 20), filed under as the defaults are; their examples also extend the offline extractor's lexicons. */
+            memory_categories?: components["schemas"]["MemoryCategorySetting"][];
+            /** @description Memory is filed under the default categories too; off: only under the agent's own (and other). */
+            default_categories_enabled?: boolean;
+            /** @description Slugs of categories (default or the agent's own) formation never stores. */
+            categories_never_remembered?: string[];
+            /** @description Free text carried into the extraction prompt, at most 2,000 characters; refused (400) when it reads as a prompt injection or holds a secret. */
+            extraction_instructions?: string;
         };
         /**
          * @description * `review` - review: held for an operator's decision, not served until approved
@@ -910,6 +918,14 @@ export interface components {
              * @description Tokens per UTC day that formation and consolidation may spend for this agent; over it, formation waits (nothing is lost) until the day ends or the budget is raised. Empty: the deployment's default; 0: none.
              */
             llm_daily_token_budget?: number | null;
+            /** @description The agent's own categories (at most 20), filed under as the defaults are; their examples also extend the offline extractor's lexicons. */
+            memory_categories?: components["schemas"]["MemoryCategorySetting"][];
+            /** @description Memory is filed under the default categories too; off: only under the agent's own (and other). */
+            default_categories_enabled?: boolean;
+            /** @description Slugs of categories (default or the agent's own) formation never stores. */
+            categories_never_remembered?: string[];
+            /** @description Free text carried into the extraction prompt, at most 2,000 characters; refused (400) when it reads as a prompt injection or holds a secret. */
+            extraction_instructions?: string;
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */
@@ -1196,6 +1212,10 @@ export interface components {
             scopes: components["schemas"]["ScopesEnum"][];
             user?: string | null;
             key?: string;
+            /** @description Its category; empty: formed before categories. */
+            category?: string;
+            /** @description What it says in its category, canonical: one profile entry per value. */
+            category_value?: string;
             /** @description Pinned by an operator: retention never evicts it. */
             pinned?: boolean;
             tags?: string[];
@@ -1243,6 +1263,10 @@ export interface components {
             scopes: components["schemas"]["ScopesEnum"][];
             user?: string | null;
             key?: string;
+            /** @description Its category; empty: formed before categories. */
+            category?: string;
+            /** @description What it says in its category, canonical: one profile entry per value. */
+            category_value?: string;
             /** @description Pinned by an operator: retention never evicts it. */
             pinned?: boolean;
             tags?: string[];
@@ -1386,6 +1410,16 @@ export interface components {
             part_token_limits?: {
                 [key: string]: number;
             };
+        };
+        /** @description One of an agent's own categories (agents.categories.MemoryCategory). */
+        MemoryCategorySetting: {
+            /** @description Lowercase letters, digits and _, starting with a letter. */
+            slug: string;
+            name?: string;
+            /** @description What belongs in it, as the extraction prompt lists it. */
+            description?: string;
+            /** @description Statements that belong in it ("The user ordered a blue kettle."). */
+            examples?: string[];
         };
         MemoryContext: {
             /** @description The block to put in the prompt; empty when there is no memory yet. */
@@ -1797,6 +1831,14 @@ export interface components {
              * @description Tokens per UTC day that formation and consolidation may spend for this agent; over it, formation waits (nothing is lost) until the day ends or the budget is raised. Empty: the deployment's default; 0: none.
              */
             llm_daily_token_budget?: number | null;
+            /** @description The agent's own categories (at most 20), filed under as the defaults are; their examples also extend the offline extractor's lexicons. */
+            memory_categories?: components["schemas"]["MemoryCategorySetting"][];
+            /** @description Memory is filed under the default categories too; off: only under the agent's own (and other). */
+            default_categories_enabled?: boolean;
+            /** @description Slugs of categories (default or the agent's own) formation never stores. */
+            categories_never_remembered?: string[];
+            /** @description Free text carried into the extraction prompt, at most 2,000 characters; refused (400) when it reads as a prompt injection or holds a secret. */
+            extraction_instructions?: string;
         };
         PatchedConsolidatedMemoryEditInput: {
             /** @description The blob's new text, within its word limit and 20000 characters. */
