@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from core.llm.spacy_model import english_pipeline
-from facts.grammar.defects import doc_defects
+from core.llm.spacy_model import english_pipeline, is_common_noun
+from facts.grammar.defects import TIME_NOUNS, doc_defects
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
@@ -53,6 +53,7 @@ _OTHER_PARTS = frozenset(("conj", "cc", "parataxis", "intj", "discourse", "dep",
 _SET_OFF = frozenset(("ccomp", "parataxis", "advcl", "conj"))
 _CONTENT_POS = frozenset(("NOUN", "PROPN", "NUM", "ADJ", "VERB"))
 _SECOND_PERSON = frozenset(("you", "your", "yours", "yourself", "yourselves"))
+_DEMONSTRATIVES = frozenset(("this", "that", "these", "those"))
 _FIRST_PERSON_PLURAL = {"us": "them", "our": "their", "ours": "theirs", "ourselves": "themselves"}
 # Contractions after any other subject: "Pottery's so relaxing", "they're".
 _OTHER_CONTRACTIONS = {"'re": "are", "’re": "are", "'ve": "have", "’ve": "have", "'d": "would", "’d": "would"}
@@ -76,7 +77,8 @@ def _third_person_verb(token: Token) -> str:
 
 def _subject_of(verb: Token) -> Token | None:
     subject = next((child for child in verb.children if child.dep_ in ("nsubj", "nsubjpass")), None)
-    if subject is None and verb.dep_ == "conj" and verb.head.pos_ in ("VERB", "AUX"):
+    own_expletive = any(child.dep_ == "expl" for child in verb.children)  # "... and there was no time"
+    if subject is None and verb.dep_ == "conj" and verb.head.pos_ in ("VERB", "AUX") and not own_expletive:
         return _subject_of(verb.head)
     return subject
 
@@ -122,6 +124,18 @@ def _clause_tokens(verb: Token, subject: Token) -> list[Token]:
     return tokens
 
 
+def _describable(demonstrative: Token) -> bool:
+    """ "this bowl" can be "the bowl"; "this month" is a time, and "make this work" is no noun at all."""
+    noun = demonstrative.head
+    causative = noun.i == demonstrative.i + 1 and noun.head.lemma_ in ("make", "let", "help")
+    return noun.lemma_.lower() not in TIME_NOUNS and not causative
+
+
+def _mid_sentence(speaker: str) -> str:
+    """ "The user" inside a sentence is "the user"; a name stays as it is."""
+    return "the" + speaker[3:] if speaker.startswith("The ") else speaker
+
+
 def _rendered(tokens: list[Token], *, verbs_of_speaker: set[int], speaker: str) -> str:
     """The clause as a statement about the speaker: "I" and the first "me"/"my" become their name, later ones
     they/their; verbs whose subject was "I" agree with the name."""
@@ -132,7 +146,7 @@ def _rendered(tokens: list[Token], *, verbs_of_speaker: set[int], speaker: str) 
         following = tokens[position + 1] if position + 1 < len(tokens) else None
         space = token.whitespace_ if following is None or following.i == token.i + 1 else " "
         if lower in ("i", "we") and token.tag_ == "PRP":
-            text = speaker if not words or not speaker.startswith("The ") else "the" + speaker[3:]
+            text = _mid_sentence(speaker) if words else speaker
             text += " and others" if lower == "we" else ""
             named = True
         elif lower in _FIRST_PERSON_PLURAL and token.tag_ in ("PRP", "PRP$"):
@@ -141,12 +155,14 @@ def _rendered(tokens: list[Token], *, verbs_of_speaker: set[int], speaker: str) 
             text = "their" if named else f"{speaker}'s"
             named = True
         elif lower in _FIRST_PERSON_OBJECTS and token.tag_ == "PRP":
-            text = speaker if lower == "me" else _FIRST_PERSON_OBJECTS[lower]
+            text = _mid_sentence(speaker) if lower == "me" else _FIRST_PERSON_OBJECTS[lower]
         elif lower == "n't":
             text = " not"
             words[-1] = words[-1].rstrip()
         elif following is not None and following.lower_ == "n't" and lower in ("ca", "wo"):
             text = {"ca": "can", "wo": "will"}[lower] if token.text.islower() else token.norm_.capitalize()
+        elif lower in _DEMONSTRATIVES and token.dep_ == "det" and _describable(token):
+            text = "The" if not words else "the"  # "made this bowl": a bowl the chat showed, described
         elif token.i in verbs_of_speaker:
             text = _third_person_verb(token)
             if lower in _CONTRACTIONS and words:
@@ -241,6 +257,15 @@ def _says_more_than_praise(tokens: list[Token], subject: Token) -> bool:
     )
 
 
+def _a_name(token: Token) -> bool:
+    """A first word that keeps its capital after "X said": a name ("Efua won a ribbon", though tagged a common noun),
+    "I", not a word of the dictionary ("Pottery is relaxing")."""
+    if token.pos_ == "PROPN" or token.text == "I":
+        return True
+    common = is_common_noun(token.text) or is_common_noun(token.lemma_)  # "Kids" is "kid"'s
+    return token.text[:1].isupper() and token.pos_ == "NOUN" and not token.is_stop and not common
+
+
 def _elided_subject(verb: Token) -> bool:
     """ "Started hitting the gym last week", "Been reading that book": the speaker's own "I" left out."""
     words = [token for token in verb.sent if not token.is_punct and token.dep_ != "intj"]
@@ -299,9 +324,7 @@ def clause_statements(doc: Doc, *, speaker: str, said: dict[str, str] | None = N
                 rendered = _rendered(version, verbs_of_speaker=_speaker_verbs(version), speaker=speaker)
                 if prefix:
                     first = version[0]
-                    body = (
-                        rendered if first.pos_ == "PROPN" or first.text == "I" else rendered[:1].lower() + rendered[1:]
-                    )
+                    body = rendered if _a_name(first) else rendered[:1].lower() + rendered[1:]
                     rendered = prefix + body
                 alternatives.append(rendered)
             if said is not None:

@@ -60,8 +60,8 @@ def test_every_informative_clause_of_a_named_speaker_becomes_a_statement_about_t
     )["facts"]
 
     assert [fact["content"] for fact in facts] == [
-        "Rhea's knees are not happy though.",
         "Rhea finally finished their first half marathon yesterday.",
+        "Rhea's knees are not happy though.",
         "Rhea and others walked like twenty dogs at the shelter.",
         "Rhea started volunteering at the shelter last month.",
     ]
