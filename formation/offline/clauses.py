@@ -127,7 +127,7 @@ def _clause_tokens(verb: Token, subject: Token) -> list[Token]:
 def _describable(demonstrative: Token) -> bool:
     """ "this bowl" can be "the bowl"; "this month" is a time, and "make this work" is no noun at all."""
     noun = demonstrative.head
-    causative = noun.i == demonstrative.i + 1 and noun.head.lemma_ in ("make", "let", "help")
+    causative = noun.lemma_ in ("work", "happen") and noun.head.lemma_ in ("make", "let", "help")  # a verb misread
     return noun.lemma_.lower() not in TIME_NOUNS and not causative
 
 
