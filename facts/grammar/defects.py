@@ -60,7 +60,7 @@ _STARTING = _words("start begin get")
 _PRAISE = _words(
     """awesome amazing great good nice cool beautiful incredible gorgeous lovely wonderful fantastic stunning
     impressive perfect fun special sweet cute inspiring fab neat adorable wild crazy insane epic pretty bright
-    fascinating interesting exciting brilliant powerful peaceful relaxing"""
+    fascinating interesting exciting brilliant powerful peaceful relaxing fancy clear electric"""
 )
 _SEEMING = _words("look sound seem")
 # Nouns that, with "the" alone, name what a reader cannot see: "the rest will follow", "figuring out the details".
@@ -197,6 +197,8 @@ def _reference_defects(doc: Doc, quoted: set[int]) -> list[str]:
             and not any(child.dep_ in ("prep", "relcl", "acl", "compound", "amod", "poss") for child in token.children)
         ):
             found.append(f"reference: 'the {token.text}'")  # "the rest", "the details": of what?
+        elif token.lemma_.lower() in ("chat", "conversation") and any(c.dep_ == "poss" for c in token.children):
+            found.append(f"reference: the {token.text} the fact came from")  # "since their last chat"
         elif lower == "one" and token.dep_ in ("pobj", "dobj", "nsubj", "conj") and not list(token.children):
             found.append("reference: 'one'")
         elif lower in _PLACE_ADVERBS and token.tag_ == "RB":
@@ -275,6 +277,8 @@ def _fragment_defects(doc: Doc) -> list[str]:
         root is not None
         and root.tag_ in ("VBG", "VBN", "VB")
         and not any(child.dep_ in ("aux", "auxpass") for child in root.children)
+        # "The figurines ... remind Melanie": a present tense after a plural subject, tagged as a base form
+        and not (root.tag_ == "VB" and any(c.dep_ == "nsubj" and c.tag_ in ("NNS", "NNPS") for c in root.children))
     ):
         return [f"fragment: {root.text!r} without its auxiliary"]
     if (
@@ -384,6 +388,8 @@ def _empty_defects(doc: Doc) -> list[str]:
         said = next((child for child in root.children if child.dep_ == "ccomp"), None)
         if said is not None and _a_reaction(said):
             found.append("fragment: a reaction to the chat")
+        elif said is not None and _a_moment_of_a_story(said):
+            found.append("fragment: a moment of a story the fact does not place")
     elif root is not None and _a_reaction(root):
         found.append("fragment: a reaction to the chat")
     return found
@@ -393,6 +399,20 @@ def _of_a_person(complement: Token) -> bool:
     """ "Rhea is excited", "Rhea's knees are not happy": only the first is a mood of the chat's moment."""
     subject = next((child for child in complement.head.children if child.dep_ in ("nsubj", "nsubjpass")), None)
     return subject is not None and _is_person(subject)
+
+
+def _a_moment_of_a_story(verb: Token) -> bool:
+    """ "X said the sky was so clear", "the kids had such a blast": "the" thing of a moment told in the past, which
+    the fact does not name (a thing of someone's, "Dmitri's last loaf was perfect", is named)."""
+    subject = next((child for child in verb.children if child.dep_ in ("nsubj", "nsubjpass")), None)
+    return (
+        subject is not None
+        and verb.tag_ == "VBD"
+        and verb.lemma_ in ("be", "have")
+        and any(child.dep_ == "det" and child.lower_ == "the" for child in subject.children)
+        and not any(child.dep_ in ("poss", "prep", "relcl", "acl", "compound") for child in subject.children)
+        and not any(child.dep_ == "prep" for complement in verb.children for child in complement.children)
+    )
 
 
 def _only_a_mood(mood: Token) -> bool:

@@ -54,6 +54,12 @@ _SET_OFF = frozenset(("ccomp", "parataxis", "advcl", "conj"))
 _CONTENT_POS = frozenset(("NOUN", "PROPN", "NUM", "ADJ", "VERB"))
 _SECOND_PERSON = frozenset(("you", "your", "yours", "yourself", "yourselves"))
 _DEMONSTRATIVES = frozenset(("this", "that", "these", "those"))
+# Who "he" or "her" can mean in a clause: "my brother ... his", "a friend ... her".
+_PEOPLE_NOUNS = _words(
+    """sister brother mother mom mum father dad wife husband partner boyfriend girlfriend son daughter kid child friend
+    boss manager colleague coworker neighbour neighbor cousin aunt uncle grandmother grandma grandfather grandpa
+    roommate teacher doctor therapist mentor coach guy girl man woman boy baby buddy"""
+)
 _FIRST_PERSON_PLURAL = {"us": "them", "our": "their", "ours": "theirs", "ourselves": "themselves"}
 # Contractions after any other subject: "Pottery's so relaxing", "they're".
 _OTHER_CONTRACTIONS = {"'re": "are", "’re": "are", "'ve": "have", "’ve": "have", "'d": "would", "’d": "would"}
@@ -257,6 +263,20 @@ def _says_more_than_praise(tokens: list[Token], subject: Token) -> bool:
     )
 
 
+_GENDERED = frozenset(("he", "she", "him", "her", "his", "hers", "himself", "herself"))
+
+
+def _someone_unnamed(tokens: list[Token]) -> bool:
+    """A clause of the speaker's with "he", "her" or "his" and no name before it: someone the chat named earlier
+    ("veggies are his fave"); the speaker's own words are said with "their"."""
+    for token in tokens:
+        if token.lower_ in _GENDERED and token.tag_ in ("PRP", "PRP$"):
+            return True
+        if token.pos_ == "PROPN" or (token.pos_ == "NOUN" and token.lemma_.lower() in _PEOPLE_NOUNS):
+            return False
+    return False
+
+
 def _a_name(token: Token) -> bool:
     """A first word that keeps its capital after "X said": a name ("Efua won a ribbon", though tagged a common noun),
     "I", not a word of the dictionary ("Pottery is relaxing")."""
@@ -315,7 +335,7 @@ def clause_statements(doc: Doc, *, speaker: str, said: dict[str, str] | None = N
                     if not _names_a_thing(subject) or not _says_more_than_praise(tokens, subject):
                         continue
                     prefix = f"{speaker} said "
-            if len(tokens) < 3 or not _informative(tokens, verb):
+            if len(tokens) < 3 or not _informative(tokens, verb) or _someone_unnamed(tokens):
                 continue
             alternatives = []
             for version in (tokens, _without_asides(verb, tokens)):

@@ -382,7 +382,7 @@ class OfflineLLM(LLMProvider):
         def add(content: str, key: str, number: int, world_time: WorldTime = UNKNOWN_WORLD_TIME) -> None:
             words = len(content.split())
             times = world_time_fields(world_time)
-            if words < 4 or words > max_words:
+            if words < 3 or words > max_words:  # "Melanie plays clarinet" says enough
                 return
             if content.lower() in seen:
                 known = next((fact for fact in facts if fact["content"].lower() == content.lower()), None)
