@@ -64,7 +64,7 @@ _PRAISE = _words(
 )
 _SEEMING = _words("look sound seem")
 # Nouns that, with "the" alone, name what a reader cannot see: "the rest will follow", "figuring out the details".
-_EMPTY_DEFINITES = _words("rest detail details difference day moment idea thing things one part")
+EMPTY_DEFINITES = _words("rest detail details difference day moment idea thing things one part feeling kind sort")
 # Nouns that name nothing without what a reader cannot see: "saw some pretty cool stuff".
 _VAGUE_OBJECTS = _words("stuff")
 # Verbs that take "to" + a verb, never "to" + a noun: "plans to a festival" lost its verb.
@@ -192,7 +192,7 @@ def _reference_defects(doc: Doc, quoted: set[int]) -> list[str]:
         ):
             found.append(f"reference: {token.text!r} before anyone is named")
         elif (
-            token.lemma_.lower() in _EMPTY_DEFINITES
+            token.lemma_.lower() in EMPTY_DEFINITES
             and any(child.dep_ == "det" and child.lower_ == "the" for child in token.children)
             and not any(child.dep_ in ("prep", "relcl", "acl", "compound", "amod", "poss") for child in token.children)
         ):
@@ -208,7 +208,9 @@ def _reference_defects(doc: Doc, quoted: set[int]) -> list[str]:
             token.lemma_.lower() in _VAGUE_OBJECTS
             and token.dep_ in ("dobj", "pobj", "nsubj")
             and not any(
-                child.dep_ in ("prep", "relcl", "acl") or (child.dep_ == "amod" and child.lemma_.lower() not in _PRAISE)
+                child.dep_ in ("prep", "relcl")
+                or (child.dep_ == "acl" and token.lower_ == "stuff")  # "made something to catch the eye": what?
+                or (child.dep_ == "amod" and child.lemma_.lower() not in _PRAISE)
                 for child in token.children
             )
         ):
@@ -305,6 +307,15 @@ def _says_when(clause: Token) -> bool:
 
 def _garbled_defects(doc: Doc) -> list[str]:
     found = []
+    if sum(1 for token in doc if token.text in {'"', "“", "”"}) % 2:
+        found.append("garbled: a quotation cut in half")  # 'Brave" by ... has a lot of significance'
+    found += [
+        f"garbled: {token.text!r} of nothing"  # "art can be so healing and a way"
+        for token in doc
+        if token.lemma_.lower() == "way"
+        and token.dep_ in ("attr", "conj")
+        and not any(child.dep_ in ("prep", "acl", "relcl", "amod") for child in token.children)
+    ]
     words = [token for token in doc if not token.is_punct]
     if words and (words[-1].tag_ == "CC" or words[-1].dep_ in ("cc", "mark", "preconj")):
         found.append(f"garbled: a dangling {words[-1].text!r}")  # "... worked at Globex but."
@@ -381,7 +392,11 @@ def _empty_defects(doc: Doc) -> list[str]:
         root is not None
         and subject is not None
         and any(t.lower_ == "others" and t.dep_ == "conj" for t in subject.subtree)
-        and any(c.dep_ == "aux" and c.lower_ in ("can", "could", "should", "must") for c in root.children)
+        and any(
+            (c.dep_ == "aux" and c.lower_ in ("can", "could", "should", "must"))
+            or (c.dep_ == "nsubj" and root.lemma_ in ("have", "be") and any(t.lower_ == "all" for t in c.subtree))
+            for c in root.children  # "X and others all have unique paths"
+        )
     ):
         found.append("fragment: a cheer or advice of the chat")  # "Caroline and others can make a real impact"
     if root is not None and root.lemma_ == "say":

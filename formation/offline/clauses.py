@@ -14,7 +14,7 @@ import re
 from typing import TYPE_CHECKING
 
 from core.llm.spacy_model import english_pipeline, is_common_noun
-from facts.grammar.defects import TIME_NOUNS, doc_defects
+from facts.grammar.defects import EMPTY_DEFINITES, TIME_NOUNS, doc_defects
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
@@ -134,7 +134,7 @@ def _describable(demonstrative: Token) -> bool:
     """ "this bowl" can be "the bowl"; "this month" is a time, and "make this work" is no noun at all."""
     noun = demonstrative.head
     causative = noun.lemma_ in ("work", "happen") and noun.head.lemma_ in ("make", "let", "help")  # a verb misread
-    return noun.lemma_.lower() not in TIME_NOUNS and not causative
+    return noun.lemma_.lower() not in TIME_NOUNS | EMPTY_DEFINITES and not causative  # "that feeling": which?
 
 
 def _mid_sentence(speaker: str) -> str:
