@@ -183,7 +183,10 @@ def _rendered(tokens: list[Token], *, verbs_of_speaker: set[int], speaker: str) 
         words.append(text + space)
     sentence = "".join(words).strip()
     sentence = re.sub(r"\s+([,.;:!])", r"\1", sentence)
-    return sentence[:1].upper() + sentence[1:].rstrip(" ,;:-–—") + "."
+    sentence = sentence[:1].upper() + sentence[1:].rstrip(" ,;:-–—")
+    if sentence.count('"') % 2:  # a title the clause ends in: 'a piece called "Finding Freedom'
+        sentence = sentence.rstrip(".!?") + '"'
+    return sentence + "."
 
 
 def _speaker_verbs(tokens: list[Token]) -> set[int]:
