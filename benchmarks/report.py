@@ -133,6 +133,14 @@ HISTORY = {
     "webhook_overhead.json": "webhooks (issue 35): what the outbox adds to a fact write over HTTP",
     "webhook_overhead_merged.json": "webhooks (issue 35): the same, measured again after merging world time",
     "feedback_ranking.json": "feedback (issue 35): a boost by useful feedback, LoCoMo dev (not adopted)",
+    "junk_locomo_end_to_end_offline_dev_before.json": "offline formation a reader can trust (issue 38): LoCoMo end to "
+    "end, offline, dev, before",
+    "junk_locomo_end_to_end_offline_dev_after.json": "offline formation a reader can trust (issue 38): LoCoMo end to "
+    "end, offline, dev, after",
+    "junk_locomo_end_to_end_offline_eval_after.json": "offline formation a reader can trust (issue 38): LoCoMo end to "
+    "end, offline, eval, after (run once)",
+    "junk_reader_counts.json": "offline formation a reader can trust (issue 38): a reader's count of junk in random "
+    "samples of the facts formed, and the audit's agreement with the labelled set",
 }
 MANIFEST = CURRENT | HISTORY
 
