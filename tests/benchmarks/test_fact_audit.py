@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.fact_audit import AuditedFact, facts_audit
-from benchmarks.fact_audit_labels import locomo_labelled_facts, template_words_only
+from benchmarks.fact_audit_labels import locomo_labelled_facts, locomo_template, locomo_text, template_words_only
 from facts.grammar.defects import facts_defects
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "fact_audit"
@@ -141,3 +141,15 @@ def test_the_audit_counts_garbled_facts_as_junk():
     audit = facts_audit(facts)
 
     assert audit["junk"] == 1 and audit["person_percent"] == 50.0 and audit["reference_percent"] == 50.0
+
+
+def test_a_template_rebuilds_a_fact_from_its_turn_and_holds_none_of_its_words():
+    turn = "Honestly I love my pottery class, my teacher Ines says I'm a natural!"
+    fact = "Talia loves their pottery class."
+
+    template = locomo_template(fact, turn=turn, speaker="Talia")
+
+    assert template == "{S} {2+s} their {4} {5}."
+    assert template_words_only(template) and locomo_text(template, turn=turn, speaker="Talia") == fact
+    # A word the turn does not hold and the extractor never adds cannot be kept without writing it.
+    assert locomo_template("Talia loves ceramics.", turn=turn, speaker="Talia") is None
