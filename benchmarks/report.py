@@ -138,6 +138,14 @@ HISTORY = {
     "feedback_ranking.json": "feedback (issue 35): a boost by useful feedback, LoCoMo dev (not adopted)",
     "rerank_overhead.json": "reranker (issue 38): what the rerank step adds to a fact search, against a local server",
     "rerank_overhead_2.json": "reranker (issue 38): the same, run again at a lower load",
+    "junk_locomo_end_to_end_offline_dev_before.json": "offline formation a reader can trust (issue 38): LoCoMo end to "
+    "end, offline, dev, before",
+    "junk_locomo_end_to_end_offline_dev_after.json": "offline formation a reader can trust (issue 38): LoCoMo end to "
+    "end, offline, dev, after",
+    "junk_locomo_end_to_end_offline_eval_after.json": "offline formation a reader can trust (issue 38): LoCoMo end to "
+    "end, offline, eval, after (run once)",
+    "junk_reader_counts.json": "offline formation a reader can trust (issue 38): a reader's count of junk in random "
+    "samples of the facts formed, and the audit's agreement with the labelled set",
 }
 MANIFEST = CURRENT | HISTORY
 

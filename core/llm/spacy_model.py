@@ -27,3 +27,15 @@ def english_pipeline() -> Language:
     import spacy
 
     return spacy.load(english_model_path())
+
+
+@cache
+def _common_nouns() -> frozenset[str]:
+    index = english_pipeline().get_pipe("lemmatizer").lookups.get_table("lemma_index")  # type: ignore[attr-defined]
+    return frozenset(index["noun"])
+
+
+def is_common_noun(word: str) -> bool:
+    """Whether a word, lowercased, is an English noun of the lemmatiser's index (WordNet's): "Exercise" and "Nature"
+    are, "Caroline" and "Efua" are not. Tells a capitalised common noun at the start of a sentence from a name."""
+    return word.lower() in _common_nouns()

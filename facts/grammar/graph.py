@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.llm.spacy_model import english_pipeline
+from core.llm.spacy_model import english_pipeline, is_common_noun
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -123,6 +123,8 @@ def _subject(graph: _Graph, fact: int, token: Token, root: Token) -> str | None:
         owner = _subject(graph, fact, owners[0], root)
         if owner is None or token.lemma_.lower() == "name":
             return None  # "The user's name is ...": the profile says it
+        if _an_attribute(token, root):
+            return None  # "The user's favourite colour is purple": a value of the user's, no entity of its own
         name = _given_name(token)
         if not name and root.lemma_ in _NAMING_VERBS:
             names = [child for child in root.children if child.dep_ in ("oprd", "attr") and child.pos_ == "PROPN"]
@@ -130,11 +132,25 @@ def _subject(graph: _Graph, fact: int, token: Token, root: Token) -> str | None:
         return _owned(graph, fact, owner, token, name)
     # A name that starts the fact is sometimes tagged a common noun ("Caroline is from Sweden").
     leading_name = token.i == 0 and token.text[:1].isupper() and token.tag_ == "NN" and token.lemma_ != token.text
-    if token.pos_ == "PROPN" or leading_name:
+    if (token.pos_ == "PROPN" or leading_name) and not _a_common_noun(token):
         span = _phrase(token)
         entity_type = _named_entity_type(span)
-        return graph.entity(span.text, "person" if entity_type in (None, "thing") else entity_type)
+        if entity_type in (None, "thing"):  # a name spaCy gave no type of ours: a person, unless it typed it otherwise
+            entity_type = "thing" if any(word.ent_type_ for word in span) else "person"
+        return graph.entity(span.text, entity_type)
     return None
+
+
+def _a_common_noun(token: Token) -> bool:
+    """A capitalised common noun spaCy names nothing with ("Exercise helps ...", "Nature's beauty"): no name."""
+    return token.ent_type_ not in _ENTITY_TYPES and is_common_noun(token.text)
+
+
+def _an_attribute(noun: Token, root: Token) -> bool:
+    """ "The user's colour is purple": a thing of the owner's that is not a person, given no name, whose value the
+    copula states: the owner's attribute (the relation `<noun>` with that value), not an entity."""
+    is_person = noun.lemma_.lower() in _PEOPLE or noun.text.lower() in _PEOPLE
+    return root.lemma_ == "be" and noun.dep_ in _SUBJECTS and not is_person and not _given_name(noun)
 
 
 def _objects(verb: Token) -> list[tuple[str, Token]]:
@@ -162,6 +178,14 @@ def _fact_graph(graph: _Graph, fact: int, doc: Doc) -> None:
     subjects = [child for child in root.children if child.dep_ in _SUBJECTS]
     if not subjects:
         return
+    owners = [child for child in subjects[0].children if child.dep_ == "poss"]
+    if owners and _an_attribute(subjects[0], root) and subjects[0].lemma_.lower() != "name":
+        owner = _subject(graph, fact, owners[0], root)
+        attribute = "_".join(_phrase(subjects[0]).text.lower().split())
+        for _, target in _objects(root):
+            if owner is not None and target.dep_ in ("attr", "acomp") and target.pos_ in ("NOUN", "ADJ", "PROPN"):
+                graph.relate(fact, owner, attribute, value=_phrase(target).text)
+        return
     subject = _subject(graph, fact, subjects[0], root)
     if subject is None or root.lemma_ in _NAMING_VERBS:
         return
@@ -178,6 +202,8 @@ def _fact_graph(graph: _Graph, fact: int, doc: Doc) -> None:
         elif name:
             described = f"{'the user' if subject == USER else subject}'s {target.text.lower()}"
             graph.relate(fact, subject, predicate, target=graph.entity(name, "thing", (described,)))
+        elif owners:  # a possessor that names nothing ("Nature's beauty"): the phrase is a value
+            graph.relate(fact, subject, predicate, value=target.doc[owners[0].i : span.end].text)
         elif entity_type is not None:
             graph.relate(fact, subject, predicate, target=graph.entity(span.text, entity_type))
         elif not any(token.ent_type_ in _NOT_ENTITIES for token in span) and target.pos_ in ("NOUN", "ADJ", "VERB"):

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from core.llm.spacy_model import english_pipeline
-from facts.grammar.defects import doc_defects
+from core.llm.spacy_model import english_pipeline, is_common_noun
+from facts.grammar.defects import EMPTY_DEFINITES, TIME_NOUNS, doc_defects
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
@@ -53,6 +53,13 @@ _OTHER_PARTS = frozenset(("conj", "cc", "parataxis", "intj", "discourse", "dep",
 _SET_OFF = frozenset(("ccomp", "parataxis", "advcl", "conj"))
 _CONTENT_POS = frozenset(("NOUN", "PROPN", "NUM", "ADJ", "VERB"))
 _SECOND_PERSON = frozenset(("you", "your", "yours", "yourself", "yourselves"))
+_DEMONSTRATIVES = frozenset(("this", "that", "these", "those"))
+# Who "he" or "her" can mean in a clause: "my brother ... his", "a friend ... her".
+_PEOPLE_NOUNS = _words(
+    """sister brother mother mom mum father dad wife husband partner boyfriend girlfriend son daughter kid child friend
+    boss manager colleague coworker neighbour neighbor cousin aunt uncle grandmother grandma grandfather grandpa
+    roommate teacher doctor therapist mentor coach guy girl man woman boy baby buddy"""
+)
 _FIRST_PERSON_PLURAL = {"us": "them", "our": "their", "ours": "theirs", "ourselves": "themselves"}
 # Contractions after any other subject: "Pottery's so relaxing", "they're".
 _OTHER_CONTRACTIONS = {"'re": "are", "’re": "are", "'ve": "have", "’ve": "have", "'d": "would", "’d": "would"}
@@ -76,7 +83,8 @@ def _third_person_verb(token: Token) -> str:
 
 def _subject_of(verb: Token) -> Token | None:
     subject = next((child for child in verb.children if child.dep_ in ("nsubj", "nsubjpass")), None)
-    if subject is None and verb.dep_ == "conj" and verb.head.pos_ in ("VERB", "AUX"):
+    own_expletive = any(child.dep_ == "expl" for child in verb.children)  # "... and there was no time"
+    if subject is None and verb.dep_ == "conj" and verb.head.pos_ in ("VERB", "AUX") and not own_expletive:
         return _subject_of(verb.head)
     return subject
 
@@ -122,6 +130,18 @@ def _clause_tokens(verb: Token, subject: Token) -> list[Token]:
     return tokens
 
 
+def _describable(demonstrative: Token) -> bool:
+    """ "this bowl" can be "the bowl"; "this month" is a time, and "make this work" is no noun at all."""
+    noun = demonstrative.head
+    causative = noun.lemma_ in ("work", "happen") and noun.head.lemma_ in ("make", "let", "help")  # a verb misread
+    return noun.lemma_.lower() not in TIME_NOUNS | EMPTY_DEFINITES and not causative  # "that feeling": which?
+
+
+def _mid_sentence(speaker: str) -> str:
+    """ "The user" inside a sentence is "the user"; a name stays as it is."""
+    return "the" + speaker[3:] if speaker.startswith("The ") else speaker
+
+
 def _rendered(tokens: list[Token], *, verbs_of_speaker: set[int], speaker: str) -> str:
     """The clause as a statement about the speaker: "I" and the first "me"/"my" become their name, later ones
     they/their; verbs whose subject was "I" agree with the name."""
@@ -132,7 +152,7 @@ def _rendered(tokens: list[Token], *, verbs_of_speaker: set[int], speaker: str) 
         following = tokens[position + 1] if position + 1 < len(tokens) else None
         space = token.whitespace_ if following is None or following.i == token.i + 1 else " "
         if lower in ("i", "we") and token.tag_ == "PRP":
-            text = speaker if not words or not speaker.startswith("The ") else "the" + speaker[3:]
+            text = _mid_sentence(speaker) if words else speaker
             text += " and others" if lower == "we" else ""
             named = True
         elif lower in _FIRST_PERSON_PLURAL and token.tag_ in ("PRP", "PRP$"):
@@ -141,12 +161,14 @@ def _rendered(tokens: list[Token], *, verbs_of_speaker: set[int], speaker: str) 
             text = "their" if named else f"{speaker}'s"
             named = True
         elif lower in _FIRST_PERSON_OBJECTS and token.tag_ == "PRP":
-            text = speaker if lower == "me" else _FIRST_PERSON_OBJECTS[lower]
+            text = _mid_sentence(speaker) if lower == "me" else _FIRST_PERSON_OBJECTS[lower]
         elif lower == "n't":
             text = " not"
             words[-1] = words[-1].rstrip()
         elif following is not None and following.lower_ == "n't" and lower in ("ca", "wo"):
             text = {"ca": "can", "wo": "will"}[lower] if token.text.islower() else token.norm_.capitalize()
+        elif lower in _DEMONSTRATIVES and token.dep_ == "det" and _describable(token):
+            text = "The" if not words else "the"  # "made this bowl": a bowl the chat showed, described
         elif token.i in verbs_of_speaker:
             text = _third_person_verb(token)
             if lower in _CONTRACTIONS and words:
@@ -161,7 +183,10 @@ def _rendered(tokens: list[Token], *, verbs_of_speaker: set[int], speaker: str) 
         words.append(text + space)
     sentence = "".join(words).strip()
     sentence = re.sub(r"\s+([,.;:!])", r"\1", sentence)
-    return sentence[:1].upper() + sentence[1:].rstrip(" ,;:-–—") + "."
+    sentence = sentence[:1].upper() + sentence[1:].rstrip(" ,;:-–—")
+    if sentence.count('"') % 2:  # a title the clause ends in: 'a piece called "Finding Freedom'
+        sentence = sentence.rstrip(".!?") + '"'
+    return sentence + "."
 
 
 def _speaker_verbs(tokens: list[Token]) -> set[int]:
@@ -241,6 +266,29 @@ def _says_more_than_praise(tokens: list[Token], subject: Token) -> bool:
     )
 
 
+_GENDERED = frozenset(("he", "she", "him", "her", "his", "hers", "himself", "herself"))
+
+
+def _someone_unnamed(tokens: list[Token]) -> bool:
+    """A clause of the speaker's with "he", "her" or "his" and no name before it: someone the chat named earlier
+    ("veggies are his fave"); the speaker's own words are said with "their"."""
+    for token in tokens:
+        if token.lower_ in _GENDERED and token.tag_ in ("PRP", "PRP$"):
+            return True
+        if token.pos_ == "PROPN" or (token.pos_ == "NOUN" and token.lemma_.lower() in _PEOPLE_NOUNS):
+            return False
+    return False
+
+
+def _a_name(token: Token) -> bool:
+    """A first word that keeps its capital after "X said": a name ("Efua won a ribbon", though tagged a common noun),
+    "I", not a word of the dictionary ("Pottery is relaxing")."""
+    if token.pos_ == "PROPN" or token.text == "I":
+        return True
+    common = is_common_noun(token.text) or is_common_noun(token.lemma_)  # "Kids" is "kid"'s
+    return token.text[:1].isupper() and token.pos_ == "NOUN" and not token.is_stop and not common
+
+
 def _elided_subject(verb: Token) -> bool:
     """ "Started hitting the gym last week", "Been reading that book": the speaker's own "I" left out."""
     words = [token for token in verb.sent if not token.is_punct and token.dep_ != "intj"]
@@ -290,7 +338,7 @@ def clause_statements(doc: Doc, *, speaker: str, said: dict[str, str] | None = N
                     if not _names_a_thing(subject) or not _says_more_than_praise(tokens, subject):
                         continue
                     prefix = f"{speaker} said "
-            if len(tokens) < 3 or not _informative(tokens, verb):
+            if len(tokens) < 3 or not _informative(tokens, verb) or _someone_unnamed(tokens):
                 continue
             alternatives = []
             for version in (tokens, _without_asides(verb, tokens)):
@@ -299,9 +347,7 @@ def clause_statements(doc: Doc, *, speaker: str, said: dict[str, str] | None = N
                 rendered = _rendered(version, verbs_of_speaker=_speaker_verbs(version), speaker=speaker)
                 if prefix:
                     first = version[0]
-                    body = (
-                        rendered if first.pos_ == "PROPN" or first.text == "I" else rendered[:1].lower() + rendered[1:]
-                    )
+                    body = rendered if _a_name(first) else rendered[:1].lower() + rendered[1:]
                     rendered = prefix + body
                 alternatives.append(rendered)
             if said is not None:

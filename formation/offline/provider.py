@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 # A clause runs to punctuation, to a conjunction that starts a new first-person clause ("... and I live in"), or to
 # a trailing time expression ("... last week").
 _CLAUSE_END = (
-    r"([^,.;!?]+?)(?=\s+(?:and|but|so|because)\s+(?:i|my)\b"
+    r"([^,.;!?]+?)(?=\s+(?:and|but|so|because)\s+(?:i|my|he|she|they|it|we|you|there)\b"
     r"|\s+(?:last|this|next)\s+(?:week|month|year|summer|winter|spring|autumn)\b"
     r"|\s+(?:yesterday|today|tomorrow|recently|now)\b|\s+[-–—]+\s+|[,.;!?]|$"
     r"|\s+(?:in|since|until|from)\s+(?:(?:january|february|march|april|may|june|july|august|september|october"
@@ -179,8 +179,13 @@ def _third_person(text: str) -> str:
     return text.strip()
 
 
+# A conjunction left at the end of a clause cut before a time ("I used to work at Globex but last week ..."): its
+# other half is another clause.
+_DANGLING = re.compile(r"(?:\s+(?:and|but|or|so|because|while|although|though|then))+$", re.I)
+
+
 def _statement(text: str) -> str:
-    text = text.strip().rstrip(".!,;:")
+    text = _DANGLING.sub("", text.strip().rstrip(".!,;:")).rstrip(".!,;:")
     return text[:1].upper() + text[1:] + "."
 
 
@@ -288,7 +293,8 @@ def _said_by(content: str, *, speaker: str) -> str:
     """A statement about "the user" made about the speaker who said it, when the message names one."""
     if not speaker:
         return content
-    return re.sub(r"^The user's\b", f"{speaker}'s", re.sub(r"^The user\b(?!')", speaker, content))
+    content = re.sub(r"^The user's\b", f"{speaker}'s", re.sub(r"^The user\b(?!')", speaker, content))
+    return re.sub(r"\bthe user's\b", "their", content)  # "Caroline's art is the user's way ...": hers
 
 
 # What the user asks of the assistant, as reflections: (pattern, note). Groups fill the note.
@@ -377,7 +383,7 @@ class OfflineLLM(LLMProvider):
         def add(content: str, key: str, number: int, world_time: WorldTime = UNKNOWN_WORLD_TIME) -> None:
             words = len(content.split())
             times = world_time_fields(world_time)
-            if words < 4 or words > max_words:
+            if words < 3 or words > max_words:  # "Melanie plays clarinet" says enough
                 return
             if content.lower() in seen:
                 known = next((fact for fact in facts if fact["content"].lower() == content.lower()), None)

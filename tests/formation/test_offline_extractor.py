@@ -60,8 +60,8 @@ def test_every_informative_clause_of_a_named_speaker_becomes_a_statement_about_t
     )["facts"]
 
     assert [fact["content"] for fact in facts] == [
-        "Rhea's knees are not happy though.",
         "Rhea finally finished their first half marathon yesterday.",
+        "Rhea's knees are not happy though.",
         "Rhea and others walked like twenty dogs at the shelter.",
         "Rhea started volunteering at the shelter last month.",
     ]
@@ -96,3 +96,37 @@ def test_the_entity_graph_reads_the_parse_the_grammar_checks_made(monkeypatch):
         "entities": reply["entities"],
         "relations": reply["relations"],
     }
+
+
+def test_what_a_reader_called_junk_is_not_formed():
+    facts = _ask(
+        "extract_facts",
+        "I used to work at Globex, but last week I started at Initech.",
+        "I used to work at Globex but last week I started at Initech.",
+        "Kofi: I'm excited to get started. I'm doing easy exercises to keep it strong.",
+        "Mina: I moved to Rotterdam for university and there was no time.",
+        "Mina: I made this bowl in my class.",
+    )["facts"]
+
+    assert [fact["content"] for fact in facts] == [
+        "The user used to work at Globex.",
+        "The user started at Initech.",
+        "Kofi is doing easy exercises.",
+        "Mina lives in Rotterdam for university.",
+        "Mina moved to Rotterdam for university.",
+        "Mina made the bowl in their class.",
+    ]
+
+
+def test_a_capitalised_common_noun_is_no_person_and_a_users_thing_stated_by_a_copula_is_an_attribute():
+    reply = _ask(
+        "extract_facts",
+        "Exercise helps me a lot when work gets stressful.",
+        "I love Nature's beauty. My favourite colour is purple.",
+    )
+
+    assert reply["entities"] == []
+    assert [(relation["subject"], relation["predicate"], relation.get("value")) for relation in reply["relations"]] == [
+        ("user", "loves", "Nature's beauty"),
+        ("user", "favourite_colour", "purple"),
+    ]
