@@ -34,6 +34,7 @@ from core.api.tool_schema import serializer_json_schema
 from core.exceptions import ApplicationError
 from facts.selectors.graph import entity_find
 from facts.selectors.graph_search import messages_graph_ranking
+from facts.selectors.list_questions import messages_list_ranking
 from facts.selectors.timeline import (
     TimelineEntry,
     timeline_position_parse,
@@ -262,7 +263,12 @@ def _validated(serializer_class: type[serializers.Serializer], arguments: dict) 
 def _search_conversations(agent: Agent, target: MemoryScopeTarget, arguments: dict) -> dict:
     options = _validated(_ConversationSearchArguments, arguments)
     hits = messages_search(
-        agent=agent, user=target.user, session=target.session, graph_ranking=messages_graph_ranking, **options
+        agent=agent,
+        user=target.user,
+        session=target.session,
+        graph_ranking=messages_graph_ranking,
+        list_ranking=messages_list_ranking,
+        **options,
     )
     return {
         "messages": [

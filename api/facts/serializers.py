@@ -240,6 +240,12 @@ class FactHitOutputSerializer(serializers.Serializer):
         help_text="Rank in the graph signal: a fact about an entity the query names, or one or two relations from it "
         "(hybrid mode).",
     )
+    reasons = serializers.ListField(
+        child=serializers.CharField(),
+        help_text='Why it was returned: "list:<category>" when it is an entry of the list the question asks for '
+        '(those come first, hybrid mode), then each signal that ranked it: "vector", "text", "graph", "time"; '
+        '"recent" when none did (a small store, or the fallback to recent facts).',
+    )
 
 
 class MemorySearchOutputSerializer(serializers.Serializer):

@@ -39,6 +39,7 @@ from core.embeddings.spaces import embedding_provider_for_space, embedding_space
 from core.exceptions import ApplicationError
 from core.runtime.db_routers import search_connection, search_reads
 from core.runtime.timing import stage_timed
+from core.search.listing import entries_interleaved, list_first_count
 from core.search.retrieval import (
     NEIGHBOUR_SEEDS,
     NEIGHBOUR_WEIGHT,
@@ -75,6 +76,15 @@ class MessagesGraphRanking(Protocol):
         first; the caller keeps those in its scope."""
 
 
+class MessagesListRanking(Protocol):
+    """The list part of turn search, which the app that files memory by category gives:
+    facts.selectors.list_questions.messages_list_ranking."""
+
+    def __call__(self, *, agent_id: int, user_id: int, query: str) -> list[tuple[str, list[int]]]:
+        """For a question asking for a list within a category, its entries: each as its category and the ids of the
+        turns it was formed from; nothing otherwise. The caller keeps the messages in its scope."""
+
+
 @dataclass(frozen=True)
 class MessageHit:
     message: Message
@@ -87,6 +97,20 @@ class MessageHit:
     neighbour_rank: int | None = None
     speaker_rank: int | None = None
     graph_rank: int | None = None
+    listed: str = ""  # "list:<category>": returned first as a turn of an entry of the list the question asks for
+
+    @property
+    def reasons(self) -> list[str]:
+        """Why it was returned: the list it answers, then each signal that ranked it."""
+        signals = [
+            ("vector", self.vector_rank),
+            ("text", self.text_rank),
+            ("graph", self.graph_rank),
+            ("time", self.time_rank),
+            ("neighbour", self.neighbour_rank),
+            ("speaker", self.speaker_rank),
+        ]
+        return ([self.listed] if self.listed else []) + [name for name, rank in signals if rank is not None]
 
 
 def _vector_ranking(
@@ -188,17 +212,37 @@ def _graph_ranking(*, ranking: MessagesGraphRanking | None, scope: _Scope, query
         limit=limit,
         period=scope.time_query.period,
     )
-    if not ordered:
-        return []
+    in_scope = _in_scope(scope=scope, message_ids=ordered)
+    return [pk for pk in ordered if pk in in_scope]
+
+
+def _in_scope(*, scope: _Scope, message_ids: list[int]) -> set[int]:
+    if not message_ids:
+        return set()
     conditions, params = scope.conditions_sql()
     with search_connection().cursor() as cursor:
         cursor.execute(
             f"SELECT embedding.message_id FROM {MessageEmbedding._meta.db_table} AS embedding "
             f"WHERE {conditions} AND embedding.message_id = ANY(%s::bigint[])",
-            [*params, ordered],
+            [*params, message_ids],
         )
-        in_scope = {row[0] for row in cursor.fetchall()}
-    return [pk for pk in ordered if pk in in_scope]
+        return {row[0] for row in cursor.fetchall()}
+
+
+def _listed_first(
+    *, ranking: MessagesListRanking, scope: _Scope, query: str, scores: dict[int, float], top_k: int
+) -> dict[int, str]:
+    """A list question: the turns of its entries (in the scope) to put first, each with why ("list:<category>"), in
+    at most MEMORY_LIST_FIRST_SHARE of top_k places, every entry's best-scored turn before any entry's second."""
+    limit = list_first_count(top_k=top_k, share=settings.MEMORY_LIST_FIRST_SHARE)
+    entries = ranking(agent_id=scope.agent_id, user_id=scope.user_id, query=query) if limit else []
+    if not entries:
+        return {}
+    in_scope = _in_scope(scope=scope, message_ids=[pk for _, ids in entries for pk in ids])
+    kept = [(category, [pk for pk in ids if pk in in_scope]) for category, ids in entries]
+    category_of = {pk: category for category, ids in reversed(kept) for pk in ids}
+    chosen = entries_interleaved(entries=[ids for _, ids in kept], scores=scores, limit=limit)
+    return {pk: f"list:{category_of[pk]}" for pk in chosen}
 
 
 def _neighbour_ranking(*, scope: _Scope, seeds: list[int]) -> list[int]:
@@ -395,6 +439,7 @@ def messages_search(
     time_to: date | None = None,
     time_filter: str = "boost",
     graph_ranking: MessagesGraphRanking | None = None,
+    list_ranking: MessagesListRanking | None = None,
 ) -> list[MessageHit]:
     """The user's past messages (one session's when `session` is given) that best answer `query`: vector similarity
     (`semantic`), BM25 full-text (`text`), or both (`hybrid`), fused with weighted reciprocal rank fusion (k =
@@ -403,7 +448,9 @@ def messages_search(
     or names a period, or `time_from`/`time_to` give one) and the neighbours of the best hits. `time_filter`
     "restrict" searches only messages said, or naming a day, within the given period; "boost" ranks them higher.
     Without a user, nothing: messages are never shared across users. `min_similarity` drops vector candidates below
-    it; full-text matches stay."""
+    it; full-text matches stay. In hybrid mode, a question asking for a list within a category gets the turns of that
+    list's entries first (`list_ranking`, which facts gives: facts.selectors.list_questions.messages_list_ranking),
+    then the usual hits; each hit says why it was returned (`reasons`)."""
     _search_options_validate(
         query=query, top_k=top_k, mode=mode, time_from=time_from, time_to=time_to, time_filter=time_filter
     )
@@ -437,6 +484,11 @@ def messages_search(
         )
     scores = fusion.scores(["vector", "text", "graph", "time", "neighbour", "speaker"])
     best = fusion.best_first(scores)[:top_k]
+    listed: dict[int, str] = {}
+    if mode == "hybrid" and list_ranking is not None:
+        with stage_timed("list_sql"):
+            listed = _listed_first(ranking=list_ranking, scope=scope, query=query, scores=scores, top_k=top_k)
+        best = (list(listed) + [pk for pk in best if pk not in listed])[:top_k]
     with stage_timed("hits_sql"):
         messages = Message.objects.select_related("session").in_bulk(best)
     with stage_timed("screen"):
@@ -446,13 +498,14 @@ def messages_search(
             message=messages[pk],
             similarity=similarity.get(pk),
             session_external_id=messages[pk].session.external_id,
-            score=scores[pk],
+            score=scores.get(pk, 0.0),
             vector_rank=fusion.ranks["vector"].get(pk),
             text_rank=fusion.ranks["text"].get(pk),
             time_rank=fusion.ranks.get("time", {}).get(pk),
             neighbour_rank=fusion.ranks.get("neighbour", {}).get(pk),
             speaker_rank=fusion.ranks.get("speaker", {}).get(pk),
             graph_rank=fusion.ranks.get("graph", {}).get(pk),
+            listed=listed.get(pk, ""),
         )
         for pk in best
     ]

@@ -1,15 +1,31 @@
-"""A user's profile: their current facts that carry a key, read as key → value (expired ones left out)."""
+"""A person's profile, two reads of their current facts:
+
+- `user_profile`: the facts that carry a key, read as key → value (expired ones left out);
+- `profile_by_category`: what memory holds of them by topic (docs/decisions/0057-the-profile.md): per category, one
+  entry per canonical value (`Fact.category_value`, or the fact itself when it has none), each with its source facts,
+  its time in the world (the latest of its facts' that holds now, else the latest that ended) and when it was last
+  mentioned. An entry none of whose facts holds now is history: shown only when asked for. Only current versions are
+  read (a corrected version was never true; an ended statement stays current memory, ended in the world), and only
+  filed ones (an empty category is memory formed before categories). One indexed statement
+  (the partial index fact_current_category)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from datetime import date, datetime
 
 from django.db.models import Q
 from django.utils import timezone
 
 from agents.models import Agent, EndUser
-from facts.models import Fact
+from facts.models import Fact, FactScope
+from facts.world_time import WorldTime
+
+# At most this many facts are read for one profile (newest first), and this many source facts shown per entry: a
+# profile is what memory holds at a glance, and its read stays one bounded index range whatever the store's size.
+PROFILE_MAX_FACTS = 2000
+PROFILE_SOURCES_PER_ENTRY = 5
 
 
 @dataclass(frozen=True)
@@ -35,3 +51,93 @@ def user_profile(*, agent: Agent, user: EndUser) -> dict[str, ProfileEntry]:
         )
         for fact in facts.order_by("key").only("key", "content", "metadata", "version", "expires_at")
     }
+
+
+@dataclass
+class CategoryEntry:
+    """One value of a category: its source facts newest first (at most PROFILE_SOURCES_PER_ENTRY; `mentions` counts
+    them all), its world time and whether it holds today, and when it was last mentioned (the newest source's
+    valid_from: when memory recorded it)."""
+
+    category: str
+    value: str
+    facts: list[Fact] = field(default_factory=list)
+    mentions: int = 0
+    world_time: WorldTime = field(default_factory=WorldTime)
+    holds_now: bool = False
+    last_mentioned: datetime | None = None
+
+
+@dataclass(frozen=True)
+class CategoryProfile:
+    """Entries by category (in the order `categories` was given), most recently mentioned first; `history` holds the
+    ended entries when they were asked for, else nothing."""
+
+    current: dict[str, list[CategoryEntry]]
+    history: dict[str, list[CategoryEntry]]
+    truncated: bool  # more than PROFILE_MAX_FACTS facts: the oldest were left out
+
+
+def _entry_key(fact: Fact) -> str:
+    return f"value:{fact.category_value.strip().casefold()}" if fact.category_value.strip() else f"fact:{fact.lineage}"
+
+
+def profile_by_category(
+    *,
+    agent: Agent,
+    user: EndUser | None,
+    categories: Collection[str],
+    include_history: bool = False,
+    today: date | None = None,
+    max_facts: int = PROFILE_MAX_FACTS,
+) -> CategoryProfile:
+    """The profile of `user` (their own facts), or with `user` None the agent-wide one (facts visible to every user),
+    over the given categories (the caller validates them: agents.selectors.categories)."""
+    today = today or timezone.now().date()
+    unexpired = Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now())
+    facts = Fact.objects.filter(unexpired, agent=agent, valid_to__isnull=True, category__in=list(categories))
+    if user is not None:
+        facts = facts.filter(user=user)
+    else:
+        facts = facts.filter(user__isnull=True, scopes__contains=[FactScope.AGENT])
+    rows = list(
+        facts.exclude(category="")
+        .order_by("-valid_from", "-id")
+        .only(
+            "category",
+            "category_value",
+            "content",
+            "lineage",
+            "version",
+            "valid_from",
+            "formed_at",
+            "held_from",
+            "held_from_precision",
+            "held_until",
+            "held_until_precision",
+        )[: max_facts + 1]
+    )
+    truncated = len(rows) > max_facts
+    entries: dict[tuple[str, str], CategoryEntry] = {}
+    for fact in rows[:max_facts]:
+        entry = entries.get((fact.category, _entry_key(fact)))
+        if entry is None:
+            value = fact.category_value.strip() or fact.content
+            entry = entries[(fact.category, _entry_key(fact))] = CategoryEntry(category=fact.category, value=value)
+            entry.last_mentioned = fact.valid_from
+        entry.mentions += 1
+        if len(entry.facts) < PROFILE_SOURCES_PER_ENTRY:
+            entry.facts.append(fact)
+        world = fact.world_time
+        holds = world.holds_on(today)
+        # The newest fact that holds now gives the entry its time; failing that, the newest one.
+        if (holds and not entry.holds_now) or entry.mentions == 1:
+            entry.world_time, entry.holds_now = world, holds
+    current: dict[str, list[CategoryEntry]] = {category: [] for category in categories}
+    history: dict[str, list[CategoryEntry]] = {category: [] for category in categories} if include_history else {}
+    for entry in entries.values():
+        if entry.holds_now:
+            current[entry.category].append(entry)
+        elif include_history:
+            history[entry.category].append(entry)
+    return CategoryProfile(current=current, history=history, truncated=truncated)

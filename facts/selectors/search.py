@@ -43,6 +43,7 @@ from facts.models import Fact, FactEmbedding, FactScope
 from facts.selectors.first_person import first_person_query
 from facts.selectors.fulltext import facts_text_ranking
 from facts.selectors.graph_search import GraphRow, facts_graph_ranking
+from facts.selectors.list_questions import facts_listed_first
 from facts.selectors.search_scope import FactSearchScope
 from facts.selectors.search_world_time import CandidateWorldTimes, TimeAsked, world_time_tiers
 from facts.selectors.slots import facts_stating_user_slots
@@ -80,6 +81,20 @@ class FactHit:
     text_score: float | None
     time_rank: int | None = None
     graph_rank: int | None = None
+    listed: str = ""  # "list:<category>": returned first as an entry of the list the question asks for
+
+    @property
+    def reasons(self) -> list[str]:
+        """Why it was returned: the list it answers, then each signal that ranked it; "recent" when none did (a small
+        store's or the fallback's facts)."""
+        signals = [
+            ("vector", self.vector_rank),
+            ("text", self.text_rank),
+            ("graph", self.graph_rank),
+            ("time", self.time_rank),
+        ]
+        reasons = ([self.listed] if self.listed else []) + [name for name, rank in signals if rank is not None]
+        return reasons or ["recent"]
 
 
 @dataclass(frozen=True)
@@ -103,6 +118,7 @@ class _Candidate:
     graph_rank: int | None = None
     score: float = 0.0
     tier: int = 0  # by world time: a lower tier ranks first whatever the score (world_time_tiers)
+    listed: str = ""
 
 
 def _options_validate(
@@ -432,8 +448,42 @@ def facts_search(
         space=space,
         top_k=top_k,
     )
+    if mode == SearchMode.HYBRID and as_of is None and not (scopes or tags):
+        ranked = _listed_first(
+            ranked=ranked, candidates=candidates, agent=agent, user=user, query=about_the_user or query, top_k=top_k
+        )
     stage_record("fuse", time.perf_counter() - fusion_started)
     return _hits(ranked=ranked, record_access=record_access)
+
+
+def _listed_first(
+    *,
+    ranked: list[_Candidate],
+    candidates: dict[int, _Candidate],
+    agent: Agent,
+    user: EndUser | None,
+    query: str,
+    top_k: int,
+) -> list[_Candidate]:
+    """A list question (facts.selectors.list_questions): its entries' facts first, then the usual hits."""
+    with stage_timed("list_sql"):
+        listed = facts_listed_first(
+            agent_id=agent.pk,
+            user_id=user.pk if user is not None else None,
+            query=query,
+            scores={fact_id: candidate.score for fact_id, candidate in candidates.items()},
+            top_k=top_k,
+            share=settings.MEMORY_LIST_FIRST_SHARE,
+        )
+    first = []
+    for item in listed:
+        candidate = candidates.get(item.fact_id) or _Candidate(fact_id=item.fact_id, valid_from=item.valid_from)
+        candidate.listed = item.label
+        first.append(candidate)
+    if not first:
+        return ranked
+    taken = {candidate.fact_id for candidate in first}
+    return (first + [candidate for candidate in ranked if candidate.fact_id not in taken])[:top_k]
 
 
 def _unranked_add(*, candidates: dict[int, _Candidate], scope: FactSearchScope, limit: int) -> None:
@@ -542,6 +592,7 @@ def _hits(*, ranked: list[_Candidate], record_access: bool) -> list[FactHit]:
             text_score=candidate.text_score,
             time_rank=candidate.time_rank,
             graph_rank=candidate.graph_rank,
+            listed=candidate.listed,
         )
         for candidate in ranked
     ]

@@ -311,6 +311,10 @@ MEMORY_GRAPH_HOPS = env.int("MEMORY_GRAPH_HOPS", default=2)
 # that state that slot get this boost in the fused score (x (1 + boost)); 0 switches it off. Chosen on the time
 # development set (benchmarks/time_devset.py).
 MEMORY_SLOT_BOOST = env.float("MEMORY_SLOT_BOOST", default=1.0)
+# A question asking for a list within a category ("What activities does Melanie do?", facts/grammar/list_questions.py):
+# that category's entries about the person it names come first in fact and turn search, in at most this share of
+# top_k places, then the usual hits; 0 switches it off. Chosen on the LoCoMo dev split (docs/benchmarks/history.md).
+MEMORY_LIST_FIRST_SHARE = env.float("MEMORY_LIST_FIRST_SHARE", default=0.5)
 # Agent-wide vector search scans an agent's current agent-wide facts exactly below this many, and uses the agent's own
 # HNSW index (built by the facts.vector_indexes_maintain job) from this many on (docs/benchmarks/history.md: where each
 # wins).
