@@ -3,8 +3,9 @@
 - `user_profile`: the facts that carry a key, read as key → value (expired ones left out);
 - `profile_by_category`: what memory holds of them by topic (docs/decisions/0057-the-profile.md): per category, one
   entry per canonical value (`Fact.category_value`, or the fact itself when it has none), each with its source facts,
-  its time in the world (the latest of its facts' that holds now, else the latest that ended) and when it was last
-  mentioned. An entry none of whose facts holds now is history: shown only when asked for. Only current versions are
+  its time in the world (its newest fact's that still stands, else its newest fact's) and when it was last mentioned.
+  A statement stands while it holds today, and an event (said as one time) always: it happened. An entry none of
+  whose facts stands is history (a state that ended): shown only when asked for. Only current versions are
   read (a corrected version was never true; an ended statement stays current memory, ended in the world), and only
   filed ones (an empty category is memory formed before categories). One indexed statement
   (the partial index fact_current_category)."""
@@ -56,15 +57,15 @@ def user_profile(*, agent: Agent, user: EndUser) -> dict[str, ProfileEntry]:
 @dataclass
 class CategoryEntry:
     """One value of a category: its source facts newest first (at most PROFILE_SOURCES_PER_ENTRY; `mentions` counts
-    them all), its world time and whether it holds today, and when it was last mentioned (the newest source's
-    valid_from: when memory recorded it)."""
+    them all), its world time and whether it stands (holds today, or happened as an event: `stands`), and when it
+    was last mentioned (the newest source's valid_from: when memory recorded it)."""
 
     category: str
     value: str
     facts: list[Fact] = field(default_factory=list)
     mentions: int = 0
     world_time: WorldTime = field(default_factory=WorldTime)
-    holds_now: bool = False
+    stands: bool = False
     last_mentioned: datetime | None = None
 
 
@@ -76,6 +77,12 @@ class CategoryProfile:
     current: dict[str, list[CategoryEntry]]
     history: dict[str, list[CategoryEntry]]
     truncated: bool  # more than PROFILE_MAX_FACTS facts: the oldest were left out
+
+
+def _stands(world: WorldTime, today: date) -> bool:
+    """Whether a statement still stands in a profile: it holds today, or it is an event (said as one time: "went
+    camping on 3 May"), which stays what happened; a state that ended ("used to work at Globex") is history."""
+    return world.holds_on(today) or world.is_event
 
 
 def _entry_key(fact: Fact) -> str:
@@ -129,14 +136,14 @@ def profile_by_category(
         if len(entry.facts) < PROFILE_SOURCES_PER_ENTRY:
             entry.facts.append(fact)
         world = fact.world_time
-        holds = world.holds_on(today)
-        # The newest fact that holds now gives the entry its time; failing that, the newest one.
-        if (holds and not entry.holds_now) or entry.mentions == 1:
-            entry.world_time, entry.holds_now = world, holds
+        holds = _stands(world, today)
+        # The newest fact that still stands gives the entry its time; failing that, the newest one.
+        if (holds and not entry.stands) or entry.mentions == 1:
+            entry.world_time, entry.stands = world, holds
     current: dict[str, list[CategoryEntry]] = {category: [] for category in categories}
     history: dict[str, list[CategoryEntry]] = {category: [] for category in categories} if include_history else {}
     for entry in entries.values():
-        if entry.holds_now:
+        if entry.stands:
             current[entry.category].append(entry)
         elif include_history:
             history[entry.category].append(entry)

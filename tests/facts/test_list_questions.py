@@ -17,6 +17,7 @@ from facts.models import Fact
 from facts.selectors import facts_search
 from facts.selectors.list_questions import messages_list_ranking
 from facts.services.facts import fact_create
+from tests.category_support import fact_filed
 from tests.factories import MessageFactory, SessionFactory
 
 QUESTION = "What activities does Melanie partake in?"
@@ -61,13 +62,6 @@ def test_a_question_for_one_thing_is_not_a_list(question):
     assert list_question_read(question) is None
 
 
-def _filed(agent: Agent, user: EndUser, content: str, category: str, value: str = "", **kwargs) -> Fact:
-    fact = fact_create(agent=agent, user=user, scopes=["user"], content=content, **kwargs)
-    Fact.objects.filter(pk=fact.pk).update(category=category, category_value=value)
-    fact.category, fact.category_value = category, value
-    return fact
-
-
 @pytest.fixture
 def melanie(agent: Agent, end_user: EndUser) -> dict[str, Fact]:
     """Melanie's activities over four sessions, one said twice, among facts about others and about other things."""
@@ -86,7 +80,7 @@ def melanie(agent: Agent, end_user: EndUser) -> dict[str, Fact]:
     ):
         session = SessionFactory(user=end_user, external_id=f"s{number}")
         turn = MessageFactory(session=session, content=content.replace("Melanie", "I"), created_at=at)
-        facts[name] = _filed(agent, end_user, content, category, value, source_messages=[turn])
+        facts[name] = fact_filed(agent, end_user, content, category, value, source_messages=[turn])
     for number in range(12):  # the usual hits: facts that share the question's words, filed elsewhere or not at all
         fact_create(
             agent=agent, user=end_user, scopes=["user"], content=f"Melanie talked about activities at work {number}"
