@@ -4,8 +4,6 @@ cannot see."""
 
 from __future__ import annotations
 
-from datetime import date
-
 import pytest
 
 from facts.services.facts import fact_profile_set
