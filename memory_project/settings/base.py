@@ -411,6 +411,10 @@ OTEL_SERVICE_NAME = env("OTEL_SERVICE_NAME", default="memory-service")
 MEMORY_CONTEXT_CACHE_SECONDS = env.int("MEMORY_CONTEXT_CACHE_SECONDS", default=3600)
 # Newest unabsorbed reflections per scope shown in the block, should consolidation fall behind.
 MEMORY_CONTEXT_RECENT_REFLECTIONS = env.int("MEMORY_CONTEXT_RECENT_REFLECTIONS", default=20)
+# The user's profile by category in the block (after the keyed Profile lines): at most this many values in all, and
+# this many per category, most recently mentioned first (docs/decisions/0059-the-profile-in-the-context-block.md).
+MEMORY_CONTEXT_PROFILE_ENTRIES = env.int("MEMORY_CONTEXT_PROFILE_ENTRIES", default=30)
+MEMORY_CONTEXT_PROFILE_PER_CATEGORY = env.int("MEMORY_CONTEXT_PROFILE_PER_CATEGORY", default=5)
 # The beat job re-caches the block of sessions active within this many minutes.
 MEMORY_CONTEXT_REFRESH_ACTIVE_MINUTES = env.int("MEMORY_CONTEXT_REFRESH_ACTIVE_MINUTES", default=30)
 # Similar-message search widens from the session to all the user's sessions while the session has fewer messages.
