@@ -39,7 +39,7 @@ from core.embeddings.spaces import embedding_provider_for_space, embedding_space
 from core.exceptions import ApplicationError
 from core.runtime.db_routers import search_connection, search_reads
 from core.runtime.timing import stage_timed
-from core.search.listing import entries_interleaved, list_first_count
+from core.search.listing import entries_interleaved
 from core.search.retrieval import (
     NEIGHBOUR_SEEDS,
     NEIGHBOUR_WEIGHT,
@@ -97,7 +97,9 @@ class MessageHit:
     neighbour_rank: int | None = None
     speaker_rank: int | None = None
     graph_rank: int | None = None
-    listed: str = ""  # "list:<category>": returned first as a turn of an entry of the list the question asks for
+    listed: str = (
+        ""  # "list:<category>": ranked by the list signal, a turn of an entry of the list the question asks for
+    )
 
     @property
     def reasons(self) -> list[str]:
@@ -229,13 +231,12 @@ def _in_scope(*, scope: _Scope, message_ids: list[int]) -> set[int]:
         return {row[0] for row in cursor.fetchall()}
 
 
-def _listed_first(
-    *, ranking: MessagesListRanking, scope: _Scope, query: str, scores: dict[int, float], top_k: int
+def _list_ranking(
+    *, ranking: MessagesListRanking, scope: _Scope, query: str, scores: dict[int, float], limit: int
 ) -> dict[int, str]:
-    """A list question: the turns of its entries (in the scope) to put first, each with why ("list:<category>"), in
-    at most MEMORY_LIST_FIRST_SHARE of top_k places, every entry's best-scored turn before any entry's second."""
-    limit = list_first_count(top_k=top_k, share=settings.MEMORY_LIST_FIRST_SHARE)
-    entries = ranking(agent_id=scope.agent_id, user_id=scope.user_id, query=query) if limit else []
+    """A list question: the turns of its entries (in the scope), best first, each with why ("list:<category>"), every
+    entry's best-scored turn before any entry's second."""
+    entries = ranking(agent_id=scope.agent_id, user_id=scope.user_id, query=query)
     if not entries:
         return {}
     in_scope = _in_scope(scope=scope, message_ids=[pk for _, ids in entries for pk in ids])
@@ -448,9 +449,9 @@ def messages_search(
     or names a period, or `time_from`/`time_to` give one) and the neighbours of the best hits. `time_filter`
     "restrict" searches only messages said, or naming a day, within the given period; "boost" ranks them higher.
     Without a user, nothing: messages are never shared across users. `min_similarity` drops vector candidates below
-    it; full-text matches stay. In hybrid mode, a question asking for a list within a category gets the turns of that
-    list's entries first (`list_ranking`, which facts gives: facts.selectors.list_questions.messages_list_ranking),
-    then the usual hits; each hit says why it was returned (`reasons`)."""
+    it; full-text matches stay. In hybrid mode, a question asking for a list within a category adds the list signal:
+    the turns of that list's entries (`list_ranking`, which facts gives: facts.selectors.list_questions.
+    messages_list_ranking), weight MEMORY_LIST_WEIGHT; each hit says why it was returned (`reasons`)."""
     _search_options_validate(
         query=query, top_k=top_k, mode=mode, time_from=time_from, time_to=time_to, time_filter=time_filter
     )
@@ -482,13 +483,16 @@ def messages_search(
         _around_the_hits_rank(
             fusion=fusion, scope=scope, query=query, space_id=space.pk, limit=limit, graph_ranking=graph_ranking
         )
-    scores = fusion.scores(["vector", "text", "graph", "time", "neighbour", "speaker"])
-    best = fusion.best_first(scores)[:top_k]
+    signals = ["vector", "text", "graph", "time", "neighbour", "speaker"]
     listed: dict[int, str] = {}
-    if mode == "hybrid" and list_ranking is not None:
+    if mode == "hybrid" and list_ranking is not None and settings.MEMORY_LIST_WEIGHT > 0:
         with stage_timed("list_sql"):
-            listed = _listed_first(ranking=list_ranking, scope=scope, query=query, scores=scores, top_k=top_k)
-        best = (list(listed) + [pk for pk in best if pk not in listed])[:top_k]
+            listed = _list_ranking(
+                ranking=list_ranking, scope=scope, query=query, scores=fusion.scores(signals), limit=limit
+            )
+        fusion.add("list", list(listed), settings.MEMORY_LIST_WEIGHT)
+    scores = fusion.scores([*signals, "list"])
+    best = fusion.best_first(scores)[:top_k]
     with stage_timed("hits_sql"):
         messages = Message.objects.select_related("session").in_bulk(best)
     with stage_timed("screen"):
@@ -498,7 +502,7 @@ def messages_search(
             message=messages[pk],
             similarity=similarity.get(pk),
             session_external_id=messages[pk].session.external_id,
-            score=scores.get(pk, 0.0),
+            score=scores[pk],
             vector_rank=fusion.ranks["vector"].get(pk),
             text_rank=fusion.ranks["text"].get(pk),
             time_rank=fusion.ranks.get("time", {}).get(pk),

@@ -1,17 +1,11 @@
-"""Lists answered whole: a question that asks for every item of a kind gets the items of that kind first, then the
-usual hits (docs/decisions/0058-list-questions.md). What is asked and which rows are its items is the domain's to
-say (facts.selectors.list_questions); here, only the order: the entries by their best member's fused score, then
-round by round, so that every entry shows before a second member of any."""
+"""Lists answered whole: a question that asks for every item of a kind ranks the items of that kind as one more signal
+of the fusion (docs/decisions/0058-list-questions.md). What is asked and which rows are its items is the domain's to
+say (facts.selectors.list_questions); here, only the signal's order: the entries by their best member's fused score,
+then round by round, so that every entry ranks before a second member of any."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-
-
-def list_first_count(*, top_k: int, share: float) -> int:
-    """How many of `top_k` places the list's items may take (MEMORY_LIST_FIRST_SHARE): at least one."""
-    return max(1, math.ceil(top_k * share)) if share > 0 else 0
 
 
 def entries_interleaved(*, entries: Sequence[Sequence[int]], scores: Mapping[int, float], limit: int) -> list[int]:

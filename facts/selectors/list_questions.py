@@ -1,8 +1,12 @@
 """The entries a list question asks for (facts.grammar.list_questions): the current facts of the categories it names,
 about the person it names, grouped one entry per canonical value (Fact.category_value, or the fact alone when it has
-none), read through the partial index (agent, user, category) of current filed facts. Fact search puts them first
-(facts_list_entries); turn search puts the turns they were formed from first (messages_list_ranking, which
-conversations.selectors.message_search is given, as it is given the graph's ranking)."""
+none), read through the partial index (agent, user, category) of current filed facts. Fact search fuses them as a
+signal (facts_list_ranking); turn search fuses the turns they were formed from (messages_list_ranking, which
+conversations.selectors.message_search is given, as it is given the graph's ranking).
+
+The person: a name the question gives must be the statement's subject (it opens the statement: "Melanie went camping",
+"Melanie's kids love dinosaurs"), not any mention ("Jon plans to work with Gina" is not one of Gina's plans); a
+question about the user, or naming no one, reads every statement of the categories."""
 
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ from datetime import datetime
 from django.db.models import Q
 from django.utils import timezone
 
-from core.search.listing import entries_interleaved, list_first_count
+from core.search.listing import entries_interleaved
 from facts.grammar.list_questions import ListQuestion, list_question_read
 from facts.models import Fact, FactScope
 
@@ -45,7 +49,7 @@ def _facts_listed(*, agent_id: int, user_id: int | None, question: ListQuestion)
     )
     if question.people and not question.about_the_user:
         named = "|".join(re.escape(name) for name in question.people)
-        facts = facts.filter(content__iregex=rf"\m({named})\M")
+        facts = facts.filter(content__iregex=rf"^({named})(\M|'s)")
     rows = facts.order_by("-valid_from", "-id").values_list("pk", "category", "category_value", "lineage")
     return [
         (pk, category, f"value:{value.strip().casefold()}" if value.strip() else f"fact:{lineage}")
@@ -78,14 +82,13 @@ class ListedFact:
     valid_from: datetime
 
 
-def facts_listed_first(
-    *, agent_id: int, user_id: int | None, query: str, scores: Mapping[int, float], top_k: int, share: float
+def facts_list_ranking(
+    *, agent_id: int, user_id: int | None, query: str, scores: Mapping[int, float], limit: int
 ) -> list[ListedFact]:
-    """Fact search's list part: for a list question, its entries' facts to put before the usual hits, in at most
-    `share` of `top_k` places (core.search.listing.entries_interleaved: entries by their best fused score, every
-    entry's best fact before any entry's second); nothing when the query is not a list question."""
-    limit = list_first_count(top_k=top_k, share=share)
-    entries = facts_list_entries(agent_id=agent_id, user_id=user_id, query=query) if limit else []
+    """Fact search's list signal: for a list question, up to `limit` of its entries' facts, best first
+    (core.search.listing.entries_interleaved: entries by their best fused score, every entry's best fact before any
+    entry's second); nothing when the query is not a list question."""
+    entries = facts_list_entries(agent_id=agent_id, user_id=user_id, query=query)
     if not entries:
         return []
     category_of = {pk: entry.category for entry in entries for pk in entry.ids}

@@ -43,7 +43,7 @@ from facts.models import Fact, FactEmbedding, FactScope
 from facts.selectors.first_person import first_person_query
 from facts.selectors.fulltext import facts_text_ranking
 from facts.selectors.graph_search import GraphRow, facts_graph_ranking
-from facts.selectors.list_questions import facts_listed_first
+from facts.selectors.list_questions import facts_list_ranking
 from facts.selectors.search_scope import FactSearchScope
 from facts.selectors.search_world_time import CandidateWorldTimes, TimeAsked, world_time_tiers
 from facts.selectors.slots import facts_stating_user_slots
@@ -81,7 +81,7 @@ class FactHit:
     text_score: float | None
     time_rank: int | None = None
     graph_rank: int | None = None
-    listed: str = ""  # "list:<category>": returned first as an entry of the list the question asks for
+    listed: str = ""  # "list:<category>": ranked by the list signal, an entry of the list the question asks for
 
     @property
     def reasons(self) -> list[str]:
@@ -419,6 +419,14 @@ def facts_search(
         time_query=time_query,
         world=world,
     )
+    if mode == SearchMode.HYBRID and as_of is None and not (scopes or tags) and settings.MEMORY_LIST_WEIGHT > 0:
+        _list_signal_add(
+            candidates=candidates,
+            agent=agent,
+            user=user,
+            query=about_the_user or query,
+            limit=max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES),
+        )
     if signals.small_store or (fallback_to_recent and not candidates):
         _unranked_add(candidates=candidates, scope=scope, limit=top_k)
     # A period the caller gives, or one the question dates with its year ("in 2019", "in May 2023"), is one time; a
@@ -448,42 +456,29 @@ def facts_search(
         space=space,
         top_k=top_k,
     )
-    if mode == SearchMode.HYBRID and as_of is None and not (scopes or tags):
-        ranked = _listed_first(
-            ranked=ranked, candidates=candidates, agent=agent, user=user, query=about_the_user or query, top_k=top_k
-        )
     stage_record("fuse", time.perf_counter() - fusion_started)
     return _hits(ranked=ranked, record_access=record_access)
 
 
-def _listed_first(
-    *,
-    ranked: list[_Candidate],
-    candidates: dict[int, _Candidate],
-    agent: Agent,
-    user: EndUser | None,
-    query: str,
-    top_k: int,
-) -> list[_Candidate]:
-    """A list question (facts.selectors.list_questions): its entries' facts first, then the usual hits."""
+def _list_signal_add(
+    *, candidates: dict[int, _Candidate], agent: Agent, user: EndUser | None, query: str, limit: int
+) -> None:
+    """A list question (facts.selectors.list_questions): its entries' facts are one more signal, of weight
+    MEMORY_LIST_WEIGHT, added to the fused score on the same scale (first place in every hybrid signal scores 1)."""
     with stage_timed("list_sql"):
-        listed = facts_listed_first(
+        listed = facts_list_ranking(
             agent_id=agent.pk,
             user_id=user.pk if user is not None else None,
             query=query,
             scores={fact_id: candidate.score for fact_id, candidate in candidates.items()},
-            top_k=top_k,
-            share=settings.MEMORY_LIST_FIRST_SHARE,
+            limit=limit,
         )
-    first = []
-    for item in listed:
-        candidate = candidates.get(item.fact_id) or _Candidate(fact_id=item.fact_id, valid_from=item.valid_from)
+    total = 1.0 + settings.MEMORY_TEXT_WEIGHT + settings.MEMORY_GRAPH_WEIGHT
+    k = settings.MEMORY_RRF_K
+    for rank, item in enumerate(listed, start=1):
+        candidate = candidates.setdefault(item.fact_id, _Candidate(fact_id=item.fact_id, valid_from=item.valid_from))
         candidate.listed = item.label
-        first.append(candidate)
-    if not first:
-        return ranked
-    taken = {candidate.fact_id for candidate in first}
-    return (first + [candidate for candidate in ranked if candidate.fact_id not in taken])[:top_k]
+        candidate.score += settings.MEMORY_LIST_WEIGHT * (k + 1) / (k + rank) / total
 
 
 def _unranked_add(*, candidates: dict[int, _Candidate], scope: FactSearchScope, limit: int) -> None:

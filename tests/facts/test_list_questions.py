@@ -75,6 +75,7 @@ def melanie(agent: Agent, end_user: EndUser) -> dict[str, Fact]:
             ("painting", "Melanie paints sunsets", "activities", "painting"),
             ("swimming", "Melanie swims on Saturdays", "activities", "swimming"),
             ("caroline", "Caroline paints abstract art", "activities", "painting"),
+            ("with_melanie", "Jon went to the beach with Melanie", "events", "beach"),
             ("dog", "Melanie has a dog named Luna", "possessions", "dog"),
         ]
     ):
@@ -89,37 +90,29 @@ def melanie(agent: Agent, end_user: EndUser) -> dict[str, Fact]:
 
 
 @pytest.mark.django_db
-def test_fact_search_returns_the_entries_first_one_per_value_then_the_usual_hits(agent, end_user, melanie, settings):
-    settings.MEMORY_LIST_FIRST_SHARE = 0.5
+def test_fact_search_ranks_every_entry_about_the_person_by_the_list_signal(agent, end_user, melanie, settings):
+    settings.MEMORY_LIST_WEIGHT = 4.0  # heavy enough to outrank the twelve facts that share the question's words
 
     hits = facts_search(agent=agent, user=end_user, query=QUESTION, top_k=10, record_access=False)
 
     listed = [hit for hit in hits if hit.listed]
     assert len(hits) == 10
-    assert hits[: len(listed)] == listed, "the list's entries come first"
-    entries = [hit.fact.category_value for hit in listed]
-    assert set(entries[:4]) == {"pottery", "camping", "painting", "swimming"}, "every entry's best fact first"
-    assert entries[4:] == ["pottery"], "then the entries' other facts, in half of the places"
-    assert melanie["caroline"].pk not in {hit.fact.pk for hit in listed}, "only the person the question names"
+    assert {hit.fact.category_value for hit in listed} == {"pottery", "camping", "painting", "swimming"}
+    assert {melanie["caroline"].pk, melanie["with_melanie"].pk, melanie["dog"].pk}.isdisjoint(
+        hit.fact.pk for hit in listed
+    ), "only the named person's statements (their subject), of the categories asked"
     assert {hit.reasons[0] for hit in listed} == {"list:activities", "list:events"}
-    assert all(set(hit.reasons) <= {"vector", "text", "graph", "time"} and hit.reasons for hit in hits[5:])
-
-
-@pytest.mark.django_db
-def test_the_list_takes_at_most_its_share_of_the_places(agent, end_user, melanie, settings):
-    settings.MEMORY_LIST_FIRST_SHARE = 0.2
-
-    hits = facts_search(agent=agent, user=end_user, query=QUESTION, top_k=10, record_access=False)
-
-    assert [bool(hit.listed) for hit in hits[:3]] == [True, True, False]
+    assert all(
+        not hit.listed and set(hit.reasons) <= {"vector", "text", "graph", "time"} for hit in hits if hit not in listed
+    )
 
 
 @pytest.mark.django_db
 def test_switched_off_or_another_mode_keeps_the_usual_ranking(agent, end_user, melanie, settings):
-    settings.MEMORY_LIST_FIRST_SHARE = 0.0
+    settings.MEMORY_LIST_WEIGHT = 0.0
     assert not any(hit.listed for hit in facts_search(agent=agent, user=end_user, query=QUESTION, top_k=10))
 
-    settings.MEMORY_LIST_FIRST_SHARE = 0.5
+    settings.MEMORY_LIST_WEIGHT = 1.0
     text_hits = facts_search(agent=agent, user=end_user, query=QUESTION, top_k=10, mode="text")
     assert not any(hit.listed for hit in text_hits)
 
@@ -127,7 +120,7 @@ def test_switched_off_or_another_mode_keeps_the_usual_ranking(agent, end_user, m
 @pytest.mark.django_db
 def test_facts_not_filed_are_not_entries(agent, end_user, melanie, settings):
     """An empty category is memory formed before categories: never read as a list's entry."""
-    settings.MEMORY_LIST_FIRST_SHARE = 1.0
+    settings.MEMORY_LIST_WEIGHT = 1.0
     Fact.objects.filter(category="activities").update(category="")
 
     hits = facts_search(agent=agent, user=end_user, query=QUESTION, top_k=10, record_access=False)
@@ -136,23 +129,19 @@ def test_facts_not_filed_are_not_entries(agent, end_user, melanie, settings):
 
 
 @pytest.mark.django_db
-def test_turn_search_returns_the_turns_of_the_entries_first(agent, end_user, melanie, settings):
-    settings.MEMORY_LIST_FIRST_SHARE = 0.5
+def test_turn_search_ranks_the_turns_of_the_entries_by_the_list_signal(agent, end_user, melanie, settings):
+    settings.MEMORY_LIST_WEIGHT = 4.0
     messages_embed_missing(message_ids=list(Message.objects.values_list("pk", flat=True)))
     source = {name: fact.source_messages.get().pk for name, fact in melanie.items()}
 
     hits = messages_search(agent=agent, user=end_user, query=QUESTION, top_k=6, list_ranking=messages_list_ranking)
 
-    entry_of = {
-        source[name]: melanie[name].category_value for name in ("pottery", "pots", "camping", "painting", "swimming")
-    }
-    first = [hit.message.pk for hit in hits if hit.listed]
-    assert len(first) == 3, "at most half of six places"
-    assert set(first) <= set(entry_of), "only the turns of Melanie's activities and events"
-    assert len({entry_of[pk] for pk in first}) == 3, "every entry's best turn before any entry's second"
-    assert [bool(hit.listed) for hit in hits[:3]] == [True, True, True]
-    assert all(hit.reasons[0].startswith("list:") for hit in hits[:3])
-    assert all(not hit.reasons or not hit.reasons[0].startswith("list:") for hit in hits[3:])
+    entries = {name: melanie[name].category_value for name in ("pottery", "pots", "camping", "painting", "swimming")}
+    entry_of = {source[name]: value for name, value in entries.items()}
+    listed = [hit for hit in hits if hit.listed]
+    assert {entry_of[hit.message.pk] for hit in listed} == {"pottery", "camping", "painting", "swimming"}
+    assert all(hit.reasons[0] in ("list:activities", "list:events") for hit in listed)
+    assert source["caroline"] not in {hit.message.pk for hit in listed}
 
 
 @pytest.mark.django_db
