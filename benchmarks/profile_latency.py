@@ -8,8 +8,9 @@ size in turn (ascending) and measured there: `--facts` current user-scoped facts
 (bulk_create; a profile reads no vector, so none is written), 90% filed under a category of the default set with one
 of a few dozen values each, 10% not filed (formed before categories), one in five with a world time (half of them
 ended), one keyed attribute per user. Then, for `--reads` users drawn at random, one read each after a warm-up: p50,
-p95 and the worst, in milliseconds. A user holds facts / 1,000 facts (10 at 10k, 100 at 100k, 1,000 at 1M); the
-profile reads at most 2,000 of them whatever the size.
+p95 and the worst, in milliseconds, and the same for GET /api/v1/users/{user} (the user's counts) as a reference
+for what any read of the users API costs on the same machine at the same moment. A user holds facts / 1,000 facts
+(10 at 10k, 100 at 100k, 1,000 at 1M); the profile reads at most 2,000 of them whatever the size.
 Writes benchmarks/results/profile_latency.json. Every server it starts it stops; the data folder is deleted."""
 
 from __future__ import annotations
@@ -111,7 +112,14 @@ def measure(*, key: str, reads: int) -> dict:
     def endpoint(user: EndUser) -> None:
         assert client.get(f"/api/v1/users/{user.external_id}/profile?include_history=true").status_code == 200
 
-    return {"selector": timed(users, selector), "endpoint": timed(users, endpoint)}
+    def user_detail(user: EndUser) -> None:
+        assert client.get(f"/api/v1/users/{user.external_id}").status_code == 200
+
+    return {
+        "selector": timed(users, selector),
+        "endpoint": timed(users, endpoint),
+        "reference_user_detail": timed(users, user_detail),
+    }
 
 
 def all_sizes(*, sizes: list[int], reads: int) -> list[dict]:
@@ -154,13 +162,14 @@ def main() -> int:
     args = parser.parse_args()
     info = machine()
     rows = all_sizes(sizes=args.facts, reads=args.reads)
-    print(f"\n{'facts':>9} {'per user':>9} {'selector p50':>13} {'p95':>7} {'endpoint p50':>13} {'p95':>7} {'max':>7}")
+    print(f"\n{'facts':>9} {'per user':>9} {'read':>22} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
     for row in rows:
-        selector, endpoint = row["selector"], row["endpoint"]
-        print(
-            f"{row['facts']:9d} {row['facts_per_user']:9d} {selector['p50_ms']:13.2f} {selector['p95_ms']:7.2f} "
-            f"{endpoint['p50_ms']:13.2f} {endpoint['p95_ms']:7.2f} {endpoint['max_ms']:7.2f}"
-        )
+        for read in ("selector", "endpoint", "reference_user_detail"):
+            cell = row[read]
+            print(
+                f"{row['facts']:9d} {row['facts_per_user']:9d} {read:>22} {cell['p50_ms']:8.2f} {cell['p95_ms']:8.2f} "
+                f"{cell['max_ms']:8.2f}"
+            )
     load = os.getloadavg()
     print(f"load average at the end: {', '.join(f'{value:.1f}' for value in load)} on {os.cpu_count()} cores")
     result = {"benchmark": "profile_latency", "machine": info, "reads": args.reads, "sizes": rows, "load": load}
