@@ -133,6 +133,9 @@ HISTORY = {
     "webhook_overhead.json": "webhooks (issue 35): what the outbox adds to a fact write over HTTP",
     "webhook_overhead_merged.json": "webhooks (issue 35): the same, measured again after merging world time",
     "feedback_ranking.json": "feedback (issue 35): a boost by useful feedback, LoCoMo dev (not adopted)",
+    "profile_list_questions_dev.json": "list questions (issue 38): LoCoMo dev R@10, entries first against the list "
+    "signal, per share and weight",
+    "profile_latency.json": "the profile (issue 38): read time of the selector and the endpoint at 10k and 100k facts",
 }
 MANIFEST = CURRENT | HISTORY
 
