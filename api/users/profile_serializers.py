@@ -12,14 +12,22 @@ MAX_CATEGORY_FILTERS = 20
 
 
 class ProfileFilterSerializer(serializers.Serializer):
-    """`category` may be repeated; each must be one of the agent's categories (the view checks, naming the field)."""
+    """`category`: comma-separated slugs, each one of the agent's categories (the view checks, naming the field)."""
 
-    category = serializers.ListField(
-        child=StrictCharField(max_length=50),
+    category = StrictCharField(
         required=False,
-        max_length=MAX_CATEGORY_FILTERS,
-        help_text="Only these categories (repeat the parameter for several); all of the agent's when left out.",
+        max_length=MAX_CATEGORY_FILTERS * 51,
+        help_text="Only these categories, comma-separated (activities,places); all of the agent's when left out.",
     )
+
+    def validate_category(self, value: str) -> list[str]:
+        slugs = [slug.strip() for slug in value.split(",") if slug.strip()]
+        if not slugs:
+            raise serializers.ValidationError("name at least one category, or leave the parameter out.")
+        if len(slugs) > MAX_CATEGORY_FILTERS:
+            raise serializers.ValidationError(f"at most {MAX_CATEGORY_FILTERS} categories.")
+        return slugs
+
     include_history = serializers.BooleanField(
         default=False,
         help_text="Also the ended entries (none of their facts holds today), per category under `history`.",

@@ -52,7 +52,7 @@ def test_a_users_profile_by_category_with_sources_world_time_and_attributes(api,
 
 
 def test_history_and_a_category_filter(api, end_user, filed):
-    response = api.get(f"/api/v1/users/{end_user.external_id}/profile?category=work&include_history=true")
+    response = api.get(f"/api/v1/users/{end_user.external_id}/profile?category=work,places&include_history=true")
 
     assert response.status_code == 200, response.json()
     [work] = response.json()["categories"]
@@ -71,11 +71,12 @@ def test_the_agent_wide_profile(api, filed):
 
 
 def test_an_unknown_category_is_a_400_naming_the_field(api, end_user, filed):
-    response = api.get(f"/api/v1/users/{end_user.external_id}/profile?category=activities&category=astrology")
+    response = api.get(f"/api/v1/users/{end_user.external_id}/profile?category=activities,astrology")
 
     assert response.status_code == 400
     assert "category" in response.json()["error"]["fields"]
     assert api.get("/api/v1/profile?include_history=perhaps").json()["error"]["fields"].keys() == {"include_history"}
+    assert "category" in api.get("/api/v1/profile?category=,,").json()["error"]["fields"]
 
 
 def test_a_user_the_key_cannot_see_is_a_404(api, filed):

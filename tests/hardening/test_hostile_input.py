@@ -323,7 +323,7 @@ CASES = [
         "/api/v1/users/alice/profile?category=%00",
         None,
         400,
-        "category.0",
+        "category",
     ),
     Case(
         "an agent-wide profile of an unknown category",

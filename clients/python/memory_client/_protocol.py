@@ -328,7 +328,7 @@ def user_get(user: str) -> Call:
 def profile(*, user: str | None, categories: Sequence[str] | None, include_history: bool) -> Call:
     path = _user_path(user) + "/profile" if user is not None else "/api/v1/profile"
     query = {
-        "category": list(categories) if categories else None,
+        "category": ",".join(categories) if categories else None,
         "include_history": "true" if include_history else None,
     }
     return Call("GET", path, query=query)

@@ -275,7 +275,7 @@ export class MemoryClient {
    */
   async profile(user: string | null, query: ProfileQuery = {}): Promise<Profile> {
     const params = new URLSearchParams();
-    for (const category of query.category ?? []) params.append("category", category);
+    if (query.category?.length) params.set("category", query.category.join(","));
     if (query.include_history) params.set("include_history", "true");
     const path = (user === null ? "/api/v1/profile" : `${userPath(user)}/profile`) + (params.size ? `?${params}` : "");
     return (await this.#request("GET", path)).body as Profile;

@@ -3257,8 +3257,8 @@ export interface operations {
     api_v1_profile_retrieve: {
         parameters: {
             query?: {
-                /** @description Only these categories (repeat the parameter for several); all of the agent's when left out. */
-                category?: string[];
+                /** @description Only these categories, comma-separated (activities,places); all of the agent's when left out. */
+                category?: string;
                 /** @description Also the ended entries (none of their facts holds today), per category under `history`. */
                 include_history?: boolean;
             };
@@ -3714,8 +3714,8 @@ export interface operations {
     api_v1_users_profile_retrieve: {
         parameters: {
             query?: {
-                /** @description Only these categories (repeat the parameter for several); all of the agent's when left out. */
-                category?: string[];
+                /** @description Only these categories, comma-separated (activities,places); all of the agent's when left out. */
+                category?: string;
                 /** @description Also the ended entries (none of their facts holds today), per category under `history`. */
                 include_history?: boolean;
             };
