@@ -27,6 +27,19 @@ from facts.world_time import WorldTime
 # profile is what memory holds at a glance, and its read stays one bounded index range whatever the store's size.
 PROFILE_MAX_FACTS = 2000
 PROFILE_SOURCES_PER_ENTRY = 5
+_ROW = (
+    "pk",
+    "category",
+    "category_value",
+    "content",
+    "lineage",
+    "version",
+    "valid_from",
+    "held_from",
+    "held_from_precision",
+    "held_until",
+    "held_until_precision",
+)
 
 
 @dataclass(frozen=True)
@@ -85,10 +98,6 @@ def _stands(world: WorldTime, today: date) -> bool:
     return world.holds_on(today) or world.is_event
 
 
-def _entry_key(fact: Fact) -> str:
-    return f"value:{fact.category_value.strip().casefold()}" if fact.category_value.strip() else f"fact:{fact.lineage}"
-
-
 def profile_by_category(
     *,
     agent: Agent,
@@ -107,35 +116,24 @@ def profile_by_category(
         facts = facts.filter(user=user)
     else:
         facts = facts.filter(user__isnull=True, scopes__contains=[FactScope.AGENT])
-    rows = list(
-        facts.exclude(category="")
-        .order_by("-valid_from", "-id")
-        .only(
-            "category",
-            "category_value",
-            "content",
-            "lineage",
-            "version",
-            "valid_from",
-            "formed_at",
-            "held_from",
-            "held_from_precision",
-            "held_until",
-            "held_until_precision",
-        )[: max_facts + 1]
-    )
+    # Plain rows, not model instances: a fact becomes a Fact only when it is one of an entry's shown sources.
+    rows = list(facts.exclude(category="").order_by("-valid_from", "-id").values_list(*_ROW)[: max_facts + 1])
     truncated = len(rows) > max_facts
     entries: dict[tuple[str, str], CategoryEntry] = {}
-    for fact in rows[:max_facts]:
-        entry = entries.get((fact.category, _entry_key(fact)))
+    for row in rows[:max_facts]:
+        pk, category, value, content, lineage, version, valid_from, start, start_precision, end, end_precision = row
+        key = f"value:{value.strip().casefold()}" if value.strip() else f"fact:{lineage}"
+        entry = entries.get((category, key))
         if entry is None:
-            value = fact.category_value.strip() or fact.content
-            entry = entries[(fact.category, _entry_key(fact))] = CategoryEntry(category=fact.category, value=value)
-            entry.last_mentioned = fact.valid_from
+            entry = entries[(category, key)] = CategoryEntry(category=category, value=value.strip() or content)
+            entry.last_mentioned = valid_from
         entry.mentions += 1
+        world = WorldTime(start=start, start_precision=start_precision, end=end, end_precision=end_precision)
         if len(entry.facts) < PROFILE_SOURCES_PER_ENTRY:
+            fact = Fact(id=pk, category=category, category_value=value, content=content, lineage=lineage)
+            fact.version, fact.valid_from = version, valid_from
+            fact.world_time_set(world)
             entry.facts.append(fact)
-        world = fact.world_time
         holds = _stands(world, today)
         # The newest fact that still stands gives the entry its time; failing that, the newest one.
         if (holds and not entry.stands) or entry.mentions == 1:
