@@ -6,7 +6,6 @@ from rest_framework import serializers
 
 from api.facts.world_time import WorldTimeField
 from core.api.fields import StrictCharField
-from facts.models import Fact
 
 MAX_CATEGORY_FILTERS = 20
 
@@ -34,14 +33,12 @@ class ProfileFilterSerializer(serializers.Serializer):
     )
 
 
-class ProfileFactSerializer(serializers.ModelSerializer):
+class ProfileFactSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    content = serializers.CharField()
+    version = serializers.IntegerField()
     recorded_at = serializers.DateTimeField(source="valid_from", help_text="When memory recorded this version.")
     world_time = WorldTimeField()
-
-    class Meta:
-        model = Fact
-        fields = ["id", "content", "version", "recorded_at", "world_time"]
-        read_only_fields = fields
 
 
 class ProfileEntrySerializer(serializers.Serializer):

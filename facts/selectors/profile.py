@@ -67,6 +67,18 @@ def user_profile(*, agent: Agent, user: EndUser) -> dict[str, ProfileEntry]:
     }
 
 
+@dataclass(frozen=True)
+class ProfileSource:
+    """A source fact of an entry, as a profile shows it: its id (`pk` too, as a fact's), statement, version, when
+    memory recorded it and its world time."""
+
+    pk: int
+    content: str
+    version: int
+    valid_from: datetime
+    world_time: WorldTime
+
+
 @dataclass
 class CategoryEntry:
     """One value of a category: its source facts newest first (at most PROFILE_SOURCES_PER_ENTRY; `mentions` counts
@@ -75,7 +87,7 @@ class CategoryEntry:
 
     category: str
     value: str
-    facts: list[Fact] = field(default_factory=list)
+    facts: list[ProfileSource] = field(default_factory=list)
     mentions: int = 0
     world_time: WorldTime = field(default_factory=WorldTime)
     stands: bool = False
@@ -116,7 +128,7 @@ def profile_by_category(
         facts = facts.filter(user=user)
     else:
         facts = facts.filter(user__isnull=True, scopes__contains=[FactScope.AGENT])
-    # Plain rows, not model instances: a fact becomes a Fact only when it is one of an entry's shown sources.
+    # Plain rows and small records, not model instances: at a thousand facts a person, instances were most of a read.
     rows = list(facts.exclude(category="").order_by("-valid_from", "-id").values_list(*_ROW)[: max_facts + 1])
     truncated = len(rows) > max_facts
     entries: dict[tuple[str, str], CategoryEntry] = {}
@@ -130,10 +142,9 @@ def profile_by_category(
         entry.mentions += 1
         world = WorldTime(start=start, start_precision=start_precision, end=end, end_precision=end_precision)
         if len(entry.facts) < PROFILE_SOURCES_PER_ENTRY:
-            fact = Fact(id=pk, category=category, category_value=value, content=content, lineage=lineage)
-            fact.version, fact.valid_from = version, valid_from
-            fact.world_time_set(world)
-            entry.facts.append(fact)
+            entry.facts.append(
+                ProfileSource(pk=pk, content=content, version=version, valid_from=valid_from, world_time=world)
+            )
         holds = _stands(world, today)
         # The newest fact that still stands gives the entry its time; failing that, the newest one.
         if (holds and not entry.stands) or entry.mentions == 1:

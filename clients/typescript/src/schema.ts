@@ -1886,9 +1886,9 @@ export interface components {
             facts: components["schemas"]["ProfileFact"][];
         };
         ProfileFact: {
-            readonly id: number;
-            readonly content: string;
-            readonly version: number;
+            id: number;
+            content: string;
+            version: number;
             /**
              * Format: date-time
              * @description When memory recorded this version.
