@@ -135,7 +135,8 @@ HISTORY = {
     "feedback_ranking.json": "feedback (issue 35): a boost by useful feedback, LoCoMo dev (not adopted)",
     "profile_list_questions_dev.json": "list questions (issue 38): LoCoMo dev R@10, entries first against the list "
     "signal, per share and weight",
-    "profile_latency.json": "the profile (issue 38): read time of the selector and the endpoint at 10k and 100k facts",
+    "profile_latency_1m.json": "the profile (issue 38): read time of the selector and the endpoint at 10k, 100k and "
+    "1M facts",
     "profile_search_latency_10k.json": "list questions (issue 38): fact and turn search at 10k, before and after",
 }
 MANIFEST = CURRENT | HISTORY
