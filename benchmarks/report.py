@@ -146,6 +146,11 @@ HISTORY = {
     "end, offline, eval, after (run once)",
     "junk_reader_counts.json": "offline formation a reader can trust (issue 38): a reader's count of junk in random "
     "samples of the facts formed, and the audit's agreement with the labelled set",
+    "profile_list_questions_dev.json": "list questions (issue 38): LoCoMo dev R@10, entries first against the list "
+    "signal, per share and weight",
+    "profile_latency_1m.json": "the profile (issue 38): read time of the selector and the endpoint at 10k, 100k and "
+    "1M facts",
+    "profile_search_latency_10k.json": "list questions (issue 38): fact and turn search at 10k, before and after",
 }
 MANIFEST = CURRENT | HISTORY
 

@@ -26,10 +26,13 @@ from core.runtime.logging import current_agent, current_request_id
 from core.runtime.request_path_cache import request_path_generation_pinned
 from mcp_server.tools import (
     CONTEXT_RESOURCE_URI,
+    PROFILE_RESOURCE_URI,
     USER_CONTEXT_TEMPLATE,
+    USER_PROFILE_TEMPLATE,
     Caller,
     MemoryToolError,
     memory_context_resource_text,
+    memory_profile_resource_text,
     memory_tool_call,
     memory_tool_definitions,
 )
@@ -142,7 +145,14 @@ async def _list_resources(
         description=f"The always-in-context memory block of {about}, to put in the system prompt.",
         mime_type="text/plain",
     )
-    return types.ListResourcesResult(resources=[resource])
+    profile = types.Resource(
+        uri=PROFILE_RESOURCE_URI,
+        name="memory-profile",
+        title="Memory profile",
+        description=f"What memory holds of {about} by category (get_profile's answer).",
+        mime_type="application/json",
+    )
+    return types.ListResourcesResult(resources=[resource, profile])
 
 
 async def _list_resource_templates(
@@ -155,20 +165,33 @@ async def _list_resource_templates(
         description="The always-in-context memory block of one end user (their id in your application).",
         mime_type="text/plain",
     )
-    return types.ListResourceTemplatesResult(resource_templates=[template])
+    profile = types.ResourceTemplate(
+        uri_template=USER_PROFILE_TEMPLATE,
+        name="user-memory-profile",
+        title="A user's memory profile",
+        description="What memory holds of one end user by category (get_profile's answer for them).",
+        mime_type="application/json",
+    )
+    return types.ListResourceTemplatesResult(resource_templates=[template, profile])
 
 
-def context_resource_user(*, uri: str, caller: Caller) -> str | None:
-    """The user a context resource URI is about; MCPError (invalid params) for a URI that names no such resource."""
-    if uri == CONTEXT_RESOURCE_URI:
+def _resource_user(*, uri: str, caller: Caller, uri_of_caller: str, template: str) -> str | None:
+    """The user a resource URI is about (the caller's for `uri_of_caller`, else the one `template` names); MCPError
+    (invalid params) for a URI that names no such resource."""
+    if uri == uri_of_caller:
         return caller.user
-    prefix, suffix = USER_CONTEXT_TEMPLATE.split("{user}")
+    prefix, suffix = template.split("{user}")
     if uri.startswith(prefix) and uri.endswith(suffix) and len(uri) > len(prefix) + len(suffix):
         return uri[len(prefix) : -len(suffix)]
     raise MCPError(
         code=types.INVALID_PARAMS,
-        message=f"uri: no resource {uri!r}; read {CONTEXT_RESOURCE_URI} or {USER_CONTEXT_TEMPLATE}.",
+        message=f"uri: no resource {uri!r}; read {CONTEXT_RESOURCE_URI}, {USER_CONTEXT_TEMPLATE}, "
+        f"{PROFILE_RESOURCE_URI} or {USER_PROFILE_TEMPLATE}.",
     )
+
+
+def _is_profile(uri: str) -> bool:
+    return uri == PROFILE_RESOURCE_URI or (uri.startswith("memory://users/") and uri.endswith("/profile"))
 
 
 async def _read_resource(
@@ -176,12 +199,22 @@ async def _read_resource(
 ) -> types.ReadResourceResult:
     caller = request_caller(ctx)
     uri = str(params.uri)
-    user = context_resource_user(uri=uri, caller=caller)
+    profile = _is_profile(uri)
+    if profile:
+        user = _resource_user(
+            uri=uri, caller=caller, uri_of_caller=PROFILE_RESOURCE_URI, template=USER_PROFILE_TEMPLATE
+        )
+    else:
+        user = _resource_user(
+            uri=uri, caller=caller, uri_of_caller=CONTEXT_RESOURCE_URI, template=USER_CONTEXT_TEMPLATE
+        )
     try:
-        text = await in_django_thread(memory_context_resource_text, caller=caller, user=user)
+        read = memory_profile_resource_text if profile else memory_context_resource_text
+        text = await in_django_thread(read, caller=caller, user=user)
     except MemoryToolError as error:
         raise MCPError(code=types.INVALID_PARAMS, message=error.message) from error
-    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type="text/plain", text=text)])
+    mime_type = "application/json" if profile else "text/plain"
+    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=mime_type, text=text)])
 
 
 def memory_mcp_server() -> Server:

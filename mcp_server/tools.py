@@ -1,10 +1,10 @@
 """The memory tools of the MCP server, one registry for both transports: their MCP definitions (JSON Schema,
 descriptions, annotations) and their execution for one caller.
 
-The memory tools of /api/v1/tools (search_memory, get_entity, save_memory, update_memory, delete_memory, rate_memory)
-are taken from formation.tools as they are: same definitions, same execution (tool_call_execute), so the poisoning
-and sensitive-data rules are the ones the REST tools follow. Four read tools are added here, where conversations,
-facts and reflections may all be reached: search_conversations, get_memory_context, get_memory_bundle and
+The memory tools of /api/v1/tools (search_memory, get_entity, get_profile, save_memory, update_memory, delete_memory,
+rate_memory) are taken from formation.tools as they are: same definitions, same execution (tool_call_execute), so the
+poisoning and sensitive-data rules are the ones the REST tools follow. Four read tools are added here, where
+conversations, facts and reflections may all be reached: search_conversations, get_memory_context, get_memory_bundle and
 get_timeline, through the same selectors as their REST endpoints and with the same input limits. Every tool's
 arguments, theirs and the `user` and `session` of an unpinned connection, are declared once as a serializer: it
 validates a call, and its JSON Schema is what the model is shown (core.api.tool_schema). Every error names its
@@ -17,6 +17,7 @@ must not be able to read another user's memory because a conversation told it to
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from core.api.tool_schema import serializer_json_schema
 from core.exceptions import ApplicationError
 from facts.selectors.graph import entity_find
 from facts.selectors.graph_search import messages_graph_ranking
+from facts.selectors.list_questions import messages_list_ranking
 from facts.selectors.timeline import (
     TimelineEntry,
     timeline_position_parse,
@@ -121,6 +123,7 @@ READ = Hints(read_only=True, destructive=False, idempotent=True)
 FACT_TOOL_HINTS = {
     "search_memory": READ,
     "get_entity": READ,
+    "get_profile": READ,
     "save_memory": Hints(read_only=False, destructive=False, idempotent=True),
     "update_memory": Hints(read_only=False, destructive=True, idempotent=False),
     "delete_memory": Hints(read_only=False, destructive=True, idempotent=True),
@@ -130,6 +133,7 @@ FACT_TOOL_HINTS = {
 FACT_TOOL_TITLES = {
     "search_memory": "Search memory",
     "get_entity": "What memory knows about someone or something",
+    "get_profile": "What memory holds of this user, by category",
     "save_memory": "Save a memory",
     "update_memory": "Correct a memory",
     "delete_memory": "Forget a memory",
@@ -262,7 +266,12 @@ def _validated(serializer_class: type[serializers.Serializer], arguments: dict) 
 def _search_conversations(agent: Agent, target: MemoryScopeTarget, arguments: dict) -> dict:
     options = _validated(_ConversationSearchArguments, arguments)
     hits = messages_search(
-        agent=agent, user=target.user, session=target.session, graph_ranking=messages_graph_ranking, **options
+        agent=agent,
+        user=target.user,
+        session=target.session,
+        graph_ranking=messages_graph_ranking,
+        list_ranking=messages_list_ranking,
+        **options,
     )
     return {
         "messages": [
@@ -543,3 +552,18 @@ def memory_context_resource_text(*, caller: Caller, user: str | None) -> str:
     if not outcome.ok:
         raise MemoryToolError(outcome.error or "", fields=outcome.fields)
     return (outcome.result or {}).get("text", "")
+
+
+# --- the profile resource ---------------------------------------------------------------------------------------------
+
+PROFILE_RESOURCE_URI = "memory://profile"
+USER_PROFILE_TEMPLATE = "memory://users/{user}/profile"
+
+
+def memory_profile_resource_text(*, caller: Caller, user: str | None) -> str:
+    """What get_profile answers for a user (the pinned one for memory://profile, or agent-wide when the connection
+    names none), as JSON, for a resource read. Raises MemoryToolError naming `user` when it may not be read."""
+    outcome = memory_tool_call(caller=caller, name="get_profile", arguments={"user": user} if user is not None else {})
+    if not outcome.ok:
+        raise MemoryToolError(outcome.error or "", fields=outcome.fields)
+    return json.dumps(outcome.result or {}, ensure_ascii=False)

@@ -15,6 +15,7 @@ from core.api.fields import StrictCharField, StrictFloatField, StrictIntegerFiel
 from core.api.hot_path import input_validate, output_represent
 from core.runtime.timing import stage_timed
 from facts.selectors.graph_search import messages_graph_ranking
+from facts.selectors.list_questions import messages_list_ranking
 
 
 class MessageSearchInputSerializer(TimeRangeInputSerializer):
@@ -64,6 +65,12 @@ class MessageHitOutputSerializer(serializers.Serializer):
     rerank_score = serializers.FloatField(
         allow_null=True, help_text="The rerank server's relevance score (null from the LLM, which orders, not scores)."
     )
+    reasons = serializers.ListField(
+        child=serializers.CharField(),
+        help_text='Why it was returned: "list:<category>" when it is a turn of an entry of the list the question asks '
+        'for (ranked by the list signal, hybrid mode), then each signal that ranked it: "vector", "text", "graph", '
+        '"time", "neighbour", "speaker", "rerank".',
+    )
 
 
 class MessageSearchOutputSerializer(serializers.Serializer):
@@ -81,7 +88,9 @@ class MessageSearchView(APIView):
         'period ("in May 2023", "last week") adds a time signal; `time_from`/`time_to` give the period '
         "explicitly, and `time_filter` `restrict` searches only it. In hybrid mode the turns next to the best hits, "
         "those said by the one speaker the query names, and those the entity graph links to the entities the query "
-        "names are fused too. Each hit gives its rank in every signal.",
+        "names are fused too. A question asking for a list within a category ('What activities does Melanie do?') gets "
+        "the turns of that list's entries first, then the usual hits. Each hit gives its rank in every signal and "
+        "why it was returned (`reasons`).",
         examples=[examples.MESSAGE_SEARCH_A_PAST_TURN],
     )
     def post(self, request: Request) -> Response:
@@ -91,7 +100,12 @@ class MessageSearchView(APIView):
             agent=agent, user_external_id=options.pop("user", None), session_external_id=options.pop("session", None)
         )
         hits = messages_search(
-            agent=agent, user=target.user, session=target.session, graph_ranking=messages_graph_ranking, **options
+            agent=agent,
+            user=target.user,
+            session=target.session,
+            graph_ranking=messages_graph_ranking,
+            list_ranking=messages_list_ranking,
+            **options,
         )
         with stage_timed("serialize"):
             return Response({"results": output_represent(serializer_class=MessageHitOutputSerializer, instances=hits)})

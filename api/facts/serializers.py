@@ -250,6 +250,12 @@ class FactHitOutputSerializer(serializers.Serializer):
     rerank_score = serializers.FloatField(
         allow_null=True, help_text="The rerank server's relevance score (null from the LLM, which orders, not scores)."
     )
+    reasons = serializers.ListField(
+        child=serializers.CharField(),
+        help_text='Why it was returned: "list:<category>" when it is an entry of the list the question asks for '
+        '(ranked by the list signal, hybrid mode), then each signal that ranked it: "vector", "text", "graph", '
+        '"time", "rerank"; "recent" when none did (a small store, or the fallback to recent facts).',
+    )
 
 
 class MemorySearchOutputSerializer(serializers.Serializer):

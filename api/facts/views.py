@@ -224,7 +224,10 @@ class MemorySearchView(APIView):
         "never used has no facts of its own, so only agent-wide facts can match: 200, never 404. Full text matches "
         'any query word, ranked by BM25. A query that asks when ("When did ...") or names a period ("in May '
         '2023") adds a time signal; `time_from`/`time_to` give the period explicitly, and `time_filter` `restrict` '
-        "searches only it. Each hit gives its rank in every signal. 403 when the agent's RAG is off.",
+        'searches only it. A question asking for a list within a category ("What activities does Melanie do?", '
+        '"Which books has she read?") gets that category\'s entries about the person it names first, then the usual '
+        "hits (hybrid mode). Each hit gives its rank in every signal and why it was returned (`reasons`). 403 when "
+        "the agent's RAG is off.",
         examples=[
             examples.MEMORY_SEARCH_WHAT_THE_AGENT_KNOWS_ABOUT_A_USER_S_BIRTHDAY,
             examples.MEMORY_SEARCH_AS_IT_WAS_KNOWN_ON_A_DATE_DIVERSE_RESULTS,

@@ -70,3 +70,49 @@ USER_LIST = OpenApiExample(
     },
     response_only=True,
 )
+
+USER_PROFILE = OpenApiExample(
+    "a user's profile by category",
+    value={
+        "user": "melanie",
+        "categories": [
+            {
+                "category": "activities",
+                "name": "Activities and hobbies",
+                "entries": [
+                    {
+                        "value": "pottery",
+                        "mentions": 2,
+                        "last_mentioned": "2023-07-15T13:51:00Z",
+                        "world_time": {
+                            "start": None,
+                            "start_precision": "",
+                            "end": None,
+                            "end_precision": "",
+                            "holds_now": True,
+                        },
+                        "facts": [
+                            {
+                                "id": 418,
+                                "content": "Melanie made a bowl at her pottery class.",
+                                "version": 1,
+                                "recorded_at": "2023-07-15T13:51:00Z",
+                                "world_time": {
+                                    "start": "2023-07-14",
+                                    "start_precision": "day",
+                                    "end": "2023-07-15",
+                                    "end_precision": "day",
+                                    "holds_now": False,
+                                },
+                            }
+                        ],
+                    }
+                ],
+                "history": [],
+            }
+        ],
+        "attributes": [{"key": "home_city", "value": "Denver", "memory_id": 12}],
+        "truncated": False,
+    },
+    response_only=True,
+)

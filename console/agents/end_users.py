@@ -1,5 +1,5 @@
-"""End users in the admin: what is stored about each, what changed about them (the timeline), export, and erasure with
-its confirmation page."""
+"""End users in the admin: what is stored about each, their profile by category, what changed about them (the
+timeline), export, and erasure with its confirmation page."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from django.urls import path, reverse
 from django.utils import timezone
 
 from agents.models import EndUser
+from console.facts.profile import profile_context
 from console.facts.timeline import timeline_context
 from console.utils import (
     FastActionCheckboxMixin,
@@ -82,6 +83,7 @@ class EndUserAdmin(FastActionCheckboxMixin, admin.ModelAdmin):
             context["recent_sessions"] = user_sessions_recent(user=obj, limit=10)
             scope = timeline_scope_of_user(agent=obj.agent, user=obj)
             context |= timeline_context(request, scope=scope, today=timezone.now().date())
+            context |= profile_context(user=obj)
         return super().render_change_form(request, context, add, change, form_url, obj)
 
     def export_view(self, request, object_id: int):

@@ -40,6 +40,7 @@ from core.embeddings.spaces import embedding_provider_for_space, embedding_space
 from core.exceptions import ApplicationError
 from core.runtime.db_routers import search_connection, search_reads
 from core.runtime.timing import stage_timed
+from core.search.listing import entries_interleaved
 from core.search.rerank import Reranker, hits_reranked, rerank_depth
 from core.search.retrieval import (
     NEIGHBOUR_SEEDS,
@@ -77,6 +78,15 @@ class MessagesGraphRanking(Protocol):
         first; the caller keeps those in its scope."""
 
 
+class MessagesListRanking(Protocol):
+    """The list part of turn search, which the app that files memory by category gives:
+    facts.selectors.list_questions.messages_list_ranking."""
+
+    def __call__(self, *, agent_id: int, user_id: int, query: str) -> list[tuple[str, list[int]]]:
+        """For a question asking for a list within a category, its entries: each as its category and the ids of the
+        turns it was formed from; nothing otherwise. The caller keeps the messages in its scope."""
+
+
 @dataclass(frozen=True)
 class MessageHit:
     message: Message
@@ -91,6 +101,23 @@ class MessageHit:
     graph_rank: int | None = None
     rerank_rank: int | None = None  # its place in the reranker's order (core.search.rerank), when it reordered them
     rerank_score: float | None = None
+    listed: str = (
+        ""  # "list:<category>": ranked by the list signal, a turn of an entry of the list the question asks for
+    )
+
+    @property
+    def reasons(self) -> list[str]:
+        """Why it was returned: the list it answers, then each signal that ranked it."""
+        signals = [
+            ("vector", self.vector_rank),
+            ("text", self.text_rank),
+            ("graph", self.graph_rank),
+            ("time", self.time_rank),
+            ("neighbour", self.neighbour_rank),
+            ("speaker", self.speaker_rank),
+            ("rerank", self.rerank_rank),
+        ]
+        return ([self.listed] if self.listed else []) + [name for name, rank in signals if rank is not None]
 
 
 def _vector_ranking(
@@ -192,17 +219,36 @@ def _graph_ranking(*, ranking: MessagesGraphRanking | None, scope: _Scope, query
         limit=limit,
         period=scope.time_query.period,
     )
-    if not ordered:
-        return []
+    in_scope = _in_scope(scope=scope, message_ids=ordered)
+    return [pk for pk in ordered if pk in in_scope]
+
+
+def _in_scope(*, scope: _Scope, message_ids: list[int]) -> set[int]:
+    if not message_ids:
+        return set()
     conditions, params = scope.conditions_sql()
     with search_connection().cursor() as cursor:
         cursor.execute(
             f"SELECT embedding.message_id FROM {MessageEmbedding._meta.db_table} AS embedding "
             f"WHERE {conditions} AND embedding.message_id = ANY(%s::bigint[])",
-            [*params, ordered],
+            [*params, message_ids],
         )
-        in_scope = {row[0] for row in cursor.fetchall()}
-    return [pk for pk in ordered if pk in in_scope]
+        return {row[0] for row in cursor.fetchall()}
+
+
+def _list_ranking(
+    *, ranking: MessagesListRanking, scope: _Scope, query: str, scores: dict[int, float], limit: int
+) -> dict[int, str]:
+    """A list question: the turns of its entries (in the scope), best first, each with why ("list:<category>"), every
+    entry's best-scored turn before any entry's second."""
+    entries = ranking(agent_id=scope.agent_id, user_id=scope.user_id, query=query)
+    if not entries:
+        return {}
+    in_scope = _in_scope(scope=scope, message_ids=[pk for _, ids in entries for pk in ids])
+    kept = [(category, [pk for pk in ids if pk in in_scope]) for category, ids in entries]
+    category_of = {pk: category for category, ids in reversed(kept) for pk in ids}
+    chosen = entries_interleaved(entries=[ids for _, ids in kept], scores=scores, limit=limit)
+    return {pk: f"list:{category_of[pk]}" for pk in chosen}
 
 
 def _neighbour_ranking(*, scope: _Scope, seeds: list[int]) -> list[int]:
@@ -399,6 +445,7 @@ def messages_search(
     time_to: date | None = None,
     time_filter: str = "boost",
     graph_ranking: MessagesGraphRanking | None = None,
+    list_ranking: MessagesListRanking | None = None,
 ) -> list[MessageHit]:
     """The user's past messages (one session's when `session` is given) that best answer `query`: vector similarity
     (`semantic`), BM25 full-text (`text`), or both (`hybrid`), fused with weighted reciprocal rank fusion (k =
@@ -407,7 +454,9 @@ def messages_search(
     or names a period, or `time_from`/`time_to` give one) and the neighbours of the best hits. `time_filter`
     "restrict" searches only messages said, or naming a day, within the given period; "boost" ranks them higher.
     Without a user, nothing: messages are never shared across users. `min_similarity` drops vector candidates below
-    it; full-text matches stay."""
+    it; full-text matches stay. In hybrid mode, a question asking for a list within a category adds the list signal:
+    the turns of that list's entries (`list_ranking`, which facts gives: facts.selectors.list_questions.
+    messages_list_ranking), weight MEMORY_LIST_WEIGHT; each hit says why it was returned (`reasons`)."""
     _search_options_validate(
         query=query, top_k=top_k, mode=mode, time_from=time_from, time_to=time_to, time_filter=time_filter
     )
@@ -439,7 +488,15 @@ def messages_search(
         _around_the_hits_rank(
             fusion=fusion, scope=scope, query=query, space_id=space.pk, limit=limit, graph_ranking=graph_ranking
         )
-    scores = fusion.scores(["vector", "text", "graph", "time", "neighbour", "speaker"])
+    signals = ["vector", "text", "graph", "time", "neighbour", "speaker"]
+    listed: dict[int, str] = {}
+    if mode == "hybrid" and list_ranking is not None and settings.MEMORY_LIST_WEIGHT > 0:
+        with stage_timed("list_sql"):
+            listed = _list_ranking(
+                ranking=list_ranking, scope=scope, query=query, scores=fusion.scores(signals), limit=limit
+            )
+        fusion.add("list", list(listed), settings.MEMORY_LIST_WEIGHT)
+    scores = fusion.scores([*signals, "list"])
     reranker = agent_reranker(agent=agent) if mode == "hybrid" else Reranker.OFF
     best = fusion.best_first(scores)[: rerank_depth(reranker=reranker, top_k=top_k)]
     with stage_timed("hits_sql"):
@@ -458,6 +515,7 @@ def messages_search(
             neighbour_rank=fusion.ranks.get("neighbour", {}).get(pk),
             speaker_rank=fusion.ranks.get("speaker", {}).get(pk),
             graph_rank=fusion.ranks.get("graph", {}).get(pk),
+            listed=listed.get(pk, ""),
         )
         for pk in best
     ]

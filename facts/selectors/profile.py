@@ -1,15 +1,45 @@
-"""A user's profile: their current facts that carry a key, read as key → value (expired ones left out)."""
+"""A person's profile, two reads of their current facts:
+
+- `user_profile`: the facts that carry a key, read as key → value (expired ones left out);
+- `profile_by_category`: what memory holds of them by topic (docs/decisions/0057-the-profile.md): per category, one
+  entry per canonical value (`Fact.category_value`, or the fact itself when it has none), each with its source facts,
+  its time in the world (its newest fact's that still stands, else its newest fact's) and when it was last mentioned.
+  A statement stands while it holds today, and an event (said as one time) always: it happened. An entry none of
+  whose facts stands is history (a state that ended): shown only when asked for. Only current versions are
+  read (a corrected version was never true; an ended statement stays current memory, ended in the world), and only
+  filed ones (an empty category is memory formed before categories). One indexed statement
+  (the partial index fact_current_category)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from datetime import date, datetime
 
 from django.db.models import Q
 from django.utils import timezone
 
 from agents.models import Agent, EndUser
-from facts.models import Fact
+from facts.models import Fact, FactScope
+from facts.world_time import WorldTime
+
+# At most this many facts are read for one profile (newest first), and this many source facts shown per entry: a
+# profile is what memory holds at a glance, and its read stays one bounded index range whatever the store's size.
+PROFILE_MAX_FACTS = 2000
+PROFILE_SOURCES_PER_ENTRY = 5
+_ROW = (
+    "pk",
+    "category",
+    "category_value",
+    "content",
+    "lineage",
+    "version",
+    "valid_from",
+    "held_from",
+    "held_from_precision",
+    "held_until",
+    "held_until_precision",
+)
 
 
 @dataclass(frozen=True)
@@ -35,3 +65,95 @@ def user_profile(*, agent: Agent, user: EndUser) -> dict[str, ProfileEntry]:
         )
         for fact in facts.order_by("key").only("key", "content", "metadata", "version", "expires_at")
     }
+
+
+@dataclass(frozen=True)
+class ProfileSource:
+    """A source fact of an entry, as a profile shows it: its id (`pk` too, as a fact's), statement, version, when
+    memory recorded it and its world time."""
+
+    pk: int
+    content: str
+    version: int
+    valid_from: datetime
+    world_time: WorldTime
+
+
+@dataclass
+class CategoryEntry:
+    """One value of a category: its source facts newest first (at most PROFILE_SOURCES_PER_ENTRY; `mentions` counts
+    them all), its world time and whether it stands (holds today, or happened as an event: `stands`), and when it
+    was last mentioned (the newest source's valid_from: when memory recorded it)."""
+
+    category: str
+    value: str
+    facts: list[ProfileSource] = field(default_factory=list)
+    mentions: int = 0
+    world_time: WorldTime = field(default_factory=WorldTime)
+    stands: bool = False
+    last_mentioned: datetime | None = None
+
+
+@dataclass(frozen=True)
+class CategoryProfile:
+    """Entries by category (in the order `categories` was given), most recently mentioned first; `history` holds the
+    ended entries when they were asked for, else nothing."""
+
+    current: dict[str, list[CategoryEntry]]
+    history: dict[str, list[CategoryEntry]]
+    truncated: bool  # more than PROFILE_MAX_FACTS facts: the oldest were left out
+
+
+def _stands(world: WorldTime, today: date) -> bool:
+    """Whether a statement still stands in a profile: it holds today, or it is an event (said as one time: "went
+    camping on 3 May"), which stays what happened; a state that ended ("used to work at Globex") is history."""
+    return world.holds_on(today) or world.is_event
+
+
+def profile_by_category(
+    *,
+    agent: Agent,
+    user: EndUser | None,
+    categories: Collection[str],
+    include_history: bool = False,
+    today: date | None = None,
+    max_facts: int = PROFILE_MAX_FACTS,
+) -> CategoryProfile:
+    """The profile of `user` (their own facts), or with `user` None the agent-wide one (facts visible to every user),
+    over the given categories (the caller validates them: agents.selectors.categories)."""
+    today = today or timezone.now().date()
+    unexpired = Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now())
+    facts = Fact.objects.filter(unexpired, agent=agent, valid_to__isnull=True, category__in=list(categories))
+    if user is not None:
+        facts = facts.filter(user=user)
+    else:
+        facts = facts.filter(user__isnull=True, scopes__contains=[FactScope.AGENT])
+    # Plain rows and small records, not model instances: at a thousand facts a person, instances were most of a read.
+    rows = list(facts.exclude(category="").order_by("-valid_from", "-id").values_list(*_ROW)[: max_facts + 1])
+    truncated = len(rows) > max_facts
+    entries: dict[tuple[str, str], CategoryEntry] = {}
+    for row in rows[:max_facts]:
+        pk, category, value, content, lineage, version, valid_from, start, start_precision, end, end_precision = row
+        key = f"value:{value.strip().casefold()}" if value.strip() else f"fact:{lineage}"
+        entry = entries.get((category, key))
+        if entry is None:
+            entry = entries[(category, key)] = CategoryEntry(category=category, value=value.strip() or content)
+            entry.last_mentioned = valid_from
+        entry.mentions += 1
+        world = WorldTime(start=start, start_precision=start_precision, end=end, end_precision=end_precision)
+        if len(entry.facts) < PROFILE_SOURCES_PER_ENTRY:
+            entry.facts.append(
+                ProfileSource(pk=pk, content=content, version=version, valid_from=valid_from, world_time=world)
+            )
+        holds = _stands(world, today)
+        # The newest fact that still stands gives the entry its time; failing that, the newest one.
+        if (holds and not entry.stands) or entry.mentions == 1:
+            entry.world_time, entry.stands = world, holds
+    current: dict[str, list[CategoryEntry]] = {category: [] for category in categories}
+    history: dict[str, list[CategoryEntry]] = {category: [] for category in categories} if include_history else {}
+    for entry in entries.values():
+        if entry.stands:
+            current[entry.category].append(entry)
+        elif include_history:
+            history[entry.category].append(entry)
+    return CategoryProfile(current=current, history=history, truncated=truncated)

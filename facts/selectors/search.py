@@ -45,6 +45,7 @@ from facts.models import Fact, FactEmbedding, FactScope
 from facts.selectors.first_person import first_person_query
 from facts.selectors.fulltext import facts_text_ranking
 from facts.selectors.graph_search import GraphRow, facts_graph_ranking
+from facts.selectors.list_questions import facts_list_ranking
 from facts.selectors.search_scope import FactSearchScope
 from facts.selectors.search_world_time import CandidateWorldTimes, TimeAsked, world_time_tiers
 from facts.selectors.slots import facts_stating_user_slots
@@ -86,6 +87,21 @@ class FactHit:
     graph_rank: int | None = None
     rerank_rank: int | None = None
     rerank_score: float | None = None
+    listed: str = ""  # "list:<category>": ranked by the list signal, an entry of the list the question asks for
+
+    @property
+    def reasons(self) -> list[str]:
+        """Why it was returned: the list it answers, then each signal that ranked it; "recent" when none did (a small
+        store's or the fallback's facts)."""
+        signals = [
+            ("vector", self.vector_rank),
+            ("text", self.text_rank),
+            ("graph", self.graph_rank),
+            ("time", self.time_rank),
+            ("rerank", self.rerank_rank),
+        ]
+        reasons = ([self.listed] if self.listed else []) + [name for name, rank in signals if rank is not None]
+        return reasons or ["recent"]
 
 
 @dataclass(frozen=True)
@@ -109,6 +125,7 @@ class _Candidate:
     graph_rank: int | None = None
     score: float = 0.0
     tier: int = 0  # by world time: a lower tier ranks first whatever the score (world_time_tiers)
+    listed: str = ""
 
 
 def _options_validate(
@@ -409,6 +426,14 @@ def facts_search(
         time_query=time_query,
         world=world,
     )
+    if mode == SearchMode.HYBRID and as_of is None and not (scopes or tags) and settings.MEMORY_LIST_WEIGHT > 0:
+        _list_signal_add(
+            candidates=candidates,
+            agent=agent,
+            user=user,
+            query=about_the_user or query,
+            limit=max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES),
+        )
     if signals.small_store or (fallback_to_recent and not candidates):
         _unranked_add(candidates=candidates, scope=scope, limit=top_k)
     # A period the caller gives, or one the question dates with its year ("in 2019", "in May 2023"), is one time; a
@@ -451,6 +476,27 @@ def facts_search(
     if record_access:  # an operator looking is not the agent using the memory; retention reads access times
         facts_access_record_later(fact_ids=[hit.fact.pk for hit in hits])
     return hits
+
+
+def _list_signal_add(
+    *, candidates: dict[int, _Candidate], agent: Agent, user: EndUser | None, query: str, limit: int
+) -> None:
+    """A list question (facts.selectors.list_questions): its entries' facts are one more signal, of weight
+    MEMORY_LIST_WEIGHT, added to the fused score on the same scale (first place in every hybrid signal scores 1)."""
+    with stage_timed("list_sql"):
+        listed = facts_list_ranking(
+            agent_id=agent.pk,
+            user_id=user.pk if user is not None else None,
+            query=query,
+            scores={fact_id: candidate.score for fact_id, candidate in candidates.items()},
+            limit=limit,
+        )
+    total = 1.0 + settings.MEMORY_TEXT_WEIGHT + settings.MEMORY_GRAPH_WEIGHT
+    k = settings.MEMORY_RRF_K
+    for rank, item in enumerate(listed, start=1):
+        candidate = candidates.setdefault(item.fact_id, _Candidate(fact_id=item.fact_id, valid_from=item.valid_from))
+        candidate.listed = item.label
+        candidate.score += settings.MEMORY_LIST_WEIGHT * (k + 1) / (k + rank) / total
 
 
 def _unranked_add(*, candidates: dict[int, _Candidate], scope: FactSearchScope, limit: int) -> None:
@@ -557,6 +603,7 @@ def _hits(*, ranked: list[_Candidate]) -> list[FactHit]:
             text_score=candidate.text_score,
             time_rank=candidate.time_rank,
             graph_rank=candidate.graph_rank,
+            listed=candidate.listed,
         )
         for candidate in ranked
     ]

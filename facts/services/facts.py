@@ -264,8 +264,9 @@ def profile_key_validate(*, key: str, user: EndUser | None) -> str:
 
 
 def _profile_changed_on_commit(fact: Fact) -> None:
-    """The always-in-context block shows the user's profile: a keyed fact's change invalidates it."""
-    if fact.key and fact.user_id:
+    """The always-in-context block shows the user's profile, keyed and by category: a keyed or filed fact's change
+    invalidates it."""
+    if (fact.key or fact.category) and fact.user_id:
         agent_id, user_id = fact.agent_id, fact.user_id
         transaction.on_commit(lambda: user_profile_changed.send(sender=Fact, agent_id=agent_id, user_id=user_id))
 

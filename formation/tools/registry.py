@@ -10,19 +10,27 @@ from core.exceptions import ApplicationError
 from core.models import SensitiveDataFinding
 from core.safety.sensitive_screening import sensitive_findings_record
 from formation.services.memory_trust import held_memory_store_one
-from formation.tools import delete_memory, get_entity, rate_memory, save_memory, search_memory, update_memory
+from formation.tools import (
+    delete_memory,
+    get_entity,
+    get_profile,
+    rate_memory,
+    save_memory,
+    search_memory,
+    update_memory,
+)
 from formation.tools.base import Tool, ToolContext, ToolError, ToolResult
 from formation.tools.guards import TOOL_ORIGIN, Rejected, Withheld
 
 TOOLS: dict[str, Tool] = {
     module.TOOL.name: module.TOOL
-    for module in (search_memory, get_entity, save_memory, update_memory, delete_memory, rate_memory)
+    for module in (search_memory, get_entity, get_profile, save_memory, update_memory, delete_memory, rate_memory)
 }
 
 
 def tool_definitions(*, agent: Agent) -> list[dict]:
-    """The tools this agent may use, in OpenAI's `tools` format; search_memory and get_entity only while its RAG is
-    on."""
+    """The tools this agent may use, in OpenAI's `tools` format; search_memory, get_entity and get_profile only while
+    its RAG is on."""
     return [tool.definition() for tool in TOOLS.values() if agent.rag_enabled or not tool.reads_memory]
 
 

@@ -311,6 +311,10 @@ MEMORY_GRAPH_HOPS = env.int("MEMORY_GRAPH_HOPS", default=2)
 # that state that slot get this boost in the fused score (x (1 + boost)); 0 switches it off. Chosen on the time
 # development set (benchmarks/time_devset.py).
 MEMORY_SLOT_BOOST = env.float("MEMORY_SLOT_BOOST", default=1.0)
+# A question asking for a list within a category ("What activities does Melanie do?", facts/grammar/list_questions.py):
+# that category's entries about the person it names are one more signal of fact and turn search (hybrid mode), fused
+# with this weight; 0 switches it off. Chosen on the LoCoMo dev split (docs/benchmarks/history.md, section 14).
+MEMORY_LIST_WEIGHT = env.float("MEMORY_LIST_WEIGHT", default=0.5)
 # Agent-wide vector search scans an agent's current agent-wide facts exactly below this many, and uses the agent's own
 # HNSW index (built by the facts.vector_indexes_maintain job) from this many on (docs/benchmarks/history.md: where each
 # wins).
@@ -423,6 +427,10 @@ OTEL_SERVICE_NAME = env("OTEL_SERVICE_NAME", default="memory-service")
 MEMORY_CONTEXT_CACHE_SECONDS = env.int("MEMORY_CONTEXT_CACHE_SECONDS", default=3600)
 # Newest unabsorbed reflections per scope shown in the block, should consolidation fall behind.
 MEMORY_CONTEXT_RECENT_REFLECTIONS = env.int("MEMORY_CONTEXT_RECENT_REFLECTIONS", default=20)
+# The user's profile by category in the block (after the keyed Profile lines): at most this many values in all, and
+# this many per category, most recently mentioned first (docs/decisions/0059-the-profile-in-the-context-block.md).
+MEMORY_CONTEXT_PROFILE_ENTRIES = env.int("MEMORY_CONTEXT_PROFILE_ENTRIES", default=30)
+MEMORY_CONTEXT_PROFILE_PER_CATEGORY = env.int("MEMORY_CONTEXT_PROFILE_PER_CATEGORY", default=5)
 # The beat job re-caches the block of sessions active within this many minutes.
 MEMORY_CONTEXT_REFRESH_ACTIVE_MINUTES = env.int("MEMORY_CONTEXT_REFRESH_ACTIVE_MINUTES", default=30)
 # Similar-message search widens from the session to all the user's sessions while the session has fewer messages.

@@ -21,11 +21,12 @@ from django.db.models.functions import RowNumber
 from django.utils import timezone
 
 from agents.models import Agent, EndUser
+from agents.selectors.categories import agent_categories
 from conversations.models import Session
 from core.exceptions import ApplicationError
 from core.llm.tokens import count_tokens
 from core.safety.fencing import MEMORY_NOTICE_BLOCK, memory_text_quote
-from facts.selectors.profile import user_profile
+from facts.selectors.profile import profile_by_category, user_profile
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.services.context_cache import context_cache_key
 
@@ -71,10 +72,14 @@ def _scope_part_render(*, tag: str, part: dict[str, Any]) -> str:
     lines = [f"<{tag}>"]
     if part["blob"]:
         lines.append(memory_text_quote(part["blob"]))
-    if part.get("profile"):
+    if part.get("profile") or part.get("categories"):
         lines.append("Profile:")
         lines.extend(
-            f"- {memory_text_quote(key)}: {memory_text_quote(value)}" for key, value in part["profile"].items()
+            f"- {memory_text_quote(key)}: {memory_text_quote(value)}" for key, value in part.get("profile", {}).items()
+        )
+        lines.extend(
+            f"- {memory_text_quote(name)}: {'; '.join(memory_text_quote(value) for value in values)}"
+            for name, values in part.get("categories", {}).items()
         )
     if part["recent_reflections"]:
         lines.append("Recent:")
@@ -91,11 +96,41 @@ def memory_context_render(*, parts: dict[str, Any]) -> str:
         _scope_part_render(tag=tag, part=parts[scope])
         for scope, tag in SCOPE_TAGS.items()
         if parts.get(scope)
-        and (parts[scope]["blob"] or parts[scope]["recent_reflections"] or parts[scope].get("profile"))
+        and (
+            parts[scope]["blob"]
+            or parts[scope]["recent_reflections"]
+            or parts[scope].get("profile")
+            or parts[scope].get("categories")
+        )
     ]
     if not sections:
         return ""
     return "\n".join(["<MemoryContext>", MEMORY_NOTICE_BLOCK, *sections, "</MemoryContext>"])
+
+
+def _profile_categories(*, agent: Agent, user: EndUser) -> dict[str, list[str]]:
+    """The user's profile by category as the block shows it (category name → values, most recently mentioned
+    first): capped at MEMORY_CONTEXT_PROFILE_PER_CATEGORY values a category and MEMORY_CONTEXT_PROFILE_ENTRIES in
+    all, each value cut to PROFILE_VALUE_MAX_CHARS, so that the block stays small whatever memory holds. The keyed
+    attributes stay the `profile` lines before them."""
+    categories = agent_categories(agent=agent)
+    profile = profile_by_category(agent=agent, user=user, categories=[category.slug for category in categories])
+    shown: dict[str, list[str]] = {}
+    room = settings.MEMORY_CONTEXT_PROFILE_ENTRIES
+    for category in categories:
+        entries = profile.current[category.slug][: min(room, settings.MEMORY_CONTEXT_PROFILE_PER_CATEGORY)]
+        if entries:
+            shown[category.name] = [_shortened(entry.value) for entry in entries]
+            room -= len(entries)
+    return shown
+
+
+PROFILE_VALUE_MAX_CHARS = 120
+
+
+def _shortened(value: str) -> str:
+    value = " ".join(value.split())
+    return value if len(value) <= PROFILE_VALUE_MAX_CHARS else value[: PROFILE_VALUE_MAX_CHARS - 1].rstrip() + "…"
 
 
 def memory_context_build(*, agent: Agent, user: EndUser | None, session: Session | None) -> MemoryContext:
@@ -137,6 +172,8 @@ def memory_context_build(*, agent: Agent, user: EndUser | None, session: Session
         profile = user_profile(agent=agent, user=user)
         parts[MemoryScope.USER.value]["profile"] = {key: entry.value for key, entry in profile.items()}
         stale_at = min((entry.expires_at for entry in profile.values() if entry.expires_at), default=None)
+        if categories := _profile_categories(agent=agent, user=user):
+            parts[MemoryScope.USER.value]["categories"] = categories
 
     text = memory_context_render(parts=parts)
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]

@@ -70,6 +70,8 @@ def test_every_method_of_the_async_client(live_server, api_key):
             out["then"] = await memory.search(query="Oslo", user="gene", holds_at="2016-01-01", mode="text")
             out["timeline"] = [entry async for entry in memory.user_timeline("gene", time_to="2020-01-01")]
             out["entities"] = [entity async for entity in memory.entities_list(user="gene")]
+            out["profile"] = await memory.profile("gene", categories=["activities"], include_history=True)
+            out["agent_profile"] = await memory.profile(None)
             return out
 
     out = asyncio.run(the_rest())
@@ -101,6 +103,9 @@ def test_every_method_of_the_async_client(live_server, api_key):
         ("ended", "2018-01-01"),
     ]
     assert out["entities"] == []
+    assert out["profile"]["user"] == "gene" and out["profile"]["categories"] == []  # nothing filed yet
+    assert out["agent_profile"]["user"] is None and out["agent_profile"]["attributes"] == []
+    assert all("reasons" in hit for hit in out["hits"]["results"] + out["message_hits"]["results"])
 
 
 @pytest.mark.django_db(transaction=True)

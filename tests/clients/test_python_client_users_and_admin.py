@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import pytest
 
+from agents.models import EndUser
 from agents.services.operator_keys import operator_key_create
+from tests.category_support import fact_filed
 from tests.factories import AgentFactory
 from tests.memory_client_support import MemoryAdminClient, MemoryAPIError, memory_client_for
 
 
 @pytest.mark.django_db(transaction=True)
 def test_users_feedback_and_expiry_through_the_client(live_server):
-    client = memory_client_for(agent=AgentFactory(external_id="agent-client"), base_url=live_server.url)
+    client_agent = AgentFactory(external_id="agent-client")
+    client = memory_client_for(agent=client_agent, base_url=live_server.url)
     client.messages_append("chat-1", [{"role": "user", "content": "I keep bees."}], user="gene")
     fact = client.fact_create(content="Gene's hotel room is 514", user="gene", expires_in="P7D")
     never = client.fact_update(fact["id"], never_expires=True)
@@ -23,6 +26,12 @@ def test_users_feedback_and_expiry_through_the_client(live_server):
     assert feedback["outcome"] == "pending_review"  # written through the API: curated, an operator decides
     assert [user["user"] for user in client.users_list()] == ["gene"]
     assert client.user_get("gene")["memory"]["sessions"] == 1
+    fact_filed(client_agent, EndUser.objects.get(external_id="gene"), "Gene keeps bees", "activities", "beekeeping")
+    profile = client.profile("gene", categories=["activities"])
+    assert [entry["value"] for entry in profile["categories"][0]["entries"]] == ["beekeeping"]
+    with pytest.raises(MemoryAPIError) as unknown:
+        client.profile("gene", categories=["astrology"])
+    assert unknown.value.status == 400 and "category" in unknown.value.fields
     export = client.user_export("gene")
     assert export[0]["kind"] == "export" and any(row["kind"] == "fact" for row in export)
     assert client.session_delete("chat-1")["deleted_counts"]["conversations.Session"] == 1

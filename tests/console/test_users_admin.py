@@ -15,6 +15,7 @@ from conversations.models import Message, Session
 from facts.models import Fact
 from facts.services.facts import fact_create, fact_world_end
 from facts.world_time import WorldTime
+from tests.category_support import fact_filed
 
 pytestmark = pytest.mark.django_db
 
@@ -108,3 +109,25 @@ def test_the_timeline_on_the_user_page_pages_after_its_last_entry(admin_client, 
 
     assert re.findall(r"on March (\d)\.", first) == ["1", "2"]
     assert re.findall(r"on March (\d)\.", second) == ["3"] and 'id="timeline-next"' not in second
+
+
+def test_the_user_page_shows_their_profile_by_category_ended_entries_marked(admin_client, agent, end_user):
+    pottery = fact_filed(agent, end_user, "Gene does pottery", "activities", "pottery")
+    fact_filed(
+        agent,
+        end_user,
+        "Gene used to work at Globex",
+        "work",
+        "Globex",
+        world_time=WorldTime(
+            start=date(2019, 1, 1), start_precision="year", end=date(2023, 5, 1), end_precision="month"
+        ),
+    )
+
+    page = admin_client.get(reverse("admin:agents_enduser_change", args=[end_user.pk])).content.decode()
+
+    panel = page[page.index('id="profile"') : page.index('id="timeline"')]
+    assert "Activities and hobbies" in panel and f"#{pottery.pk}</a> Gene does pottery" in panel
+    rows = re.findall(r'<tr class="profile-entry (\w+)" data-category="(\w+)"', panel)
+    assert rows == [("ended", "work"), ("current", "activities")], "in the agent's order of categories"
+    assert "2019" in panel and "2023-05" in panel

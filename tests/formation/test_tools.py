@@ -16,7 +16,15 @@ from formation.models import HeldMemory
 from formation.selectors.sensitive_data import sensitive_data_counts
 from tests.factories import AgentFactory, EndUserFactory, SessionFactory
 
-TOOL_NAMES = ["search_memory", "get_entity", "save_memory", "update_memory", "delete_memory", "rate_memory"]
+TOOL_NAMES = [
+    "search_memory",
+    "get_entity",
+    "get_profile",
+    "save_memory",
+    "update_memory",
+    "delete_memory",
+    "rate_memory",
+]
 
 
 def _call(api: Client, name: str, arguments, **conversation):

@@ -317,6 +317,22 @@ CASES = [
     ),
     Case("garbage timeline cursor", "GET", "/api/v1/users/alice/timeline?cursor=%00%ff%27", None, 400, "cursor"),
     Case("huge timeline page", "GET", f"/api/v1/users/alice/timeline?page_size={10**30}", None, 400, "page_size"),
+    Case(
+        "a profile category no agent files under",
+        "GET",
+        "/api/v1/users/alice/profile?category=%00",
+        None,
+        400,
+        "category",
+    ),
+    Case(
+        "an agent-wide profile of an unknown category",
+        "GET",
+        "/api/v1/profile?category=astrology",
+        None,
+        400,
+        "category",
+    ),
 ]
 
 

@@ -287,6 +287,8 @@ def test_the_schema_walk_covers_every_kind_of_object_of_b():
         ("GET", "/api/v1/entities/{entity_id}"),
         ("GET", "/api/v1/entities/{entity_id}/timeline"),
         ("GET", "/api/v1/users/{user_id}/timeline"),
+        ("GET", "/api/v1/users/{user_id}/profile"),
+        ("GET", "/api/v1/profile"),
         ("POST", "/api/v1/tools/call"),
         ("POST", "/v1/chat/completions"),
         ("GET", "/api/v1/users"),

@@ -4,6 +4,7 @@ annotations, the review queue and the sensitive-data rules, authentication and t
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from facts.models import Fact
 from facts.services.facts import fact_create, fact_world_end
 from facts.world_time import WorldTime
 from formation.models import HeldMemory
+from tests.category_support import fact_filed
 from tests.conftest import REPO_DIR, database_url_of_test_database
 from tests.factories import EndUserFactory
 from tests.graph_support import sister_graph_create
@@ -39,6 +41,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 ALL_TOOLS = {
     "search_memory",
     "get_entity",
+    "get_profile",
     "save_memory",
     "update_memory",
     "delete_memory",
@@ -76,6 +79,7 @@ def test_tools_are_listed_with_schemas_descriptions_and_annotations(service_url,
     assert read_only == {
         "search_memory",
         "get_entity",
+        "get_profile",
         "search_conversations",
         "get_memory_context",
         "get_memory_bundle",
@@ -164,8 +168,11 @@ def test_every_tool_and_the_resource_over_http(service_url, tenant):
     assert "March 16th" in bundle["text"] and bundle["tokens_used"] <= bundle["token_budget"]
     assert deleted == {"deleted": True, "id": updated["memory"]["id"]}
     assert after["memories"] == []
-    assert [resource.uri for resource in resources] == ["memory://context"]
-    assert [template.uri_template for template in templates] == ["memory://users/{user}/context"]
+    assert [resource.uri for resource in resources] == ["memory://context", "memory://profile"]
+    assert [template.uri_template for template in templates] == [
+        "memory://users/{user}/context",
+        "memory://users/{user}/profile",
+    ]
     assert "Gene prefers short answers." in pinned.contents[0].text
     assert by_template.contents[0].text == pinned.contents[0].text
     fact = Fact.objects.get(pk=saved["memory"]["id"])
@@ -215,6 +222,35 @@ def test_get_entity_answers_what_memory_knows_about_someone_for_the_pinned_user_
     assert "this connection is for user 'gene'" in refused
     assert for_ana["found"] is False and "Globex" not in str(for_ana)
     assert "name" in wrong
+
+
+def test_get_profile_and_the_profile_resource_read_the_pinned_users_memory_by_category(service_url, tenant):
+    gene = EndUserFactory(agent=tenant.agent, external_id="gene")
+    ana = EndUserFactory(agent=tenant.agent, external_id="ana")
+    fact_filed(tenant.agent, gene, "Gene does pottery", "activities", "pottery")
+    fact_filed(tenant.agent, gene, "Gene made a vase on the wheel", "activities", "pottery")
+    fact_filed(tenant.agent, ana, "Ana climbs on Sundays", "activities", "climbing")
+
+    async def main():
+        async with mcp_http(service_url, headers=_bearer(tenant, user="gene")) as client:
+            profile = tool_json(await client.call_tool("get_profile", {"category": ["activities"]}))
+            unknown = tool_error(await client.call_tool("get_profile", {"category": ["astrology"]}))
+            refused = tool_error(await client.call_tool("get_profile", {"user": "ana"}))
+            resource = await client.read_resource("memory://profile")
+            by_template = await client.read_resource("memory://users/gene/profile")
+        return profile, unknown, refused, resource, by_template
+
+    profile, unknown, refused, resource, by_template = anyio.run(main)
+
+    [activities] = profile["categories"]
+    assert activities["category"] == "activities"
+    assert [(entry["value"], entry["mentions"]) for entry in activities["entries"]] == [("pottery", 2)]
+    assert activities["entries"][0]["holds_now"] is True and len(activities["entries"][0]["memories"]) == 2
+    assert "category" in unknown and "astrology" in unknown
+    assert "this connection is for user 'gene'" in refused
+    assert resource.contents[0].mime_type == "application/json"
+    assert json.loads(resource.contents[0].text)["categories"][0]["entries"][0]["value"] == "pottery"
+    assert by_template.contents[0].text == resource.contents[0].text and "climbing" not in resource.contents[0].text
 
 
 def test_get_timeline_tells_what_changed_in_world_time_order_with_its_sources(service_url, tenant):

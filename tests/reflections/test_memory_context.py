@@ -12,12 +12,14 @@ from agents.models import Agent, EndUser
 from agents.services.api_keys import api_key_create
 from conversations.models import Session
 from core.safety.fencing import MEMORY_NOTICE_BLOCK
+from facts.services.facts import fact_profile_set
 from memory_project.celery import app as celery_app
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.selectors.context import memory_context_build, memory_context_get
 from reflections.services.consolidation import consolidated_memory_replace
 from reflections.services.reflections import reflection_create
 from reflections.tasks import memory_context_refresh_active
+from tests.category_support import fact_filed
 from tests.factories import AgentFactory, EndUserFactory, SessionFactory
 from tests.memory_client_support import MemoryAPIError, memory_client_for
 
@@ -228,3 +230,28 @@ def test_context_endpoint_errors_name_the_field_and_respect_the_agent_switch(liv
 
     assert wrong_user.value.status == 400 and "session" in wrong_user.value.fields
     assert disabled.value.status == 403 and disabled.value.code == "memory_context_disabled"
+
+
+@pytest.mark.django_db
+def test_the_block_shows_the_profile_by_category_after_the_keyed_lines_capped(
+    agent, end_user, settings, django_capture_on_commit_callbacks
+):
+    settings.MEMORY_CONTEXT_PROFILE_PER_CATEGORY = 2
+    settings.MEMORY_CONTEXT_PROFILE_ENTRIES = 3
+    with django_capture_on_commit_callbacks(execute=True):
+        fact_profile_set(agent=agent, user=end_user, key="home_city", content="Gene lives in Lyon.", value="Lyon")
+        for value in ("pottery", "climbing", "chess"):
+            fact_filed(agent, end_user, f"Gene does {value}", "activities", value)
+        fact_filed(agent, end_user, "Gene loves jazz", "likes", "jazz")
+        fact_filed(agent, end_user, "Gene has a cat named Miso", "possessions", "a cat named Miso")
+
+    text = memory_context_get(agent=agent, user=end_user, session=None).text
+
+    lines = text.splitlines()
+    start = lines.index("Profile:")
+    assert lines[start + 1 : start + 4] == [
+        "- home_city: Lyon",
+        "- Activities and hobbies: chess; climbing",
+        "- Likes and preferences: jazz",
+    ], "the keyed lines as before, then each category's newest values, three in all"
+    assert "Miso" not in text and "pottery" not in text

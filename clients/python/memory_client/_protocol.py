@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -323,6 +323,15 @@ def users_list(*, active_after: str | None, active_before: str | None, page_size
 
 def user_get(user: str) -> Call:
     return Call("GET", _user_path(user))
+
+
+def profile(*, user: str | None, categories: Sequence[str] | None, include_history: bool) -> Call:
+    path = _user_path(user) + "/profile" if user is not None else "/api/v1/profile"
+    query = {
+        "category": ",".join(categories) if categories else None,
+        "include_history": "true" if include_history else None,
+    }
+    return Call("GET", path, query=query)
 
 
 def user_export(user: str) -> Call:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import date
 from types import TracebackType
 from typing import Any, TypeVar, cast
@@ -30,6 +30,7 @@ from memory_client.types import (
     MemoryContext,
     MessageIn,
     MessageSearchResults,
+    Profile,
     SearchResults,
     SessionDeleted,
     SessionInfo,
@@ -305,6 +306,13 @@ class AsyncMemoryClient:
 
     async def user_get(self, user: str) -> UserDetail:
         return cast(UserDetail, await self._call(api.user_get(user)))
+
+    async def profile(
+        self, user: str | None, *, categories: Sequence[str] | None = None, include_history: bool = False
+    ) -> Profile:
+        return cast(
+            Profile, await self._call(api.profile(user=user, categories=categories, include_history=include_history))
+        )
 
     async def user_export(self, user: str) -> list[dict[str, Any]]:
         return cast(list[dict[str, Any]], await self._call(api.user_export(user)))

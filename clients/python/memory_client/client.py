@@ -6,7 +6,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import date
 from typing import Any, cast
 
@@ -26,6 +26,7 @@ from memory_client.types import (
     MemoryContext,
     MessageIn,
     MessageSearchResults,
+    Profile,
     SearchResults,
     SessionDeleted,
     SessionInfo,
@@ -305,6 +306,15 @@ class MemoryClient:
     def user_get(self, user: str) -> UserDetail:
         """One end user: what is kept about them, counted by kind, and their last activity."""
         return cast(UserDetail, self._call(api.user_get(user)))
+
+    def profile(
+        self, user: str | None, *, categories: Sequence[str] | None = None, include_history: bool = False
+    ) -> Profile:
+        """What memory holds of the end user by category (one entry per value, with its source facts, world time
+        and last mention), and their keyed attributes; `user` None: the agent-wide profile. `categories`: only those
+        (an unknown one: MemoryAPIError 400 naming `category`); `include_history`: also the entries that ended, under
+        each category's `history`. A user the agent has never seen: MemoryAPIError 404."""
+        return cast(Profile, self._call(api.profile(user=user, categories=categories, include_history=include_history)))
 
     def user_export(self, user: str) -> list[dict[str, Any]]:
         """The user's native export (the lines `import_memories --format native` reads back), as a list of rows."""

@@ -99,6 +99,7 @@ class FactHit(TypedDict):
     graph_rank: int | None
     rerank_rank: int | None  # its place in the agent's reranker's order; None when not reranked
     rerank_score: float | None  # the rerank server's score; None from the LLM reranker
+    reasons: list[str]  # why it was returned: "list:<category>" first for a list question's entries, then signals
 
 
 class SearchResults(TypedDict):
@@ -196,6 +197,7 @@ class MessageHit(TypedDict):
     graph_rank: int | None
     rerank_rank: int | None
     rerank_score: float | None
+    reasons: list[str]  # why it was returned: "list:<category>" first for a list question's turns, then signals
 
 
 class MessageSearchResults(TypedDict):
@@ -322,6 +324,50 @@ class UserMemoryCounts(TypedDict):
 
 class UserDetail(EndUserInfo):
     memory: UserMemoryCounts
+
+
+class ProfileFact(TypedDict):
+    id: int
+    content: str
+    version: int
+    recorded_at: str
+    world_time: WorldTime
+
+
+class ProfileEntry(TypedDict):
+    """One value of a category: its source facts (newest first, at most five), how many facts say it, when it held in
+    the world and when memory last recorded it."""
+
+    value: str
+    mentions: int
+    last_mentioned: str
+    world_time: WorldTime
+    facts: list[ProfileFact]
+
+
+class _ProfileCategoryRequired(TypedDict):
+    category: str
+    name: str
+    entries: list[ProfileEntry]
+
+
+class ProfileCategory(_ProfileCategoryRequired, total=False):
+    history: list[ProfileEntry]  # with include_history: the entries that ended
+
+
+class ProfileAttribute(TypedDict):
+    key: str
+    value: str
+    memory_id: int
+
+
+class Profile(TypedDict):
+    """What memory holds of a user (or agent-wide, `user` None) by category, and the user's keyed attributes."""
+
+    user: str | None
+    categories: list[ProfileCategory]
+    attributes: list[ProfileAttribute]
+    truncated: bool
 
 
 class ErasureRecord(TypedDict):

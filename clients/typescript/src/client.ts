@@ -38,6 +38,8 @@ import type {
   ToolCallRequest,
   ToolCallResult,
   ToolDefinitions,
+  Profile,
+  ProfileQuery,
   UserDetail,
   UserErasure,
   UsersListQuery,
@@ -264,6 +266,19 @@ export class MemoryClient {
   /** One end user: what is kept about them, counted by kind, and their last activity. */
   async userGet(user: string): Promise<UserDetail> {
     return (await this.#request("GET", userPath(user))).body as UserDetail;
+  }
+
+  /**
+   * What memory holds of the end user by category (one entry per value, with its source facts, world time and last
+   * mention), and their keyed attributes; `user` null: the agent-wide profile. A user the agent has never seen: a 404
+   * MemoryAPIError.
+   */
+  async profile(user: string | null, query: ProfileQuery = {}): Promise<Profile> {
+    const params = new URLSearchParams();
+    if (query.category?.length) params.set("category", query.category.join(","));
+    if (query.include_history) params.set("include_history", "true");
+    const path = (user === null ? "/api/v1/profile" : `${userPath(user)}/profile`) + (params.size ? `?${params}` : "");
+    return (await this.#request("GET", path)).body as Profile;
   }
 
   /** The user's native export (what `import_memories --format native` reads back), row by row. */

@@ -443,7 +443,7 @@ export interface paths {
         put?: never;
         /**
          * Hybrid fact search (vector + full-text, reciprocal rank fusion)
-         * @description Searches the agent's facts visible agent-wide plus the user's own. A user id the agent has never used has no facts of its own, so only agent-wide facts can match: 200, never 404. Full text matches any query word, ranked by BM25. A query that asks when ("When did ...") or names a period ("in May 2023") adds a time signal; `time_from`/`time_to` give the period explicitly, and `time_filter` `restrict` searches only it. Each hit gives its rank in every signal. 403 when the agent's RAG is off.
+         * @description Searches the agent's facts visible agent-wide plus the user's own. A user id the agent has never used has no facts of its own, so only agent-wide facts can match: 200, never 404. Full text matches any query word, ranked by BM25. A query that asks when ("When did ...") or names a period ("in May 2023") adds a time signal; `time_from`/`time_to` give the period explicitly, and `time_filter` `restrict` searches only it. A question asking for a list within a category ("What activities does Melanie do?", "Which books has she read?") gets that category's entries about the person it names first, then the usual hits (hybrid mode). Each hit gives its rank in every signal and why it was returned (`reasons`). 403 when the agent's RAG is off.
          */
         post: operations["api_v1_memory_search_create"];
         delete?: never;
@@ -463,9 +463,29 @@ export interface paths {
         put?: never;
         /**
          * Search a user's past messages (vector + BM25 full-text, reciprocal rank fusion)
-         * @description Each message is indexed with its speaker (metadata `speaker` or `name`, else the role) after the message before it in its session. Full text matches any query word, ranked by BM25. A user the agent has never seen has no messages: 200 with no results. A query that asks when ("When did ...") or names a period ("in May 2023", "last week") adds a time signal; `time_from`/`time_to` give the period explicitly, and `time_filter` `restrict` searches only it. In hybrid mode the turns next to the best hits, those said by the one speaker the query names, and those the entity graph links to the entities the query names are fused too. Each hit gives its rank in every signal.
+         * @description Each message is indexed with its speaker (metadata `speaker` or `name`, else the role) after the message before it in its session. Full text matches any query word, ranked by BM25. A user the agent has never seen has no messages: 200 with no results. A query that asks when ("When did ...") or names a period ("in May 2023", "last week") adds a time signal; `time_from`/`time_to` give the period explicitly, and `time_filter` `restrict` searches only it. In hybrid mode the turns next to the best hits, those said by the one speaker the query names, and those the entity graph links to the entities the query names are fused too. A question asking for a list within a category ('What activities does Melanie do?') gets the turns of that list's entries first, then the usual hits. Each hit gives its rank in every signal and why it was returned (`reasons`).
          */
         post: operations["api_v1_messages_search_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What memory holds agent-wide (shared by every user), by category
+         * @description Per category (the agent's: identity, relationships, work, places, activities, likes, dislikes, health, possessions, plans, events, beliefs, other), one entry per value, each with its source facts, when it held in the world (`world_time`, `holds_now`) and when it was last mentioned. An entry none of whose facts holds today is history: shown under `history` with `include_history=true`. Facts formed before categories existed are not filed and not shown. `category` (repeatable) keeps those categories; one the agent does not file under is a 400 naming the field. Only the facts visible to every user of the agent.
+         */
+        get: operations["api_v1_profile_retrieve"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -706,6 +726,26 @@ export interface paths {
          * @description The same lines as `manage.py export_memories --agent <agent> --user <user>` (sessions, messages, facts with every version, entities and relations, reflections, blobs with past versions), which `manage.py import_memories --format native` reads back, into this agent or another.
          */
         get: operations["api_v1_users_export_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{user_id}/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What memory holds of an end user, by category
+         * @description Per category (the agent's: identity, relationships, work, places, activities, likes, dislikes, health, possessions, plans, events, beliefs, other), one entry per value, each with its source facts, when it held in the world (`world_time`, `holds_now`) and when it was last mentioned. An entry none of whose facts holds today is history: shown under `history` with `include_history=true`. Facts formed before categories existed are not filed and not shown. `category` (repeatable) keeps those categories; one the agent does not file under is a 400 naming the field. A user the agent has never seen is a 404. The keyed attributes (home_city, ...) come under `attributes`.
+         */
+        get: operations["api_v1_users_profile_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1205,6 +1245,8 @@ export interface components {
              * @description The rerank server's relevance score (null from the LLM, which orders, not scores).
              */
             rerank_score: number | null;
+            /** @description Why it was returned: "list:<category>" when it is an entry of the list the question asks for (ranked by the list signal, hybrid mode), then each signal that ranked it: "vector", "text", "graph", "time", "rerank"; "recent" when none did (a small store, or the fallback to recent facts). */
+            reasons: string[];
         };
         FactOutput: {
             readonly id: number;
@@ -1539,6 +1581,8 @@ export interface components {
              * @description The rerank server's relevance score (null from the LLM, which orders, not scores).
              */
             rerank_score: number | null;
+            /** @description Why it was returned: "list:<category>" when it is a turn of an entry of the list the question asks for (ranked by the list signal, hybrid mode), then each signal that ranked it: "vector", "text", "graph", "time", "neighbour", "speaker", "rerank". */
+            reasons: string[];
         };
         MessageInput: {
             role: components["schemas"]["RoleEnum"];
@@ -1890,6 +1934,59 @@ export interface components {
          * @enum {string}
          */
         PlacedByEnum: "start" | "end" | "recorded";
+        ProfileAttribute: {
+            key: string;
+            value: string;
+            /** @description The fact that holds the key. */
+            memory_id: number;
+        };
+        ProfileCategory: {
+            /** @description The category's slug. */
+            category: string;
+            /** @description The category's name, as the admin shows it. */
+            name: string;
+            /** @description What holds now, most recently mentioned first. */
+            entries: components["schemas"]["ProfileEntry"][];
+            /** @description With include_history: the entries that ended, most recent first. */
+            history?: components["schemas"]["ProfileEntry"][];
+        };
+        ProfileEntry: {
+            /** @description What the entry gives in its category: the canonical value its facts share, or the fact's statement when it has none. */
+            value: string;
+            /** @description How many current facts say it. */
+            mentions: number;
+            /**
+             * Format: date-time
+             * @description When memory last recorded a fact that says it.
+             */
+            last_mentioned: string;
+            /** @description When it held in the world: its newest fact's that holds today, else its newest fact's. */
+            readonly world_time: components["schemas"]["WorldTimeOutput"];
+            /** @description Its source facts, newest first (at most five). */
+            facts: components["schemas"]["ProfileFact"][];
+        };
+        ProfileFact: {
+            id: number;
+            content: string;
+            version: number;
+            /**
+             * Format: date-time
+             * @description When memory recorded this version.
+             */
+            recorded_at: string;
+            /** @description When the statement held in the world (not when memory recorded it). */
+            readonly world_time: components["schemas"]["WorldTimeOutput"];
+        };
+        ProfileOutput: {
+            /** @description The end user; null for the agent-wide profile. */
+            user: string | null;
+            /** @description The categories that have entries, in the agent's order. */
+            categories: components["schemas"]["ProfileCategory"][];
+            /** @description The user's keyed attributes (home_city, employer, ...): key → value, as before categories. */
+            attributes: components["schemas"]["ProfileAttribute"][];
+            /** @description More facts than a profile reads (2,000): the entries are built from the newest. */
+            truncated: boolean;
+        };
         /**
          * @description * `useful` - useful
          *     * `wrong` - wrong
@@ -3244,6 +3341,30 @@ export interface operations {
             };
         };
     };
+    api_v1_profile_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Only these categories, comma-separated (activities,places); all of the agent's when left out. */
+                category?: string;
+                /** @description Also the ended entries (none of their facts holds today), per category under `history`. */
+                include_history?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileOutput"];
+                };
+            };
+        };
+    };
     api_v1_reflections_list: {
         parameters: {
             query?: {
@@ -3673,6 +3794,33 @@ export interface operations {
                 };
                 content: {
                     "application/x-ndjson": string;
+                };
+            };
+        };
+    };
+    api_v1_users_profile_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Only these categories, comma-separated (activities,places); all of the agent's when left out. */
+                category?: string;
+                /** @description Also the ended entries (none of their facts holds today), per category under `history`. */
+                include_history?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The end user's id in your system. */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileOutput"];
                 };
             };
         };

@@ -53,6 +53,31 @@ export const TOOL_DEFINITIONS = {
       "additionalProperties": false
     }
   },
+  "get_profile": {
+    "name": "get_profile",
+    "description": "What memory holds of this user at a glance, by category (identity, relationships, work, places, activities, likes, dislikes, health, possessions, plans, events, beliefs): each entry once, with how often it was mentioned, when it held (held_from, held_until, holds_now) and the memories that say it. Use it for 'what do you know about me', and for a question that asks for a list ('what are my hobbies', 'which places have I visited') with `category`.",
+    "parameters": {
+      "type": "object",
+      "properties": {
+        "category": {
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 50
+          },
+          "maxItems": 20,
+          "description": "Only these categories (activities, likes, relationships, work, places, ...); all when left out."
+        },
+        "include_history": {
+          "type": "boolean",
+          "description": "Also what no longer holds (a job left, a home moved from), default false."
+        }
+      },
+      "required": [],
+      "additionalProperties": false
+    }
+  },
   "save_memory": {
     "name": "save_memory",
     "description": "Remember a fact for future conversations. Save only durable facts worth recalling later, one per call.",

@@ -81,6 +81,15 @@ export type UsersListQuery = Omit<QueryParameters<"/api/v1/users", "get">, "curs
 export type EndUser = Schemas["UserOutput"];
 export type UserDetail = ResponseBody<"/api/v1/users/{user_id}", "get">;
 export type UserErasure = ResponseBody<"/api/v1/users/{user_id}", "delete">;
+/** What memory holds of a user (or agent-wide) by category: entries with their source facts and world time. */
+export type Profile = ResponseBody<"/api/v1/users/{user_id}/profile", "get">;
+export type ProfileCategory = Schemas["ProfileCategory"];
+export type ProfileEntry = Schemas["ProfileEntry"];
+/** `category`: only those categories (an unknown one is a 400 naming `category`); `include_history`: ended entries. */
+export interface ProfileQuery {
+  category?: string[];
+  include_history?: boolean;
+}
 /** One line of a native export (`export_memories`, `GET /api/v1/users/{user_id}/export`). */
 export type ExportRow = { kind: string } & Record<string, unknown>;
 

@@ -113,6 +113,13 @@ test("world time: facts carry it, search takes holds_at, the timeline tells what
   assert.ok(detail.relations.every((relation) => relation.world_time.start === "2015-01-01"), JSON.stringify(detail));
   assert.deepEqual(osloTimeline.map((entry) => entry.happened), ["started", "ended"]);
   assert.equal((await apiError(() => collect(client.userTimeline("nobody-yet")))).status, 404);
+  const profile = await client.profile("ana", { category: ["activities", "places"], include_history: true });
+  assert.equal(profile.user, "ana");
+  assert.deepEqual(profile.categories, []); // nothing filed by category here: facts written through the API
+  assert.equal((await client.profile(null)).user, null);
+  assert.ok("category" in (await apiError(() => client.profile("ana", { category: ["astrology"] }))).fields);
+  assert.equal((await apiError(() => client.profile("nobody-yet"))).status, 404);
+  assert.ok(then.results.every((hit) => hit.reasons.length > 0));
   assert.equal((await apiError(() => client.entityGet(2 ** 40))).status, 404);
   assert.equal((await apiError(() => collect(client.entityTimeline(2 ** 40)))).status, 404);
   const badMoment = await apiError(() => client.search({ query: "x", user: "ana", holds_at: "last year" }));
