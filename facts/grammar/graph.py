@@ -142,8 +142,11 @@ def _subject(graph: _Graph, fact: int, token: Token, root: Token) -> str | None:
 
 
 def _a_common_noun(token: Token) -> bool:
-    """A capitalised common noun spaCy names nothing with ("Exercise helps ...", "Nature's beauty"): no name."""
-    return token.ent_type_ not in _ENTITY_TYPES and is_common_noun(token.text)
+    """A capitalised common noun spaCy names nothing of ours with ("Exercise helps ...", "Nature's beauty"): no name.
+    A proper noun spaCy gave no entity type at all stays a name: many names are English nouns too (Ana, Rose, Hope)."""
+    if token.ent_type_ in _ENTITY_TYPES or not is_common_noun(token.text):
+        return False
+    return token.pos_ != "PROPN" or bool(token.ent_type_)
 
 
 def _an_attribute(noun: Token, root: Token) -> bool:

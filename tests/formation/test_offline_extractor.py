@@ -130,3 +130,16 @@ def test_a_capitalised_common_noun_is_no_person_and_a_users_thing_stated_by_a_co
         ("user", "loves", "Nature's beauty"),
         ("user", "favourite_colour", "purple"),
     ]
+
+
+def test_a_name_that_is_also_an_english_noun_stays_a_person():
+    graph = fact_graph.graph_of_facts(
+        [
+            {"content": "Ana signed up for the city marathon in October."},
+            {"content": "Rose adopted a dog named Biscuit."},
+            {"content": "Hope works at Initech."},
+        ]
+    )
+
+    people = {entity["name"] for entity in graph["entities"] if entity["type"] == "person"}
+    assert {"Ana", "Rose", "Hope"} <= people
