@@ -115,7 +115,15 @@ test("world time: facts carry it, search takes holds_at, the timeline tells what
   assert.equal((await apiError(() => collect(client.userTimeline("nobody-yet")))).status, 404);
   const profile = await client.profile("ana", { category: ["activities", "places"], include_history: true });
   assert.equal(profile.user, "ana");
-  assert.deepEqual(profile.categories, []); // nothing filed by category here: facts written through the API
+  // Facts written through the API are filed by the lexicons: Bergen holds now, Oslo ended (history).
+  assert.deepEqual(
+    profile.categories.map((category) => [
+      category.category,
+      category.entries.flatMap((entry) => entry.facts.map((fact) => fact.content)),
+      (category.history ?? []).flatMap((entry) => entry.facts.map((fact) => fact.content)),
+    ]),
+    [["places", ["Ana lives in Bergen"], ["Ana lived in Oslo"]]],
+  );
   assert.equal((await client.profile(null)).user, null);
   assert.ok("category" in (await apiError(() => client.profile("ana", { category: ["astrology"] }))).fields);
   assert.equal((await apiError(() => client.profile("nobody-yet"))).status, 404);
