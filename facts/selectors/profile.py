@@ -128,6 +128,8 @@ def profile_by_category(
         facts = facts.filter(user=user)
     else:
         facts = facts.filter(user__isnull=True, scopes__contains=[FactScope.AGENT])
+    # A keyed fact (home_city, employer) is the profile's attribute, listed apart: not an entry a second time.
+    facts = facts.filter(key="")
     # Plain rows and small records, not model instances: at a thousand facts a person, instances were most of a read.
     rows = list(facts.exclude(category="").order_by("-valid_from", "-id").values_list(*_ROW)[: max_facts + 1])
     truncated = len(rows) > max_facts

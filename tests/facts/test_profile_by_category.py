@@ -8,6 +8,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
+from facts.models import Fact
 from facts.selectors.profile import profile_by_category
 from facts.services.facts import fact_create
 from facts.world_time import TimePrecision, WorldTime, event_on
@@ -95,7 +96,8 @@ def test_an_ended_state_is_history_an_event_stays_and_the_entry_takes_the_standi
 
 
 def test_only_the_persons_current_filed_facts(agent, end_user):
-    fact_create(agent=agent, user=end_user, scopes=["user"], content="The user likes jazz")  # not filed
+    unfiled = fact_create(agent=agent, user=end_user, scopes=["user"], content="The user likes jazz")
+    Fact.objects.filter(pk=unfiled.pk).update(category="", category_value="")  # as formed before categories
     other = EndUserFactory(agent=agent, external_id="someone-else")
     fact_filed(agent, other, "The user likes opera", "likes", "opera")
     shared = fact_filed(agent, None, "Every user gets a free coffee", "likes", "coffee")
