@@ -55,6 +55,15 @@ CURRENT = {
 }
 # The files behind the dated tables of docs/benchmarks/history.md, by the section that has them.
 HISTORY = {
+    "i38_locomo_eval_before.json": "categories, profile, list questions, reranker and junk merged (issue 38): LoCoMo "
+    "eval through the HTTP API, before (the morning's main)",
+    "i38_locomo_eval_after.json": "the same, after all four branches merged",
+    "i38_e2e_offline_eval_before.json": "the same merge: LoCoMo end to end, offline, eval, before",
+    "i38_e2e_offline_eval_after.json": "the same merge: LoCoMo end to end, offline, eval, after",
+    "i38_locomo_dev_merged.json": "the same merge: LoCoMo dev with the list signal (weight 0.5)",
+    "i38_locomo_dev_merged_no_list.json": "the same merge: LoCoMo dev with the list signal off (weight 0)",
+    "i38_dev_session_diversity_off.json": "list questions: a session-diversity cut tried on LoCoMo dev, off",
+    "i38_dev_session_diversity_on.json": "list questions: the session-diversity cut on (not adopted: multi-hop fell)",
     "i34_extract_locomo_dev_before.json": "world time set by formation (issue 34): LoCoMo dev recall before",
     "i34_extract_locomo_dev_after.json": "world time set by formation (issue 34): LoCoMo dev recall after",
     "i34_extract_locomo_eval_before.json": "world time set by formation (issue 34): LoCoMo eval recall before",
