@@ -18,10 +18,9 @@ import json
 import os
 import statistics
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
+from benchmarks.lib.http import timed_post
 from benchmarks.lib.stack import RESULTS_DIR, machine, percentile, throwaway_stack
 from devstack.processes import free_port, wait_for_port
 
@@ -40,18 +39,8 @@ def _gunicorn(stack, name: str, env: dict[str, str]) -> str:
 
 
 def _search(base_url: str, key: str, query: str) -> float:
-    body = json.dumps({"query": query, "user": "gene", "top_k": 10}).encode()
-    request = urllib.request.Request(
-        f"{base_url}/api/v1/memory/search",
-        data=body,
-        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
-        method="POST",
-    )
-    started = time.perf_counter()
-    with urllib.request.urlopen(request, timeout=60) as response:
-        response.read()
-        assert response.status == 200
-    return (time.perf_counter() - started) * 1000
+    payload = {"query": query, "user": "gene", "top_k": 10}
+    return timed_post(base_url=base_url, key=key, path="/api/v1/memory/search", payload=payload, expected_status=200)[0]
 
 
 # What a search request records, timed alone in a process of its own (multiprocess mode needs its folder set before

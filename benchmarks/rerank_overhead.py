@@ -21,9 +21,8 @@ import os
 import statistics
 import subprocess
 import sys
-import time
-import urllib.request
 
+from benchmarks.lib.http import timed_post
 from benchmarks.lib.stack import RESULTS_DIR, free_port, machine, percentile, throwaway_stack, wait_until_answering
 
 SUBJECTS = ["sailing", "birthday", "allergy", "garden", "violin", "marathon", "Lisbon", "night shift", "sister", "dog"]
@@ -39,19 +38,10 @@ QUESTIONS = [
 
 def _search(base_url: str, key: str, query: str) -> tuple[float, float | None]:
     """The client's latency (ms) and the Server-Timing stage `rerank` (ms) when the search recorded it."""
-    body = json.dumps({"user": "gene", "query": query, "top_k": 10}).encode()
-    request = urllib.request.Request(
-        f"{base_url}/api/v1/memory/search",
-        data=body,
-        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
-        method="POST",
+    payload = {"user": "gene", "query": query, "top_k": 10}
+    elapsed, timing = timed_post(
+        base_url=base_url, key=key, path="/api/v1/memory/search", payload=payload, expected_status=200
     )
-    started = time.perf_counter()
-    with urllib.request.urlopen(request, timeout=60) as response:
-        response.read()
-        assert response.status == 200, response.status
-        timing = response.headers.get("Server-Timing", "")
-    elapsed = (time.perf_counter() - started) * 1000
     stages = dict(part.strip().split(";dur=") for part in timing.split(",") if ";dur=" in part)
     return elapsed, float(stages["rerank"]) if "rerank" in stages else None
 

@@ -20,26 +20,16 @@ import os
 import statistics
 import sys
 import time
-import urllib.request
 
+from benchmarks.lib.http import timed_post
 from benchmarks.lib.stack import RESULTS_DIR, machine, percentile, throwaway_stack
 
 SUBJECTS = ["sailing", "birthday", "allergy", "garden", "violin", "marathon", "Lisbon", "night shift", "sister", "dog"]
 
 
 def _write(base_url: str, key: str, content: str) -> float:
-    body = json.dumps({"user": "gene", "content": content}).encode()
-    request = urllib.request.Request(
-        f"{base_url}/api/v1/facts",
-        data=body,
-        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
-        method="POST",
-    )
-    started = time.perf_counter()
-    with urllib.request.urlopen(request, timeout=60) as response:
-        response.read()
-        assert response.status == 201, response.status
-    return (time.perf_counter() - started) * 1000
+    payload = {"user": "gene", "content": content}
+    return timed_post(base_url=base_url, key=key, path="/api/v1/facts", payload=payload, expected_status=201)[0]
 
 
 def outbox_microseconds(*, agents: dict[str, int], repeats: int = 400) -> dict[str, float]:
