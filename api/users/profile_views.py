@@ -12,13 +12,12 @@ from rest_framework.views import APIView
 
 from agents.authentication import request_agent
 from agents.models import Agent, EndUser
-from agents.selectors.categories import agent_categories
 from api.conversations.serializers import EXTERNAL_ID_MAX_LENGTH
 from api.users import examples
 from api.users.profile_serializers import ProfileFilterSerializer, ProfileOutputSerializer
 from conversations.selectors.end_users import end_user_with_activity
-from core.exceptions import ApplicationError, NotFoundError
-from facts.selectors.profile import profile_by_category, user_profile
+from core.exceptions import NotFoundError
+from facts.selectors.profile import profile_sections, user_profile
 
 _DESCRIPTION = (
     "Per category (the agent's: identity, relationships, work, places, activities, likes, dislikes, health, "
@@ -33,25 +32,16 @@ _DESCRIPTION = (
 def profile_answer(*, agent: Agent, user: EndUser | None, request: Request) -> dict[str, Any]:
     filters = ProfileFilterSerializer(data=request.query_params)
     filters.is_valid(raise_exception=True)
-    known = {category.slug: category for category in agent_categories(agent=agent)}
-    asked = filters.validated_data.get("category") or list(known)
-    unknown = [slug for slug in asked if slug not in known]
-    if unknown:
-        raise ApplicationError(
-            f"Unknown category {unknown[0]!r}.",
-            fields={"category": [f"not one of this agent's categories: {', '.join(known)}"]},
-        )
     include_history = filters.validated_data["include_history"]
-    profile = profile_by_category(
-        agent=agent, user=user, categories=list(dict.fromkeys(asked)), include_history=include_history
+    profile = profile_sections(
+        agent=agent, user=user, categories=filters.validated_data.get("category"), include_history=include_history
     )
     categories = []
-    for slug in dict.fromkeys(asked):
-        shown: dict[str, Any] = {"category": slug, "name": known[slug].name, "entries": profile.current[slug]}
+    for section in profile.sections:
+        shown: dict[str, Any] = {"category": section.category, "name": section.name, "entries": section.entries}
         if include_history:
-            shown["history"] = profile.history[slug]
-        if shown["entries"] or shown.get("history"):
-            categories.append(shown)
+            shown["history"] = section.history
+        categories.append(shown)
     return ProfileOutputSerializer(
         {
             "user": user.external_id if user is not None else None,

@@ -6,32 +6,19 @@ from __future__ import annotations
 from typing import Any
 
 from agents.models import EndUser
-from agents.selectors.categories import agent_categories
 from console.facts.timeline import world_time_text
-from facts.selectors.profile import profile_by_category
+from facts.selectors.profile import profile_sections
 
 
 def profile_context(*, user: EndUser) -> dict[str, Any]:
-    categories = agent_categories(agent=user.agent)
-    profile = profile_by_category(
-        agent=user.agent, user=user, categories=[category.slug for category in categories], include_history=True
-    )
+    profile = profile_sections(agent=user.agent, user=user, include_history=True)
     rows = [
         {
-            "name": category.name,
-            "slug": category.slug,
-            "entries": [
-                {"entry": entry, "world_time": world_time_text(entry.world_time)}
-                for entry in profile.current[category.slug]
-            ],
-            "history": [
-                {"entry": entry, "world_time": world_time_text(entry.world_time)}
-                for entry in profile.history[category.slug]
-            ],
+            "name": section.name,
+            "slug": section.category,
+            "entries": [{"entry": entry, "world_time": world_time_text(entry.world_time)} for entry in section.entries],
+            "history": [{"entry": entry, "world_time": world_time_text(entry.world_time)} for entry in section.history],
         }
-        for category in categories
+        for section in profile.sections
     ]
-    return {
-        "profile_categories": [row for row in rows if row["entries"] or row["history"]],
-        "profile_truncated": profile.truncated,
-    }
+    return {"profile_categories": rows, "profile_truncated": profile.truncated}

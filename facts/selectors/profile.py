@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
@@ -20,6 +20,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from agents.models import Agent, EndUser
+from agents.selectors.categories import agent_categories
+from core.exceptions import ApplicationError
 from facts.models import Fact, FactScope
 from facts.world_time import WorldTime
 
@@ -159,3 +161,57 @@ def profile_by_category(
         elif include_history:
             history[entry.category].append(entry)
     return CategoryProfile(current=current, history=history, truncated=truncated)
+
+
+class CategoryUnknown(ApplicationError):
+    """A category asked for that the agent does not file under (agents.selectors.categories)."""
+
+    def __init__(self, *, slug: str, known: Sequence[str]) -> None:
+        super().__init__(
+            f"Unknown category {slug!r}.",
+            fields={"category": [f"not one of this agent's categories: {', '.join(known)}"]},
+        )
+        self.slug = slug
+        self.known = tuple(known)
+
+
+@dataclass(frozen=True)
+class ProfileSection:
+    category: str
+    name: str
+    entries: list[CategoryEntry]
+    history: list[CategoryEntry]  # empty unless history was asked for
+
+
+@dataclass(frozen=True)
+class ProfileSections:
+    sections: list[ProfileSection]  # only the categories with an entry (or, asked for, an ended one)
+    truncated: bool
+
+
+def profile_sections(
+    *,
+    agent: Agent,
+    user: EndUser | None,
+    categories: Sequence[str] | None = None,
+    include_history: bool = False,
+) -> ProfileSections:
+    """The profile as every reader shows it (the API, the tool, the console, the context block): the asked
+    categories in the order asked, else all of the agent's in its order; an unknown one raises CategoryUnknown."""
+    known = {category.slug: category for category in agent_categories(agent=agent)}
+    asked = list(dict.fromkeys(categories or known))
+    if unknown := [slug for slug in asked if slug not in known]:
+        raise CategoryUnknown(slug=unknown[0], known=list(known))
+    profile = profile_by_category(agent=agent, user=user, categories=asked, include_history=include_history)
+    sections = [
+        ProfileSection(
+            category=slug,
+            name=known[slug].name,
+            entries=profile.current[slug],
+            history=profile.history.get(slug, []) if include_history else [],
+        )
+        for slug in asked
+    ]
+    return ProfileSections(
+        sections=[section for section in sections if section.entries or section.history], truncated=profile.truncated
+    )

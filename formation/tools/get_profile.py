@@ -7,9 +7,8 @@ from typing import Any
 
 from rest_framework import serializers
 
-from agents.selectors.categories import agent_categories
 from core.api.fields import StrictCharField
-from facts.selectors.profile import CategoryEntry, profile_by_category, user_profile
+from facts.selectors.profile import CategoryEntry, CategoryUnknown, profile_sections, user_profile
 from formation.tools.base import Tool, ToolContext, ToolError, arguments_validate
 from formation.tools.guards import world_time_shown
 
@@ -50,27 +49,29 @@ def _entry(entry: CategoryEntry) -> dict[str, Any]:
 
 def get_profile(context: ToolContext, arguments: dict) -> dict:
     options = arguments_validate(GetProfileArguments, arguments)
-    known = {category.slug: category for category in agent_categories(agent=context.agent)}
-    asked = list(dict.fromkeys(options.get("category") or known))
-    if unknown := [slug for slug in asked if slug not in known]:
-        raise ToolError(
-            f"invalid arguments: category: {unknown[0]!r} is not a category; the categories are {', '.join(known)}.",
-            fields={"category": [f"not one of: {', '.join(known)}"]},
+    try:
+        profile = profile_sections(
+            agent=context.agent,
+            user=context.user,
+            categories=options.get("category"),
+            include_history=options["include_history"],
         )
-    profile = profile_by_category(
-        agent=context.agent, user=context.user, categories=asked, include_history=options["include_history"]
-    )
+    except CategoryUnknown as unknown:
+        raise ToolError(
+            f"invalid arguments: category: {unknown.slug!r} is not a category; the categories are "
+            f"{', '.join(unknown.known)}.",
+            fields={"category": [f"not one of: {', '.join(unknown.known)}"]},
+        ) from None
     categories = []
-    for slug in asked:
+    for section in profile.sections:
         shown: dict[str, Any] = {
-            "category": slug,
-            "name": known[slug].name,
-            "entries": [_entry(entry) for entry in profile.current[slug][:PROFILE_TOOL_MAX_ENTRIES]],
+            "category": section.category,
+            "name": section.name,
+            "entries": [_entry(entry) for entry in section.entries[:PROFILE_TOOL_MAX_ENTRIES]],
         }
         if options["include_history"]:
-            shown["history"] = [_entry(entry) for entry in profile.history[slug][:PROFILE_TOOL_MAX_ENTRIES]]
-        if shown["entries"] or shown.get("history"):
-            categories.append(shown)
+            shown["history"] = [_entry(entry) for entry in section.history[:PROFILE_TOOL_MAX_ENTRIES]]
+        categories.append(shown)
     answer: dict[str, Any] = {"categories": categories}
     if context.user is not None:
         answer["attributes"] = {

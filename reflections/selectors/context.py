@@ -21,12 +21,11 @@ from django.db.models.functions import RowNumber
 from django.utils import timezone
 
 from agents.models import Agent, EndUser
-from agents.selectors.categories import agent_categories
 from conversations.models import Session
 from core.exceptions import ApplicationError
 from core.llm.tokens import count_tokens
 from core.safety.fencing import MEMORY_NOTICE_BLOCK, memory_text_quote
-from facts.selectors.profile import profile_by_category, user_profile
+from facts.selectors.profile import profile_sections, user_profile
 from reflections.models import ConsolidatedMemory, MemoryScope, Reflection
 from reflections.services.context_cache import context_cache_key
 
@@ -113,14 +112,12 @@ def _profile_categories(*, agent: Agent, user: EndUser) -> dict[str, list[str]]:
     first): capped at MEMORY_CONTEXT_PROFILE_PER_CATEGORY values a category and MEMORY_CONTEXT_PROFILE_ENTRIES in
     all, each value cut to PROFILE_VALUE_MAX_CHARS, so that the block stays small whatever memory holds. The keyed
     attributes stay the `profile` lines before them."""
-    categories = agent_categories(agent=agent)
-    profile = profile_by_category(agent=agent, user=user, categories=[category.slug for category in categories])
     shown: dict[str, list[str]] = {}
     room = settings.MEMORY_CONTEXT_PROFILE_ENTRIES
-    for category in categories:
-        entries = profile.current[category.slug][: min(room, settings.MEMORY_CONTEXT_PROFILE_PER_CATEGORY)]
+    for section in profile_sections(agent=agent, user=user).sections:
+        entries = section.entries[: min(room, settings.MEMORY_CONTEXT_PROFILE_PER_CATEGORY)]
         if entries:
-            shown[category.name] = [_shortened(entry.value) for entry in entries]
+            shown[section.name] = [_shortened(entry.value) for entry in entries]
             room -= len(entries)
     return shown
 
