@@ -57,9 +57,18 @@ def _settings(reference: datetime) -> dict:
     }
 
 
+# "mid-March 2025", "early 2019": the part of a period is read as the period (dateparser reads neither).
+_PART_OF = re.compile(
+    r"\b(?:mid|early|late)[- ](?=(?:january|february|march|april|may|june|july|august|september|october|november|"
+    r"december|\d{4})\b)",
+    re.IGNORECASE,
+)
+
+
 def _expressions(text: str, *, reference: datetime) -> list[tuple[str, datetime]]:
     if not TIME_WORD.search(text):
         return []
+    text = _PART_OF.sub("", text)
     # dateparser loads its language data on import (~0.5 s): imported when a text holds a time word.
     from dateparser.search import search_dates
 
@@ -96,7 +105,13 @@ def named_period(*, query: str, now: datetime | None = None) -> Period | None:
             continue
         length = _PERIOD_LENGTH.get(data.period or "day", _PERIOD_LENGTH["day"])
         start = data.date_obj.date()
-        if data.period == "week":
+        # dateparser fills what a phrase leaves out from `now` ("in 2017" asked in November: 1 November 2017); a year
+        # or a month named is the whole calendar year or month.
+        if data.period == "year":
+            start = start.replace(month=1, day=1)
+        elif data.period == "month":
+            start = start.replace(day=1)
+        elif data.period == "week":
             start -= timedelta(days=start.weekday())
         return Period(start=start, end=start + length - timedelta(days=1))
     return None

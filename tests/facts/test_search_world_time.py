@@ -71,6 +71,8 @@ def test_an_event_is_not_ended_for_a_question_about_now(agent, end_user, dana):
 def test_a_question_about_a_period_ranks_what_may_have_held_then_first(agent, end_user, dana):
     assert _first(agent, end_user, "Where did the user work in 2019?").pk == dana["globex"].pk
     assert _first(agent, end_user, "Where did the user work in 2024?").pk == dana["initech"].pk
+    # Initech began in March 2023: a year named is the whole calendar year, not the twelve months from today's month.
+    assert _first(agent, end_user, "Where did the user work in 2022?").pk == dana["globex"].pk
 
 
 @pytest.mark.django_db
@@ -107,3 +109,4 @@ def test_a_name_that_is_not_the_users_is_searched_as_written(agent, end_user, da
     fact_create(agent=agent, user=end_user, scopes=["user"], content="The user's colleague Priya works at Initech.")
     hits = facts_search(agent=agent, user=end_user, query="Where does Priya work?", record_access=False)
     assert hits[0].fact.content == "The user's colleague Priya works at Initech."
+
