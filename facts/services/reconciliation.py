@@ -38,19 +38,22 @@ from facts.services.facts import (
     fact_close,
     fact_content_hash,
     fact_profile_set,
+    fact_said_at,
     fact_supersede,
+    fact_world_end,
     facts_create_bulk,
 )
 from facts.services.graph import StatedRelations, relations_write
 from facts.services.reference_documents import facts_restating_reference
 from facts.services.world_changes import (
     WorldEnd,
+    cessation_ends,
     extracted_slots,
     slot_changes_plan,
     stored_slots,
     world_ends_apply,
 )
-from facts.world_time import WorldTime, WorldTimeInvalid, world_time_format, world_time_parse
+from facts.world_time import TimePrecision, WorldTime, WorldTimeInvalid, world_time_format, world_time_parse
 
 PROMPT = Path(__file__).resolve().parent.parent / "prompts" / "reconcile_facts.txt"
 # ENDED: the new fact says the target stopped holding in the world (a changed job, a move): the target stays current
@@ -226,6 +229,9 @@ def facts_reconcile_plan(
         )
         if restates:
             decision.action, decision.reason = "NONE", "restates a reference document"
+        elif exact is not None and _holds_again(stored=exact, new=fact, owner=owner):
+            # Said again after it ended ("The user lives in Madrid." once more, back from Barcelona): it holds again.
+            decision.action, decision.reason, decision.target = "RESUME", "holds again", exact
         elif exact is not None:
             decision.action, decision.reason, decision.target = "NONE", "exact duplicate", exact
         elif keyed is not None and keyed.is_curated:
@@ -264,28 +270,37 @@ def facts_reconcile_plan(
                 updates, provider.embed([cast(str, decision.content) for decision in updates]), strict=True
             ):
                 decision.content_vector = content_vector
-    _slot_changes_plan(decisions=decisions, agent=agent, user=user)
+    _world_changes_plan(decisions=decisions, agent=agent, user=user)
     return decisions
 
 
-def _slot_changes_plan(*, decisions: list[FactDecision], agent: Agent, user: EndUser) -> None:
-    """The user's new statements in single-valued slots end the current ones of other values (facts.services.
-    world_changes); the stored slots are read only when a new statement fills one."""
-    adds = [
-        decision
-        for decision in decisions
-        if decision.action == "ADD" and decision.owner is not None and extracted_slots(decision.new)
-    ]
+def _holds_again(*, stored: Fact, new: ExtractedFact, owner: EndUser | None) -> bool:
+    """Whether a statement said again is one that had ended in the world and now holds again (not an event, which
+    happened once; not a statement said again as over; not a curated one, which formation never changes)."""
+    world = stored.world_time
+    return (
+        owner is not None and world.ended and not world.is_event and not new.world_time.ended and not stored.is_curated
+    )
+
+
+def _world_changes_plan(*, decisions: list[FactDecision], agent: Agent, user: EndUser) -> None:
+    """The user's new statements in single-valued slots end the current ones of other values, and statements that
+    something stopped end what they say stopped (facts.services.world_changes); the stored slots are read only when
+    a new statement fills one."""
+    adds = [decision for decision in decisions if decision.action in ("ADD", "RESUME") and decision.owner is not None]
     if not adds:
         return
-    stored = stored_slots(agent=agent, owner=user)
     taken = {decision.target.pk for decision in decisions if decision.target is not None}
     taken |= {end.fact.pk for decision in decisions for end in decision.ends}
-    for decision in adds:
+    filling = [decision for decision in adds if extracted_slots(decision.new)]
+    stored = stored_slots(agent=agent, owner=user) if filling else []
+    for decision in filling:
         changes = slot_changes_plan(new=decision.new, stored=stored, taken=taken)
         if changes is not None:
             decision.ends += changes.ends
             decision.new = replace(decision.new, world_time=changes.world_time, key=changes.key)
+    for decision in adds:
+        decision.ends += cessation_ends(new=decision.new, agent=agent, owner=user, taken=taken)
 
 
 def _held(world_time: WorldTime) -> dict[str, str]:
@@ -447,7 +462,7 @@ def _targets_current(*, decisions: list[FactDecision]) -> dict[int, Fact | None]
     return {
         index: _current_version(decision.target)
         for index, decision in enumerate(decisions)
-        if decision.action in ("UPDATE", "DELETE") and decision.target is not None
+        if decision.action in ("UPDATE", "DELETE", "RESUME") and decision.target is not None
     }
 
 
@@ -566,6 +581,54 @@ def _update_apply(*, applying: _Applying, decision: FactDecision, target: Fact, 
     applying.states(fact=successor, decision=decision, sources=sources)
 
 
+def _resume_apply(*, applying: _Applying, decision: FactDecision, target: Fact, sources: list[Message]) -> None:
+    """A statement that had ended holds again: a new version of it, its world time the new statement's (from where
+    it was said, roughly, when it does not say), the earlier version in history with the period it held before. A
+    profile key the statement carries comes back to it, from the value that had taken it (ended where this begins).
+    A version changed since planning (ended no more, or curated) is left as it is."""
+    if not target.world_time.ended or target.is_curated:
+        applying.result.unchanged += 1
+        applying.states(fact=target, decision=decision, sources=sources)
+        return
+    world = decision.new.world_time
+    if world.start is None:
+        said = fact_said_at(source_messages=sources, formed_at=timezone.now()).date()
+        world = WorldTime(start=said, start_precision=TimePrecision.APPROXIMATE)
+    key = decision.new.key if decision.owner is not None else ""
+    if key:
+        holder = (
+            Fact.objects.filter(agent=applying.agent, user=decision.owner, key=key, valid_to__isnull=True)
+            .exclude(lineage=target.lineage)
+            .first()
+        )
+        if holder is not None and holder.is_curated:
+            key = ""
+        elif holder is not None:
+            applying.result.ended.append(
+                fact_world_end(
+                    fact=holder,
+                    end=world.start,
+                    end_precision=world.start_precision,
+                    reason=f"changed: {target.content}"[:300],
+                    source_messages=sources,
+                    keep_key=False,
+                )
+            )
+    resumed = fact_supersede(
+        fact=target,
+        content=target.content,
+        reason=f"holds again: {target.content}"[:300],
+        source_session=applying.session,
+        source_messages=sources,
+        written_by=FactWriter.FORMATION,
+        world_time=world,
+        key=key or None,
+    )
+    applying.recent.add(owner_id=resumed.user_id, content_hash=resumed.content_hash, vector=decision.vector)
+    applying.result.updated.append(resumed)
+    applying.states(fact=resumed, decision=decision, sources=sources)
+
+
 def _plain_adds_apply(*, applying: _Applying, adds: list[tuple[FactDecision, list[Message]]]) -> None:
     """The new facts without a profile key, in one batch (facts_create_bulk), but for those that duplicate a fact
     written since planning."""
@@ -634,10 +697,10 @@ def facts_reconcile_apply(
     for index, decision in enumerate(decisions):
         sources = decision.new.source_messages or source_messages_fallback
         action = decision.action
-        target = targets.get(index) if action in ("UPDATE", "DELETE") else None
-        if action in ("UPDATE", "DELETE") and target is None:
+        target = targets.get(index) if action in ("UPDATE", "DELETE", "RESUME") else None
+        if action in ("UPDATE", "DELETE", "RESUME") and target is None:
             action = "ADD" if action == "UPDATE" else "NONE"  # the target is gone: its successor decides
-        if action == "ADD" and decision.ends:
+        if action in ("ADD", "RESUME") and decision.ends:
             applying.result.ended += world_ends_apply(
                 ends=decision.ends, new_world_time=decision.new.world_time, sources=sources
             )
@@ -647,6 +710,8 @@ def facts_reconcile_apply(
             plain_adds.append((decision, sources))
         elif action == "UPDATE" and target is not None:
             _update_apply(applying=applying, decision=decision, target=target, sources=sources)
+        elif action == "RESUME" and target is not None:
+            _resume_apply(applying=applying, decision=decision, target=target, sources=sources)
         elif action == "DELETE" and target is not None:
             applying.result.deleted.append(
                 fact_close(fact=target, reason=f"deleted: {decision.reason}"[:300], closed_by_messages=sources)

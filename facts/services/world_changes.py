@@ -12,14 +12,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
+from django.contrib.postgres.search import SearchQuery
+from django.db.models import Q
 from django.utils import timezone
 
 from agents.models import Agent, EndUser
 from conversations.models import Message
+from core.models import TEXT_SEARCH_CONFIG
+from facts.grammar.cessation import cessation_read, said_of
 from facts.grammar.slots import SLOT_PREDICATES, USER, Slot, key_slot, relation_slot
 from facts.models import EntityType, Fact, FactWriter, Relation
 from facts.services.extraction import ExtractedFact
-from facts.services.facts import fact_said_at, fact_world_end
+from facts.services.facts import fact_content_hash, fact_said_at, fact_world_end
 from facts.services.graph import entity_name_normalize, predicate_normalize
 from facts.world_time import TimePrecision, WorldTime
 
@@ -140,6 +144,47 @@ def slot_changes_plan(*, new: ExtractedFact, stored: list[tuple[Fact, Slot]], ta
     if not changes.ends and changes.world_time == new.world_time and changes.key == new.key:
         return None
     return changes
+
+
+# How many of the owner's current statements naming what stopped are read for one statement that it stopped.
+CESSATION_CANDIDATES = 50
+
+
+def cessation_ends(*, new: ExtractedFact, agent: Agent, owner: EndUser, taken: set[int]) -> list[WorldEnd]:
+    """A statement that something stopped ("The user gave up flamenco in 2020.", facts.grammar.cessation) ends the
+    owner's current statements of the same person that say what stopped ("The user dances flamenco."), where it
+    stopped (the new statement's end, else its start, else where it was said). An event is not ended (it was one
+    time), nor a statement already ended, curated, or in `taken` (ended or changed by another decision)."""
+    cessation = cessation_read(new.content)
+    if cessation is None or not cessation.words:
+        return []
+    named = Fact.objects.filter(
+        agent=agent,
+        user=owner,
+        valid_to__isnull=True,
+        held_until_precision="",
+        search_vector=SearchQuery(" ".join(cessation.words), config=TEXT_SEARCH_CONFIG, search_type="plain"),
+    ).exclude(content_hash=fact_content_hash(new.content))
+    if cessation.relationship:
+        named = named.filter(Q(category="relationships") | Q(category=""))
+    world = new.world_time
+    # "left SEAT in March 2025" may come as a statement that ended then, or as one that began then; an event ("gave up
+    # flamenco in 2020", said as one time) is when the stopping happened.
+    ended = world.ended and not world.is_event
+    end, precision = (world.end, world.end_precision) if ended else (world.start, world.start_precision)
+    ends = []
+    for fact in named.order_by("-pk")[:CESSATION_CANDIDATES]:
+        if fact.pk in taken or fact.is_curated or fact.world_time.is_event or cessation_read(fact.content):
+            continue
+        if cessation.subject and not said_of(content=fact.content, subject=cessation.subject):
+            continue
+        taken.add(fact.pk)
+        ends.append(
+            WorldEnd(
+                fact=fact, reason=f"stopped: {new.content}"[:300], end=end if precision else None, precision=precision
+            )
+        )
+    return ends
 
 
 def world_ends_apply(*, ends: Sequence[WorldEnd], new_world_time: WorldTime, sources: Sequence[Message]) -> list[Fact]:

@@ -11,7 +11,7 @@ from conversations.services.ingestion import MessageInput, session_append_messag
 from core.models import LLMCall
 from facts.grammar.slots import Slot, key_slot, relation_slot
 from facts.models import EntityType, Fact, FactWriter
-from facts.services.facts import fact_create
+from facts.services.facts import fact_create, fact_profile_set
 from facts.services.graph import EntityMention, RelationStatement, fact_relations_write
 from facts.world_time import TimePrecision, WorldTime
 from tests.formation_support import formation_run
@@ -61,6 +61,10 @@ def _add_everything(request) -> dict:
             for number in range(1, count + 1)
         ]
     }
+
+
+def _since(year: int, month: int) -> WorldTime:
+    return WorldTime(start=date(year, month, 1), start_precision=TimePrecision.MONTH)
 
 
 def _current(agent, content: str) -> Fact:
@@ -290,3 +294,60 @@ def test_a_statement_older_than_the_one_in_its_slot_ends_itself_where_that_one_b
     assert _current(agent, "The user works at Initech.").pk == initech.pk
     globex = _current(agent, "The user works at Globex.").world_time
     assert (globex.start, globex.end, globex.end_precision) == (date(2019, 1, 1), date(2024, 3, 1), "month")
+
+
+@pytest.mark.django_db
+def test_a_statement_said_again_after_it_ended_holds_again_and_takes_its_key_back(agent, scripted_llm):
+    session = _said(agent, "We moved back to Madrid in December.")
+    madrid, _ = fact_profile_set(
+        agent=agent, user=session.user, key="home_city", content="The user lives in Madrid.", world_time=_since(2018, 1)
+    )
+    barcelona, _ = fact_profile_set(
+        agent=agent,
+        user=session.user,
+        key="home_city",
+        content="The user lives in Barcelona.",
+        world_time=_since(2020, 9),
+    )
+    assert _current(agent, "The user lives in Madrid.").world_time.ended
+    scripted_llm.script(
+        "extract_facts",
+        {
+            "facts": [
+                {
+                    "content": "The user lives in Madrid.",
+                    "scope": ["user"],
+                    "key": "home_city",
+                    "source": [1],
+                    "held_from": "2022-12",
+                }
+            ]
+        },
+    )
+    scripted_llm.script("reconcile_facts", _add_everything)
+
+    formation_run(session)
+
+    again = _current(agent, "The user lives in Madrid.")
+    assert again.lineage == madrid.lineage and again.key == "home_city"
+    assert (again.held_from, again.held_from_precision, again.held_until) == (
+        date(2022, 12, 1),
+        TimePrecision.MONTH,
+        None,
+    )
+    before = Fact.objects.get(lineage=madrid.lineage, version=again.version - 1)
+    assert before.held_until == date(2020, 9, 1)  # the period it held before stays in history
+    moved_away = _current(agent, "The user lives in Barcelona.")
+    assert moved_away.lineage == barcelona.lineage and moved_away.key == ""
+    assert (moved_away.held_until, moved_away.held_until_precision) == (date(2022, 12, 1), TimePrecision.MONTH)
+
+
+@pytest.mark.django_db
+def test_a_statement_said_again_that_had_not_ended_is_a_duplicate(agent, scripted_llm):
+    session = _said(agent, "I still live in Madrid.")
+    madrid = fact_create(agent=agent, user=session.user, scopes=["user"], content="The user lives in Madrid.")
+    scripted_llm.script("extract_facts", {"facts": [{"content": "The user lives in Madrid.", "scope": ["user"]}]})
+
+    formation_run(session)
+
+    assert _current(agent, "The user lives in Madrid.").pk == madrid.pk
