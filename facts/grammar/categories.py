@@ -104,7 +104,11 @@ ACTIVITY_TERMS = _terms(
     ("sailing", r"paddleboard\w*|sail(?:s|ed|ing)|kayak\w*|canoe\w*|rowing"),
     ("horse riding", r"horse ?riding|equestrian"),
     ("martial arts", r"karate|judo|taekwondo|martial arts|boxing"),
-    ("languages", r"duolingo"),
+    (
+        "languages",
+        r"duolingo|(?:learn|stud(?:y|ies|ied|ying)|practis|practic)\w* (?:english|german|french|spanish|italian|"
+        r"portuguese|japanese|chinese|mandarin|korean|arabic|russian|dutch|swedish|norwegian|polish|hindi|a language)",
+    ),
 )
 HEALTH_TERMS = _terms(
     ("allergy", r"allerg\w+"),
@@ -194,7 +198,8 @@ WORK_TERMS = _terms(
     (
         "",
         r"works?(?: as| at| for| in| on|ing)|worked|job|jobs|career|employ\w+|hired|promot\w+|fired|laid off|"
-        r"work(?:s|ed|ing)?(?! out)|resign\w*|quit (?:her|his|their) job|shifts?|salary|raise|office|boss|manager|"
+        r"(?<!before )(?<!after )(?<!to )(?<!from )work(?:s|ed|ing)?(?! out)|resign\w*|co-?founded|co-?runs|"
+        r"quit (?:her|his|their) job|shifts?|salary|raise|office|boss|manager|"
         r"interns?|internship|"
         r"company|firm|startup|business|clients?|customers?|meetings?|deadlines?|projects?|freelanc\w+|"
         r"self-employed|retired|retirement|profession\w*|bank teller|teller|cafe|restaurant job",
@@ -212,7 +217,10 @@ WORK_TERMS = _terms(
         r"librarian|pharmacist|chef|cashier|waiter|waitress|barista|mechanic|electrician|plumber|carpenter|"
         r"scientist|researcher|consultant|counsellor|counselor|social worker|paramedic|firefighter|police|"
         r"sells|insurance|teach(?:es|ing)?|journalist|writer by trade|physician|surgeon|dentist|vet|veterinarian|"
-        r"pilot|driver|receptionist|postman|mailman|farmer|soldier|clerk|secretary|mba",
+        r"pilot|driver|receptionist|postman|mailman|farmer|soldier|clerk|secretary|mba|captain|tech lead|team lead|"
+        r"head of|head coach|analyst|postdoc|lecturer|professor|co-?founder|founder|ceo|cto|director|in-house|"
+        r"legal team|(?:starts?|started|first day|last day) at|opened (?:a|an|her|his|their) (?:\w+ )?(?:shop|store|"
+        r"business|restaurant|cafe|café|bakery|p[aâ]tisserie|bar|studio|practice|clinic|salon)",
     ),
 )
 POSSESSION_TERMS = _terms(

@@ -110,17 +110,47 @@ def key_slot(key: str) -> str | None:
     return KEY_SLOTS.get(key)
 
 
-# The words by which a question asks for a single-valued slot of the user's ("Where does the user work now?",
-# "Which city does she live in?", "Who is the user's partner?"). Work is one family: a question about the job and one
-# about the employer are answered by the same statements as often as not ("The user is a nurse at São João").
-_QUESTION_SLOTS: list[tuple[re.Pattern[str], frozenset[str]]] = [
+@dataclass(frozen=True)
+class QuestionTopic:
+    """What a question about the user asks for: the single-valued slots that answer it (none for a topic without
+    one), the categories whose statements about the user do, and, when a category holds more than the topic, the
+    words such a statement has (`statement_words`)."""
+
+    slots: frozenset[str]
+    categories: tuple[str, ...]
+    statement_words: re.Pattern[str] | None = None
+    values_not: tuple[str, ...] = ()  # values of the categories that do not answer it (studies, for a job)
+
+    def filed_under(self, *, content: str, category: str, value: str) -> bool:
+        """Whether a statement about the user, filed under `category` with `value`, is of the topic."""
+        if category not in self.categories or value in self.values_not:
+            return False
+        return self.statement_words is None or bool(self.statement_words.search(content))
+
+
+def about_someone_who_was(content: str) -> bool:
+    """A statement about someone who was ("The user's ex-boyfriend Ryan ...", "The user's former boss ..."): no answer
+    to what holds for the user now, whatever slot or category it names."""
+    return bool(_FORMER.search(content))
+
+
+_FORMER = re.compile(r"\b(?:ex-\w+|former|late)\b", re.IGNORECASE)
+
+
+# The words by which a question about the user asks for one topic of theirs: a single-valued slot ("Where does the
+# user work now?", "Which city does she live in?", "Who is the user's partner?") or a topic without one ("What pets
+# does the user have?", "What does the user drink these days?"), and what answers it. Work is one family: a question
+# about the job and one about the employer are answered by the same statements as often as not ("The user is a nurse
+# at São João").
+_QUESTION_TOPICS: list[tuple[re.Pattern[str], QuestionTopic]] = [
     (
         re.compile(
             r"\b(work|works|working|worked|job|jobs|employer|employed|employs|company|firm|role|profession|"
-            r"occupation|position|title|career|for a living|boss|manager)\b",
+            r"occupation|position|title|career|for a living|boss|manager|fly for|flies for)\b",
             re.IGNORECASE,
         ),
-        frozenset([EMPLOYER, JOB]),
+        # Work is also what someone studies (a class, a course): no answer to what they do for a living.
+        QuestionTopic(frozenset([EMPLOYER, JOB]), ("work",), values_not=("studies",)),
     ),
     (
         re.compile(
@@ -128,7 +158,14 @@ _QUESTION_SLOTS: list[tuple[re.Pattern[str], frozenset[str]]] = [
             r"stationed|moved)\b",
             re.IGNORECASE,
         ),
-        frozenset([HOME]),
+        # Places are also where someone travelled: a home question is answered by statements of living somewhere.
+        QuestionTopic(
+            frozenset([HOME]),
+            ("places",),
+            re.compile(
+                r"\b(live|lives|living|lived|moved|moving|home|house|flat|apartment|rents?|neighbou?rhood)\b", re.I
+            ),
+        ),
     ),
     (
         re.compile(
@@ -136,7 +173,35 @@ _QUESTION_SLOTS: list[tuple[re.Pattern[str], frozenset[str]]] = [
             r"fianc[eé]e?|seeing)\b",
             re.IGNORECASE,
         ),
-        frozenset([PARTNER, RELATIONSHIP]),
+        # Relationships are also family and friends: a partner question is answered by statements of a partner.
+        QuestionTopic(
+            frozenset([PARTNER, RELATIONSHIP]),
+            ("relationships",),
+            re.compile(
+                r"\b(partner|dating|dates|boyfriend|girlfriend|husband|wife|spouse|married|engaged|fianc[eé]e?|"
+                r"seeing|relationship|together)\b",
+                re.I,
+            ),
+        ),
+    ),
+    (
+        re.compile(r"\b(pets?|dogs?|cats?|pupp(?:y|ies)|kittens?|parrots?|horses?|car|cars|drive|drives)\b", re.I),
+        QuestionTopic(frozenset(), ("possessions",)),
+    ),
+    (
+        re.compile(r"\b(diet|eat|eats|eating|drink|drinks|drinking|food|foods|vegan|vegetarian)\b", re.IGNORECASE),
+        QuestionTopic(frozenset(), ("likes", "dislikes", "health")),
+    ),
+    (
+        re.compile(r"\b(sports?|hobby|hobbies|exercise|exercises|workouts?)\b", re.IGNORECASE),
+        QuestionTopic(frozenset(), ("activities",)),
+    ),
+    (
+        re.compile(
+            r"\b(smoke|smokes|smoking|health|illness|condition|allerg(?:y|ic|ies)|injury|injured|pregnant|surgery)\b",
+            re.IGNORECASE,
+        ),
+        QuestionTopic(frozenset(), ("health",)),
     ),
 ]
 
@@ -144,10 +209,10 @@ _QUESTION_SLOTS: list[tuple[re.Pattern[str], frozenset[str]]] = [
 _ABOUT_THE_USER = re.compile(r"\bthe user\b", re.IGNORECASE)
 
 
-def question_slots(query: str) -> frozenset[str]:
-    """The single-valued slots of the user's a question asks about: one about "the user" (a first-person question
-    or one naming the user is read so first) that names one family of slots; empty otherwise."""
+def question_topic(query: str) -> QuestionTopic | None:
+    """The topic a question about "the user" asks for (a first-person question, or one naming the user, is read so
+    first), when it names exactly one; None otherwise."""
     if not _ABOUT_THE_USER.search(query):
-        return frozenset()
-    families = [slots for pattern, slots in _QUESTION_SLOTS if pattern.search(query)]
-    return families[0] if len(families) == 1 else frozenset()
+        return None
+    topics = [topic for pattern, topic in _QUESTION_TOPICS if pattern.search(query)]
+    return topics[0] if len(topics) == 1 else None

@@ -39,7 +39,7 @@ from core.search.retrieval import (
     time_ranking,
 )
 from core.search.time_expressions import Period
-from facts.grammar.slots import question_slots
+from facts.grammar.slots import QuestionTopic, question_topic
 from facts.grammar.time_questions import asks_about_the_present, names_a_year, relative_anchor
 from facts.models import Fact, FactEmbedding, FactScope
 from facts.selectors.first_person import first_person_query
@@ -48,7 +48,7 @@ from facts.selectors.graph_search import GraphRow, facts_graph_ranking
 from facts.selectors.list_questions import facts_list_ranking
 from facts.selectors.search_scope import FactSearchScope
 from facts.selectors.search_world_time import CandidateWorldTimes, TimeAsked, world_time_tiers
-from facts.selectors.slots import facts_stating_user_slots
+from facts.selectors.slots import facts_answering_topic
 from facts.selectors.user_names import user_names_as_first_person
 from facts.selectors.vectors import facts_vector_ranking
 from facts.services.access import facts_access_record_later
@@ -88,6 +88,7 @@ class FactHit:
     rerank_rank: int | None = None
     rerank_score: float | None = None
     listed: str = ""  # "list:<category>": ranked by the list signal, an entry of the list the question asks for
+    topic: str = ""  # "topic:<category>": it answers the topic the question asks for (facts.grammar.slots)
 
     @property
     def reasons(self) -> list[str]:
@@ -100,7 +101,8 @@ class FactHit:
             ("time", self.time_rank),
             ("rerank", self.rerank_rank),
         ]
-        reasons = ([self.listed] if self.listed else []) + [name for name, rank in signals if rank is not None]
+        reasons = [label for label in (self.listed, self.topic) if label]
+        reasons += [name for name, rank in signals if rank is not None]
         return reasons or ["recent"]
 
 
@@ -126,6 +128,8 @@ class _Candidate:
     score: float = 0.0
     tier: int = 0  # by world time: a lower tier ranks first whatever the score (world_time_tiers)
     listed: str = ""
+    topic: str = ""
+    off_topic: bool = False  # the question asks for a topic this fact does not answer: after those that do
 
 
 def _options_validate(
@@ -278,12 +282,17 @@ def _world_holds_the_time(world: WorldTime | None, time_query: TimeQuery) -> boo
     return begun and not_over and world.end_precision != TimePrecision.UNKNOWN
 
 
-def _slot_boost(*, candidates: dict[int, _Candidate], slots: frozenset[str]) -> None:
-    """A question about the user that asks for one of their single-valued slots ("Where does the user work now?"):
-    the facts that state that slot outrank those that only share its words or its tense ("The user lives in
-    Leslieville", "The user swims every morning before work")."""
-    for fact_id in facts_stating_user_slots(fact_ids=list(candidates), slots=slots):
-        candidates[fact_id].score *= 1 + settings.MEMORY_SLOT_BOOST
+def _topic_first(*, candidates: dict[int, _Candidate], topic: QuestionTopic, now_asked: bool) -> None:
+    """A question about the user that asks for one topic of theirs ("Where does the user work now?", "What pets does
+    the user have?"): the facts that answer it (a slot stated, or filed under its categories) come first within their
+    world-time tier, before those that only share its words, its tense or its time ("The user lives in Leslieville",
+    "The user swims every morning before work"); each says so in its reasons."""
+    answering = facts_answering_topic(fact_ids=list(candidates), topic=topic, now_asked=now_asked)
+    for fact_id, candidate in candidates.items():
+        if fact_id in answering:
+            candidate.topic = f"topic:{topic.categories[0]}"
+        else:
+            candidate.off_topic = True
 
 
 def _recency_blend(*, candidates: list[_Candidate], weight: float, now: datetime) -> None:
@@ -439,21 +448,23 @@ def facts_search(
     # A period the caller gives, or one the question dates with its year ("in 2019", "in May 2023"), is one time; a
     # period read from "in June" or "last year" is resolved against today, which a user may not mean.
     dated = time_from is not None or time_to is not None or names_a_year(query)
+    asked = TimeAsked(
+        holds_at=holds_at,
+        present=not time_query.active and asks_about_the_present(query),
+        period=time_query.period if time_query.period and not time_query.restrict and dated else None,
+        anchor=relative_anchor(query) if time_query.period is None else None,
+    )
     tiers = world_time_tiers(
         scores={fact_id: candidate.score for fact_id, candidate in candidates.items()},
         world=world,
-        asked=TimeAsked(
-            holds_at=holds_at,
-            present=not time_query.active and asks_about_the_present(query),
-            period=time_query.period if time_query.period and not time_query.restrict and dated else None,
-            anchor=relative_anchor(query) if time_query.period is None else None,
-        ),
+        asked=asked,
         today=(as_of or timezone.now()).date(),
     )
     for fact_id, tier in tiers.items():
         candidates[fact_id].tier = tier
-    if user is not None and settings.MEMORY_SLOT_BOOST:
-        _slot_boost(candidates=candidates, slots=question_slots(vector_query))
+    topic = question_topic(vector_query) if user is not None and settings.MEMORY_TOPIC_FIRST else None
+    if topic is not None:
+        _topic_first(candidates=candidates, topic=topic, now_asked=asked.present)
     reranker = agent_reranker(agent=agent) if mode == SearchMode.HYBRID else Reranker.OFF
     ranked = _candidates_order(
         candidates=list(candidates.values()),
@@ -526,6 +537,7 @@ def _candidates_order(
     candidates.sort(
         key=lambda candidate: (
             candidate.tier,
+            candidate.off_topic,
             -candidate.score,
             -candidate.valid_from.timestamp(),
             -candidate.fact_id,
@@ -604,6 +616,7 @@ def _hits(*, ranked: list[_Candidate]) -> list[FactHit]:
             time_rank=candidate.time_rank,
             graph_rank=candidate.graph_rank,
             listed=candidate.listed,
+            topic=candidate.topic,
         )
         for candidate in ranked
     ]

@@ -307,10 +307,10 @@ MEMORY_TEXT_WEIGHT = env.float("MEMORY_TEXT_WEIGHT", default=2.0)
 # runs). Chosen on the LoCoMo dev split (docs/benchmarks/history.md, section 1).
 MEMORY_GRAPH_WEIGHT = env.float("MEMORY_GRAPH_WEIGHT", default=0.25)
 MEMORY_GRAPH_HOPS = env.int("MEMORY_GRAPH_HOPS", default=2)
-# A question about the user asking for one of their single-valued slots (employer, job, home, partner): the facts
-# that state that slot get this boost in the fused score (x (1 + boost)); 0 switches it off. Chosen on the time
-# development set (benchmarks/time_devset.py).
-MEMORY_SLOT_BOOST = env.float("MEMORY_SLOT_BOOST", default=1.0)
+# A question about the user asking for one topic of theirs (facts/grammar/slots.py: employer or job, home, partner,
+# pets, diet, sport, health): the facts answering it (a slot stated, or filed under the topic's categories) come first
+# within their world-time tier. Decided on the time development set (benchmarks/time_devset.py; decision 0064).
+MEMORY_TOPIC_FIRST = env.bool("MEMORY_TOPIC_FIRST", default=True)
 # A question asking for a list within a category ("What activities does Melanie do?", facts/grammar/list_questions.py):
 # that category's entries about the person it names are one more signal of fact and turn search (hybrid mode), fused
 # with this weight; 0 switches it off. Chosen on the LoCoMo dev split (docs/benchmarks/history.md, section 14).

@@ -1,14 +1,14 @@
-"""A question about the user that asks for one of their single-valued slots (employer, job, home, partner): the facts
-that state that slot (by a relation of the user's, or a profile key) outrank those that only share the question's
-words, on real PostgreSQL with the real embedding model."""
+"""A question about the user that asks for one topic of theirs (a single-valued slot: employer, job, home, partner; or
+a topic without one: pets, diet, sport, health): the facts that answer it (a slot stated by a relation of the
+user's or a profile key, or a statement about the user filed under the topic's category) outrank those that only
+share the question's words, on real PostgreSQL with the real embedding model."""
 
 from __future__ import annotations
 
 import pytest
-from django.conf import settings
 from django.test import override_settings
 
-from facts.grammar.slots import EMPLOYER, HOME, JOB, PARTNER, RELATIONSHIP, question_slots
+from facts.grammar.slots import EMPLOYER, HOME, JOB, PARTNER, RELATIONSHIP, QuestionTopic, question_topic
 from facts.models import EntityType
 from facts.selectors import facts_search
 from facts.services.facts import fact_create
@@ -19,19 +19,26 @@ USER = EntityMention(name="user")
 
 
 @pytest.mark.parametrize(
-    "question, slots",
+    "question, topic",
     [
-        ("Where does the user work now?", {EMPLOYER, JOB}),
-        ("What does the user do for a living these days?", {EMPLOYER, JOB}),
-        ("Which city does the user live in?", {HOME}),
-        ("Who is the user's partner these days?", {PARTNER, RELATIONSHIP}),
-        ("Where does Dana work?", set()),  # not about the user (a name is read as the user's before this)
-        ("Does the user like horror films?", set()),
-        ("Did the user's partner move to another city?", set()),  # two families: none
+        ("Where does the user work now?", QuestionTopic(frozenset({EMPLOYER, JOB}), ("work",))),
+        ("What does the user do for a living these days?", QuestionTopic(frozenset({EMPLOYER, JOB}), ("work",))),
+        ("Which city does the user live in?", QuestionTopic(frozenset({HOME}), ("places",))),
+        (
+            "Who is the user's partner these days?",
+            QuestionTopic(frozenset({PARTNER, RELATIONSHIP}), ("relationships",)),
+        ),
+        ("Which pets does the user have now?", QuestionTopic(frozenset(), ("possessions",))),
+        ("What diet was the user following in 2020?", QuestionTopic(frozenset(), ("likes", "dislikes", "health"))),
+        ("What sport did the user do in 2019?", QuestionTopic(frozenset(), ("activities",))),
+        ("Where does Dana work?", None),  # not about the user (a name is read as the user's before this)
+        ("Does the user like horror films?", None),
+        ("Did the user's partner move to another city?", None),  # two topics: none
     ],
 )
-def test_a_question_names_the_slots_it_asks_for(question, slots):
-    assert question_slots(question) == slots
+def test_a_question_names_the_topic_it_asks_for(question, topic):
+    found = question_topic(question)
+    assert (found.slots, found.categories) == (topic.slots, topic.categories) if topic else found is None
 
 
 @pytest.fixture
@@ -46,27 +53,82 @@ def work_and_swimming(agent, end_user):
     return employer
 
 
-def _scores(agent, user, query: str) -> dict[str, float]:
+def _reasons(agent, user, query: str) -> dict[str, list[str]]:
     hits = facts_search(agent=agent, user=user, query=query, top_k=20, record_access=False)
-    return {hit.fact.content: hit.score for hit in hits}
+    return {hit.fact.content: hit.reasons for hit in hits}
+
+
+def _order(agent, user, query: str) -> list[str]:
+    return list(_reasons(agent, user, query))
 
 
 @pytest.mark.django_db
-def test_the_facts_stating_the_slot_asked_for_are_boosted_and_no_other(agent, end_user, work_and_swimming):
-    with override_settings(MEMORY_SLOT_BOOST=0.0):
-        plain = _scores(agent, end_user, "Which company does the user work for?")
-    boosted = _scores(agent, end_user, "Which company does the user work for?")
+def test_the_facts_stating_the_slot_asked_for_come_first_and_say_so(agent, end_user, work_and_swimming):
+    with override_settings(MEMORY_TOPIC_FIRST=False):
+        plain = _order(agent, end_user, "Which company does the user work for?")
+    reasons = _reasons(agent, end_user, "Which company does the user work for?")
 
-    assert boosted["The user co-runs Ledgerly."] == pytest.approx(
-        (1 + settings.MEMORY_SLOT_BOOST) * plain["The user co-runs Ledgerly."]
+    assert plain[0] == "The user swims every morning before work."  # it shares the question's words
+    assert list(reasons)[0] == "The user co-runs Ledgerly." and reasons["The user co-runs Ledgerly."][0] == "topic:work"
+    assert [content for content in reasons if content != "The user co-runs Ledgerly."] == [
+        content for content in plain if content != "The user co-runs Ledgerly."
+    ]
+    assert not any("topic:work" in why for content, why in reasons.items() if content != "The user co-runs Ledgerly.")
+
+
+@pytest.mark.django_db
+def test_a_question_about_another_topic_puts_nothing_of_this_one_first(agent, end_user, work_and_swimming):
+    reasons = _reasons(agent, end_user, "Which city does the user live in?")
+    # Only a statement of living somewhere answers it: not one of travelling, nor one about someone of the user's.
+    assert not any(why[0].startswith("topic:") for why in reasons.values())
+
+
+@pytest.mark.django_db
+def test_a_statement_about_the_user_filed_under_the_topic_comes_first_without_a_relation(agent, end_user):
+    juno = fact_create(
+        agent=agent, user=end_user, scopes=["user"], content="The user adopted a border collie puppy named Juno."
     )
-    assert {content: score for content, score in boosted.items() if content != "The user co-runs Ledgerly."} == {
-        content: pytest.approx(score) for content, score in plain.items() if content != "The user co-runs Ledgerly."
-    }
+    miso = fact_create(agent=agent, user=end_user, scopes=["user"], content="Kasia has a cat named Miso.")
+    for content in FILLER:
+        fact_create(agent=agent, user=end_user, scopes=["user"], content=content)
+    assert (juno.category, miso.category) == ("possessions", "possessions")
+
+    reasons = _reasons(agent, end_user, "Which pets does the user have now?")
+
+    assert list(reasons)[0] == juno.content and "topic:possessions" in reasons[juno.content]
+    assert "topic:possessions" not in reasons[miso.content]  # about Kasia, not the user
 
 
 @pytest.mark.django_db
-def test_a_question_about_another_slot_boosts_nothing(agent, end_user, work_and_swimming):
-    with override_settings(MEMORY_SLOT_BOOST=0.0):
-        plain = _scores(agent, end_user, "Which city does the user live in?")
-    assert _scores(agent, end_user, "Which city does the user live in?") == pytest.approx(plain)
+def test_someone_said_to_be_the_users_answers_a_question_about_the_user(agent, end_user):
+    rohan = fact_create(agent=agent, user=end_user, scopes=["user"], content="Rohan is the user's manager at Flipkart.")
+    for content in FILLER:
+        fact_create(agent=agent, user=end_user, scopes=["user"], content=content)
+
+    assert _reasons(agent, end_user, "Who is the user's manager now?")[rohan.content][0] == "topic:work"
+
+
+@pytest.mark.django_db
+def test_a_statement_about_someone_who_was_the_users_does_not_answer_for_now(agent, end_user):
+    theo = fact_create(agent=agent, user=end_user, scopes=["user"], content="The user's boyfriend Theo is a chef.")
+    ryan = fact_create(
+        agent=agent, user=end_user, scopes=["user"], content="The user's ex-boyfriend Ryan came into the café."
+    )
+    for content in FILLER:
+        fact_create(agent=agent, user=end_user, scopes=["user"], content=content)
+    assert (theo.category, ryan.category) == ("relationships", "relationships")
+
+    reasons = _reasons(agent, end_user, "Who is the user dating?")
+
+    assert list(reasons)[0] == theo.content and "topic:relationships" not in reasons[ryan.content]
+
+
+@pytest.mark.django_db
+def test_someone_who_was_the_users_answers_a_question_about_then(agent, end_user):
+    paul = fact_create(
+        agent=agent, user=end_user, scopes=["user"], content="The user's ex-husband Paul has the kids on weekends."
+    )
+    for content in FILLER:
+        fact_create(agent=agent, user=end_user, scopes=["user"], content=content)
+
+    assert "topic:relationships" in _reasons(agent, end_user, "Who was the user married to in 2015?")[paul.content]
