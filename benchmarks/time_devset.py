@@ -135,6 +135,19 @@ def fact_hits(results: list[dict]) -> list[FactHit]:
     return [FactHit(content=hit["fact"]["content"], world_time=hit["fact"].get("world_time")) for hit in results]
 
 
+def _hit_brief(hit: dict) -> dict:
+    """What a failed question's first hits were, to read why: text, category, why returned, whether it holds now."""
+    fact = hit["fact"]
+    return {
+        "content": fact["content"],
+        "category": fact.get("category", ""),
+        "reasons": hit.get("reasons", []),
+        "score": hit.get("score"),
+        "key": fact.get("key", ""),
+        "world_time": fact.get("world_time"),
+    }
+
+
 def ask(client: MemoryClient, conversation: Conversation, question: Question, *, holds_at: bool) -> dict:
     user = user_of(conversation)
     facts = client.search(query=question.text, user=user, top_k=FACT_TOP_K, mode="hybrid")["results"]
@@ -164,6 +177,7 @@ def ask(client: MemoryClient, conversation: Conversation, question: Question, *,
             "top_fact": facts[0]["fact"]["content"] if facts else None,
             "top_fact_world_time": facts[0]["fact"].get("world_time") if facts else None,
             "top_fact_holds_at": at_facts[0]["fact"]["content"] if at_facts else None,
+            "top_facts": [_hit_brief(hit) for hit in facts[:5]],
             "top_turns": [hit["message"]["metadata"].get("devset_id", "") for hit in turns],
         },
     }
