@@ -148,13 +148,9 @@ def cessation_read(content: str) -> Cessation | None:
     return None
 
 
-_SOMEONE_OF_THE_USERS = re.compile(r"^[A-Z][\w'’-]+ (?:is|was|has been) the user's ")
-
-
 def said_of(*, content: str, subject: str) -> bool:
-    """Whether a statement is said of `subject` ("user", or a lower-cased name): it begins with them, or, for the
-    user, it says who someone of theirs is ("Anjali is the user's manager.")."""
+    """Whether a statement is said of `subject` ("user", or a lower-cased name): it begins with them."""
     text = content.strip().lower()
     if subject == USER:
-        return text.startswith(("the user ", "the user's ")) or bool(_SOMEONE_OF_THE_USERS.match(content.strip()))
+        return text.startswith(("the user ", "the user's "))
     return bool(subject) and text.startswith((f"{subject} ", f"{subject}'s ", f"{subject}’s "))

@@ -100,15 +100,6 @@ def test_a_statement_about_the_user_filed_under_the_topic_comes_first_without_a_
 
 
 @pytest.mark.django_db
-def test_someone_said_to_be_the_users_answers_a_question_about_the_user(agent, end_user):
-    rohan = fact_create(agent=agent, user=end_user, scopes=["user"], content="Rohan is the user's manager at Flipkart.")
-    for content in FILLER:
-        fact_create(agent=agent, user=end_user, scopes=["user"], content=content)
-
-    assert _reasons(agent, end_user, "Who is the user's manager now?")[rohan.content][0] == "topic:work"
-
-
-@pytest.mark.django_db
 def test_a_statement_about_someone_who_was_the_users_does_not_answer_for_now(agent, end_user):
     theo = fact_create(agent=agent, user=end_user, scopes=["user"], content="The user's boyfriend Theo is a chef.")
     ryan = fact_create(
