@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 
+from dateutil.relativedelta import relativedelta
 from django.db import models
 from django.db.models import F, Q
 
@@ -79,7 +80,9 @@ class WorldTime:
         or a state said only for then, not a state that ended later."""
         if self.start is None or self.end is None or self.start_precision != self.end_precision:
             return False
-        return self.start_precision == TimePrecision.APPROXIMATE or self.end == _after(self.start, self.start_precision)
+        if self.start_precision == TimePrecision.APPROXIMATE:
+            return _rough_span(self.start, self.end)
+        return self.end == _after(self.start, self.start_precision)
 
     def may_hold_during(self, *, start: date, end: date) -> bool:
         """Whether the statement may have held at some time from `start` to `end` (both included): only a known bound
@@ -121,6 +124,19 @@ UNKNOWN_WORLD_TIME = WorldTime()
 def event_on(day: date, *, precision: str = TimePrecision.DAY) -> WorldTime:
     """An event held on its day (or month, or year): from then until the next one."""
     return WorldTime(start=day, start_precision=precision, end=_after(day, precision), end_precision=precision)
+
+
+# The spans one rough expression gives (facts.grammar.world_time_phrases: "a few days ago", "last weekend", "last week",
+# "a few months ago", "last summer", "a few years ago"). A state that roughly began and was roughly ended by a later
+# statement ("dating since about August", ended roughly at New Year) spans something else: it is no event.
+_ROUGH_SPAN_DAYS = frozenset([0, 1, 2, 7, 8])
+_ROUGH_SPAN_MONTHS = (1, 3, 12)
+
+
+def _rough_span(start: date, end: date) -> bool:
+    if (end - start).days in _ROUGH_SPAN_DAYS:
+        return True
+    return any(end == start + relativedelta(months=months) for months in _ROUGH_SPAN_MONTHS)
 
 
 def _after(day: date, precision: str) -> date:

@@ -110,3 +110,37 @@ def test_a_name_that_is_not_the_users_is_searched_as_written(agent, end_user, da
     hits = facts_search(agent=agent, user=end_user, query="Where does Priya work?", record_access=False)
     assert hits[0].fact.content == "The user's colleague Priya works at Initech."
 
+
+def _rough(year: int, month: int, day: int) -> tuple[date, str]:
+    return date(year, month, day), TimePrecision.APPROXIMATE
+
+
+def test_a_rough_span_one_expression_gives_is_one_time_a_state_roughly_ended_later_is_not():
+    assert _held(start=_rough(2019, 6, 1), end=_rough(2019, 9, 1)).is_event  # "last summer"
+    assert _held(start=_rough(2021, 11, 1), end=_rough(2022, 11, 1)).is_event  # "a few years ago"
+    assert _held(start=_rough(2026, 11, 16), end=_rough(2026, 11, 23)).is_event  # "last week"
+    assert not _held(start=_rough(2023, 8, 1), end=_rough(2024, 1, 1)).is_event  # dating from August to New Year
+
+
+@pytest.mark.django_db
+def test_a_state_that_roughly_began_and_was_roughly_ended_is_over_for_a_question_about_now(agent, end_user):
+    dating = fact_create(
+        agent=agent,
+        user=end_user,
+        scopes=["user"],
+        content="The user is dating Elena, a dance teacher.",
+        world_time=_held(start=_rough(2023, 8, 1), end=_rough(2024, 1, 1)),
+    )
+    ended = fact_create(
+        agent=agent,
+        user=end_user,
+        scopes=["user"],
+        content="The user and Elena ended their relationship at New Year 2024.",
+        world_time=_held(start=_rough(2024, 1, 1)),
+    )
+    for content in FILLER:
+        fact_create(agent=agent, user=end_user, scopes=["user"], content=content)
+
+    hits = facts_search(agent=agent, user=end_user, query="Is the user still dating Elena?", record_access=False)
+    ranked = [hit.fact.pk for hit in hits]
+    assert ranked.index(ended.pk) < ranked.index(dating.pk)
