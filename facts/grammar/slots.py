@@ -1,7 +1,8 @@
 """Single-valued slots: what a statement says of someone that has one value at a time (where they work, their job,
-where they live, their partner, their relationship status, a pet's owner), so that a new value ends the old one in
-the world (facts.services.reconciliation). Everything else is many-valued (hobbies, likes, friends, pets owned,
-places visited): a new value ends nothing.
+where they live, their partner, their relationship status, their manager, a pet's owner), so that a new value ends
+the old one in the world (facts.services.reconciliation). Everything else is many-valued (hobbies, likes, friends,
+pets owned, places visited): a new value ends nothing. And the question side: the topic a question about the user
+asks for (`question_topic`), answered by a slot's statements or by those filed under its categories.
 
 Read from what the entity graph gives a statement (facts.grammar.graph for the offline extractor and the facts
 written through the API; the LLM's own relations otherwise): its subject, its predicate in snake_case ("works_at",
@@ -13,13 +14,14 @@ import re
 from dataclasses import dataclass
 
 USER = "user"  # the subject of what is said of the user
-EMPLOYER, JOB, HOME, PARTNER, RELATIONSHIP, OWNER = (
+EMPLOYER, JOB, HOME, PARTNER, RELATIONSHIP, OWNER, MANAGER = (
     "employer",
     "job_title",
     "home",
     "partner",
     "relationship_status",
     "owner",
+    "manager",
 )
 # Verb stems and the prepositions after them that make a slot's predicate, whatever the verb's form ("works_at",
 # "worked_at", "working_at"): regular expressions Python and PostgreSQL read alike (SLOT_PREDICATES).
@@ -39,9 +41,14 @@ _JOINS = r"start(?:s|ed)?_(?:at|with)|join(?:s|ed)?|hired_by"
 _PREFIX = r"(?:(?:now|currently|still|also|just|recently|used_to)_)?"
 _SLOT_OF = [(re.compile(rf"^{_PREFIX}(?:{pattern})$"), name) for pattern, name in _PREDICATES]
 _PARTNER_ROLE = re.compile(rf"^{_PREFIX}(?:{_PARTNER_ROLES})$")
+# "Rohan is the user's manager": (Rohan, manager_of, user) is the user's manager slot, its value Rohan.
+_MANAGER_ROLES = r"(?:manager|boss|supervisor|line_manager)_of"
+_MANAGER_ROLE = re.compile(rf"^{_PREFIX}(?:{_MANAGER_ROLES})$")
 _JOIN = re.compile(rf"^{_PREFIX}(?:{_JOINS})$")
 # Every predicate that may fill a slot, for the database to pick a user's relations by (a POSIX regular expression).
-SLOT_PREDICATES = rf"^{_PREFIX}(?:{'|'.join(pattern for pattern, _ in _PREDICATES)}|{_PARTNER_ROLES}|{_JOINS})$"
+SLOT_PREDICATES = (
+    rf"^{_PREFIX}(?:{'|'.join(pattern for pattern, _ in _PREDICATES)}|{_PARTNER_ROLES}|{_MANAGER_ROLES}|{_JOINS})$"
+)
 KEY_SLOTS = {
     "employer": EMPLOYER,
     "company": EMPLOYER,
@@ -96,6 +103,8 @@ def relation_slot(*, subject: str, predicate: str, target: str, target_is_organi
         return None
     if _PARTNER_ROLE.match(predicate):
         return Slot(subject=target, name=PARTNER, value=slot_value(subject))
+    if _MANAGER_ROLE.match(predicate):
+        return Slot(subject=target, name=MANAGER, value=slot_value(subject))
     if _JOIN.match(predicate):
         return Slot(subject=subject, name=EMPLOYER, value=slot_value(target)) if target_is_organisation else None
     for pattern, name in _SLOT_OF:
@@ -120,6 +129,11 @@ class QuestionTopic:
     categories: tuple[str, ...]
     statement_words: re.Pattern[str] | None = None
     values_not: tuple[str, ...] = ()  # values of the categories that do not answer it (studies, for a job)
+
+    @property
+    def name(self) -> str:
+        """What a hit answering it says in its reasons ("topic:<name>"): its first category, else its slot."""
+        return self.categories[0] if self.categories else min(self.slots)
 
     def filed_under(self, *, content: str, category: str, value: str) -> bool:
         """Whether a statement about the user, filed under `category` with `value`, is of the topic."""
@@ -146,7 +160,7 @@ _QUESTION_TOPICS: list[tuple[re.Pattern[str], QuestionTopic]] = [
     (
         re.compile(
             r"\b(work|works|working|worked|job|jobs|employer|employed|employs|company|firm|role|profession|"
-            r"occupation|position|title|career|for a living|boss|manager|fly for|flies for)\b",
+            r"occupation|position|title|career|for a living|fly for|flies for)\b",
             re.IGNORECASE,
         ),
         # Work is also what someone studies (a class, a course): no answer to what they do for a living.
@@ -183,6 +197,11 @@ _QUESTION_TOPICS: list[tuple[re.Pattern[str], QuestionTopic]] = [
                 re.I,
             ),
         ),
+    ),
+    (
+        # Who someone reports to is a slot of its own: "Rohan is the user's manager" says nothing of the user's job.
+        re.compile(r"\b(manager|boss|supervisor|reports? to)\b", re.IGNORECASE),
+        QuestionTopic(frozenset([MANAGER]), ()),
     ),
     (
         re.compile(r"\b(pets?|dogs?|cats?|pupp(?:y|ies)|kittens?|parrots?|horses?|car|cars|drive|drives)\b", re.I),

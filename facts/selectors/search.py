@@ -290,7 +290,7 @@ def _topic_first(*, candidates: dict[int, _Candidate], topic: QuestionTopic, now
     answering = facts_answering_topic(fact_ids=list(candidates), topic=topic, now_asked=now_asked)
     for fact_id, candidate in candidates.items():
         if fact_id in answering:
-            candidate.topic = f"topic:{topic.categories[0]}"
+            candidate.topic = f"topic:{topic.name}"
         else:
             candidate.off_topic = True
 

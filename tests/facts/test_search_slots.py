@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
-from facts.grammar.slots import EMPLOYER, HOME, JOB, PARTNER, RELATIONSHIP, QuestionTopic, question_topic
+from facts.grammar.slots import EMPLOYER, HOME, JOB, MANAGER, PARTNER, RELATIONSHIP, QuestionTopic, question_topic
 from facts.models import EntityType
 from facts.selectors import facts_search
 from facts.services.facts import fact_create
@@ -31,6 +31,7 @@ USER = EntityMention(name="user")
         ("Which pets does the user have now?", QuestionTopic(frozenset(), ("possessions",))),
         ("What diet was the user following in 2020?", QuestionTopic(frozenset(), ("likes", "dislikes", "health"))),
         ("What sport did the user do in 2019?", QuestionTopic(frozenset(), ("activities",))),
+        ("Who is the user's manager now?", QuestionTopic(frozenset({MANAGER}), ())),
         ("Where does Dana work?", None),  # not about the user (a name is read as the user's before this)
         ("Does the user like horror films?", None),
         ("Did the user's partner move to another city?", None),  # two topics: none
@@ -123,3 +124,18 @@ def test_someone_who_was_the_users_answers_a_question_about_then(agent, end_user
         fact_create(agent=agent, user=end_user, scopes=["user"], content=content)
 
     assert "topic:relationships" in _reasons(agent, end_user, "Who was the user married to in 2015?")[paul.content]
+
+
+@pytest.mark.django_db
+def test_a_question_for_the_users_manager_is_answered_by_who_manages_them(agent, end_user):
+    rohan = fact_stating(
+        agent,
+        end_user,
+        "Rohan is the user's manager at Flipkart.",
+        RelationStatement(EntityMention(name="Rohan"), "manager_of", USER),
+    )
+    for content in FILLER:
+        fact_create(agent=agent, user=end_user, scopes=["user"], content=content)
+
+    reasons = _reasons(agent, end_user, "Who is the user's manager now?")
+    assert list(reasons)[0] == rohan.content and "topic:manager" in reasons[rohan.content]

@@ -93,6 +93,7 @@ def test_slot_rules_read_single_valued_slots_from_the_graphs_predicates(predicat
 
 def test_slot_rules_read_roles_beginnings_and_profile_keys():
     assert relation_slot(subject="maria", predicate="wife_of", target="user") == Slot("user", "partner", "maria")
+    assert relation_slot(subject="rohan", predicate="manager_of", target="user") == Slot("user", "manager", "rohan")
     assert relation_slot(subject="user", predicate="started_at", target="initech", target_is_organisation=True)
     assert relation_slot(subject="user", predicate="started_at", target="the gym") is None
     assert (key_slot("employer"), key_slot("home_city"), key_slot("partner_name")) == ("employer", "home", "partner")
@@ -351,3 +352,32 @@ def test_a_statement_said_again_that_had_not_ended_is_a_duplicate(agent, scripte
     formation_run(session)
 
     assert _current(agent, "The user lives in Madrid.").pk == madrid.pk
+
+
+@pytest.mark.django_db
+def test_a_new_manager_ends_the_old_one_where_the_new_one_begins(agent, scripted_llm):
+    session = _said(agent, "Rohan is my manager since February.")
+    anjali = fact_create(agent=agent, user=session.user, scopes=["user"], content="Anjali is the user's manager.")
+    fact_relations_write(
+        fact=anjali,
+        statements=[RelationStatement(subject=EntityMention(name="Anjali"), predicate="manager_of", object=USER)],
+        source_messages=[],
+    )
+    scripted_llm.script(
+        "extract_facts",
+        {
+            "facts": [
+                {"content": "Rohan is the user's manager.", "scope": ["user"], "source": [1], "held_from": "2026-02"}
+            ],
+            "entities": [{"name": "Rohan", "type": "person"}],
+            "relations": [{"fact": 1, "subject": "Rohan", "predicate": "manager_of", "object": "user"}],
+        },
+    )
+    scripted_llm.script("reconcile_facts", _add_everything)
+
+    formation_run(session)
+
+    ended = _current(agent, "Anjali is the user's manager.")
+    assert ended.lineage == anjali.lineage and ended.world_time.end == date(2026, 2, 1)
+    assert ended.change_reason.startswith("manager changed")
+    assert not _current(agent, "Rohan is the user's manager.").world_time.ended
