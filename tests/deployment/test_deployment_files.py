@@ -29,9 +29,9 @@ def test_compose_has_the_production_services_with_their_commands():
     assert formation["environment"]["DATABASE_POOL_MAX_SIZE"].startswith("${FORMATION_WORKER_DB_CONNECTIONS")
     local, _ = worker_commands(env={})["formation-worker"]
     assert local[local.index("-Q") + 1] == "formation" and local[local.index("--pool") + 1] == "threads"
-    # Background work weighs less than requests for the CPU, as make run's nice 19 does.
+    # Background work weighs less than requests for the CPU, as make run's lowest priority (nice and autogroup) does.
     assert services["worker"]["cpu_shares"] == services["formation-worker"]["cpu_shares"] == 256
-    assert "cpu_shares" not in services["web"] and local[:3] == ["nice", "-n", "19"]
+    assert "cpu_shares" not in services["web"] and local[1:3] == ["-m", "devstack.background"]
     assert services["beat"]["command"][:4] == ["celery", "-A", "memory_project", "beat"]
     assert services["migrate"]["command"][-2:] == ["migrate", "--noinput"]
 
