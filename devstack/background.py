@@ -1,11 +1,16 @@
-"""Run a command at the lowest CPU priority: `python -m devstack.background COMMAND [ARGS...]`.
+"""Run a command below the web server for the CPU: `python -m devstack.background COMMAND [ARGS...]`.
 
 `nice 19` alone ranks a process only against the processes of its own autogroup: on a kernel with
 sched_autogroup_enabled (most desktop and VM kernels; not inside a container's cgroup, where cpu_shares rank it), every
-session is a group of its own and the groups share the CPU equally, whatever their processes' nice values. `make run`
-starts each process in a session of its own (devstack.processes.ProcessGroup), so a nice-19 worker got as much CPU as
-the web server. This sets the autogroup's nice to 19 too, when the command leads its own session (so the group is its
-alone), then the process's, and runs the command in place (exec)."""
+session is a group of its own and the groups share the CPU by their own nice, whatever their processes' nice values.
+`make run` starts each process in a session of its own (devstack.processes.ProcessGroup), so a nice-19 worker had as
+much CPU as the web server. This sets the autogroup's nice too, when the command leads its own session (so the group
+is its alone), then the process's nice to 19, and runs the command in place (exec).
+
+The autogroup gets nice 6, a quarter of a nice-0 group's weight (268 against 1024): the weight docker-compose.yml gives
+the workers' containers (cpu_shares 256). Not 19 (weight 15): on a host shared with other work the workers then
+starved outright, their threads holding pooled database connections past the pool's timeout
+(docs/benchmarks/history.md section 19)."""
 
 from __future__ import annotations
 
@@ -14,7 +19,8 @@ import os
 import sys
 from pathlib import Path
 
-LOWEST = 19
+PROCESS_NICE = 19
+AUTOGROUP_NICE = 6
 
 
 def main(argv: list[str]) -> None:
@@ -22,8 +28,8 @@ def main(argv: list[str]) -> None:
         raise SystemExit("usage: python -m devstack.background COMMAND [ARGS...]")
     if os.getsid(0) == os.getpid():
         with contextlib.suppress(OSError):
-            Path("/proc/self/autogroup").write_text(str(LOWEST))
-    os.nice(LOWEST - os.nice(0))
+            Path("/proc/self/autogroup").write_text(str(AUTOGROUP_NICE))
+    os.nice(PROCESS_NICE - os.nice(0))
     os.execvp(argv[0], argv)
 
 

@@ -31,6 +31,8 @@ import redis
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
+from core.runtime.db import release_connection_while_waiting
+
 logger = logging.getLogger(__name__)
 
 REQUEST_LOAD_KEY = "memory:request-load"
@@ -175,6 +177,9 @@ class _Gate:
                 if remaining <= 0:
                     self.held += 1
                     return False
+            # Not holding a pooled database connection while waiting: the section that has the slot may need it.
+            release_connection_while_waiting()
+            with self.condition:
                 self.condition.wait(min(remaining, _LOAD_READ_EVERY_SECONDS))
 
     def release(self) -> None:

@@ -1,7 +1,11 @@
 """docker-compose.yml cannot run here (no Docker engine): check by reading what a reviewer would check."""
 
 import re
+import subprocess
+import sys
+from pathlib import Path
 
+import pytest
 import yaml
 
 from devstack.workers import worker_commands
@@ -63,3 +67,20 @@ def test_every_setting_read_from_the_environment_is_documented_in_env_example():
         read |= set(re.findall(r"os\.environ\.get\(\"([A-Z][A-Z0-9_]+)\"", path.read_text()))
 
     assert read - documented == set()
+
+
+def test_make_run_workers_start_below_the_web_for_the_cpu_even_in_a_session_of_their_own():
+    """A nice value ranks a process only inside its autogroup; make run starts each process in a session (a group) of
+    its own, so the launcher lowers the group's nice too."""
+    if not Path("/proc/self/autogroup").exists():
+        pytest.skip("no autogroups on this kernel")
+    done = subprocess.run(
+        [sys.executable, "-m", "devstack.background", "sh", "-c", "cat /proc/self/autogroup; nice"],
+        cwd=REPO_DIR,
+        capture_output=True,
+        text=True,
+        start_new_session=True,
+        check=True,
+    )
+    group, nice = done.stdout.strip().splitlines()
+    assert group.endswith("nice 6") and nice == "19"
