@@ -55,6 +55,10 @@ CURRENT = {
 }
 # The files behind the dated tables of docs/benchmarks/history.md, by the section that has them.
 HISTORY = {
+    "isolation_formation_scale_before.json": "formation gives way to requests: formation at scale and the mixed load, "
+    "before (main c04463a, the lead's run on the quiet machine)",
+    "isolation_formation_scale_gate1.json": "formation gives way to requests: the same, after (the gate at one slot, "
+    "the workers' autogroup at nice 6)",
     "i38_locomo_eval_before.json": "categories, profile, list questions, reranker and junk merged (issue 38): LoCoMo "
     "eval through the HTTP API, before (the morning's main)",
     "i38_locomo_eval_after.json": "the same, after all four branches merged",

@@ -7,10 +7,10 @@ session is a group of its own and the groups share the CPU by their own nice, wh
 much CPU as the web server. This sets the autogroup's nice too, when the command leads its own session (so the group
 is its alone), then the process's nice to 19, and runs the command in place (exec).
 
-The autogroup gets nice 6, a quarter of a nice-0 group's weight (268 against 1024): the weight docker-compose.yml gives
-the workers' containers (cpu_shares 256). Not 19 (weight 15): on a host shared with other work the workers then
-starved outright, their threads holding pooled database connections past the pool's timeout
-(docs/benchmarks/history.md section 19)."""
+The autogroup gets nice WORKER_AUTOGROUP_NICE (default 6; 0 leaves it alone): a quarter of a nice-0 group's weight
+(268 against 1024), the weight docker-compose.yml gives the workers' containers (cpu_shares 256). Not 19 (weight 15):
+on a host shared with other work the workers then starve, and their threads hold pooled database connections past
+the pool's timeout (docs/benchmarks/history.md section 19)."""
 
 from __future__ import annotations
 
@@ -20,15 +20,15 @@ import sys
 from pathlib import Path
 
 PROCESS_NICE = 19
-AUTOGROUP_NICE = 6
 
 
 def main(argv: list[str]) -> None:
     if not argv:
         raise SystemExit("usage: python -m devstack.background COMMAND [ARGS...]")
-    if os.getsid(0) == os.getpid():
+    autogroup_nice = int(os.environ.get("WORKER_AUTOGROUP_NICE", "6"))
+    if autogroup_nice and os.getsid(0) == os.getpid():
         with contextlib.suppress(OSError):
-            Path("/proc/self/autogroup").write_text(str(AUTOGROUP_NICE))
+            Path("/proc/self/autogroup").write_text(str(autogroup_nice))
     os.nice(PROCESS_NICE - os.nice(0))
     os.execvp(argv[0], argv)
 
