@@ -57,8 +57,10 @@ CURRENT = {
 HISTORY = {
     "isolation_formation_scale_before.json": "formation gives way to requests: formation at scale and the mixed load, "
     "before (main c04463a, the lead's run on the quiet machine)",
-    "isolation_formation_scale_gate1.json": "formation gives way to requests: the same, after (the gate at one slot, "
-    "the workers' autogroup at nice 6)",
+    "isolation_formation_scale_gate1.json": "formation gives way to requests: the same, after, the gate at one slot "
+    "(shared host, load 16 to 21)",
+    "isolation_formation_scale_nogate.json": "formation gives way to requests: the same code with the gate off, the "
+    "next run (shared host, load 13 to 19)",
     "i38_locomo_eval_before.json": "categories, profile, list questions, reranker and junk merged (issue 38): LoCoMo "
     "eval through the HTTP API, before (the morning's main)",
     "i38_locomo_eval_after.json": "the same, after all four branches merged",
