@@ -192,12 +192,6 @@ _gate = _Gate()
 _holding: ContextVar[bool] = ContextVar("cpu_work_slot_held", default=False)
 
 
-def gate_slots_held() -> int:
-    """Slots taken in this process now (tests, metrics)."""
-    with _gate.condition:
-        return _gate.held
-
-
 @contextmanager
 def cpu_work_admitted() -> Iterator[None]:
     """Around a background job's CPU work: a slot of this process's gate, given back while it waits on the network

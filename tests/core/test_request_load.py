@@ -14,7 +14,6 @@ from core.runtime.request_load import (
     RequestLoadMiddleware,
     cpu_work_admitted,
     cpu_work_paused,
-    gate_slots_held,
     web_processes_busy,
 )
 
@@ -30,6 +29,11 @@ def _no_marks(settings):
     yield
     client.delete(REQUEST_LOAD_KEY)
     request_load._gate.read_at = float("-inf")
+
+
+def gate_slots_held() -> int:
+    with request_load._gate.condition:
+        return request_load._gate.held
 
 
 def _mark_busy(member: str, *, seconds: float) -> None:
