@@ -55,6 +55,12 @@ CURRENT = {
 }
 # The files behind the dated tables of docs/benchmarks/history.md, by the section that has them.
 HISTORY = {
+    "isolation_formation_scale_before.json": "formation gives way to requests: formation at scale and the mixed load, "
+    "before (main c04463a, the lead's run on the quiet machine)",
+    "isolation_formation_scale_gate1.json": "formation gives way to requests: the same, after, the gate at one slot "
+    "(shared host, load 16 to 21)",
+    "isolation_formation_scale_nogate.json": "formation gives way to requests: the same code with the gate off, the "
+    "next run (shared host, load 13 to 19)",
     "i38_locomo_eval_before.json": "categories, profile, list questions, reranker and junk merged (issue 38): LoCoMo "
     "eval through the HTTP API, before (the morning's main)",
     "i38_locomo_eval_after.json": "the same, after all four branches merged",

@@ -12,10 +12,12 @@ def worker_commands(*, env: dict[str, str], log_level: str = "info") -> dict[str
     - `formation-worker`: the formation queue (formation and consolidation, which wait on the LLM for seconds per
       call) on a thread pool of FORMATION_WORKER_CONCURRENCY threads (default 100), sharing a pool of
       FORMATION_WORKER_DB_CONNECTIONS database connections (default 8), released while a thread waits on the LLM.
-    Both run at the lowest CPU priority (nice 19) below the web server on the one machine of `make run`: background
-    work takes the CPU requests leave, so formation does not slow search and ingestion (docs/benchmarks/).
+    Both run below the web server for the CPU on the one machine of `make run` (nice 19, and their autogroup's nice
+    when WORKER_AUTOGROUP_NICE is set: devstack.background says why), and formation gives way to requests in flight
+    (core.runtime.request_load): docs/benchmarks/history.md section 19.
     docs/architecture.md says why; docs/scaling.md how to size them. docker-compose.yml runs the same two."""
-    celery = ["nice", "-n", "19", PYTHON, "-m", "celery", "-A", "memory_project", "worker", "-l", log_level]
+    celery = [PYTHON, "-m", "devstack.background", PYTHON, "-m", "celery", "-A", "memory_project", "worker"]
+    celery += ["-l", log_level]
     threads = env.get("FORMATION_WORKER_CONCURRENCY", "100")
     connections = env.get("FORMATION_WORKER_DB_CONNECTIONS", "8")
     return {

@@ -33,6 +33,7 @@ from core.models import LLMCall
 from core.observability import tracing
 from core.observability.instruments import llm_call_observe
 from core.runtime.db import release_connection_while_waiting
+from core.runtime.request_load import cpu_work_paused
 
 logger = logging.getLogger(__name__)
 
@@ -154,7 +155,8 @@ def _wait(seconds: float, *, why: str) -> None:
     if remaining is not None and seconds > remaining:
         raise ProviderRateLimited(f"{why}: {seconds:.1f}s to wait, past the job's time limit", retry_after=seconds)
     release_connection_while_waiting()
-    time.sleep(seconds)
+    with cpu_work_paused():
+        time.sleep(seconds)
 
 
 def _estimated_tokens(request: LLMRequest) -> int:
@@ -186,7 +188,8 @@ def _complete(*, provider: LLMProvider, request: LLMRequest, attempt: int, conte
         timeout = settings.LLM_TIMEOUT_SECONDS if remaining is None else min(settings.LLM_TIMEOUT_SECONDS, remaining)
         release_connection_while_waiting()
         try:
-            reply = provider.complete(replace(request, timeout=timeout))
+            with cpu_work_paused():
+                reply = provider.complete(replace(request, timeout=timeout))
         except ProviderRateLimited as error:
             llm_call_report(provider_key=key, outcome="answered", token_correction=-estimated)
             _record(

@@ -24,6 +24,7 @@ from core.exceptions import ProviderError, ProviderPaused
 from core.llm.client import llm_calls_write, llm_job_calls
 from core.models import JobStatus, LLMCall
 from core.runtime.queueing import task_enqueue_safely
+from core.runtime.request_load import cpu_work_admitted
 from facts.services.extraction import facts_extract
 from facts.services.reconciliation import facts_reconcile_apply, facts_reconcile_plan
 from formation.metrics import formation_job_count
@@ -135,7 +136,13 @@ def session_form_memories(
     """One formation run. Returns None when there was nothing to claim, or when formation must wait (budget spent,
     provider failing: the session is 'waiting' with the reason). On failure the job is recorded as failed with its
     input, the session is left for a retry (may_retry, provider errors only) or for the sweep, and the error is
-    raised again for the task to act on. Raises SessionLocked when the session's row is locked."""
+    raised again for the task to act on. Raises SessionLocked when the session's row is locked. Its CPU work gives
+    way to requests (core.runtime.request_load); its LLM calls hold no slot."""
+    with cpu_work_admitted():
+        return _session_form(session_id=session_id, trigger=trigger, task_id=task_id, may_retry=may_retry)
+
+
+def _session_form(*, session_id: int, trigger: str, task_id: str, may_retry: bool) -> FormationOutcome | None:
     claimed = _claim(session_id=session_id, trigger=trigger, task_id=task_id)
     if claimed is None:
         return None

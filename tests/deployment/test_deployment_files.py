@@ -1,7 +1,12 @@
 """docker-compose.yml cannot run here (no Docker engine): check by reading what a reviewer would check."""
 
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
+import pytest
 import yaml
 
 from devstack.workers import worker_commands
@@ -29,9 +34,9 @@ def test_compose_has_the_production_services_with_their_commands():
     assert formation["environment"]["DATABASE_POOL_MAX_SIZE"].startswith("${FORMATION_WORKER_DB_CONNECTIONS")
     local, _ = worker_commands(env={})["formation-worker"]
     assert local[local.index("-Q") + 1] == "formation" and local[local.index("--pool") + 1] == "threads"
-    # Background work weighs less than requests for the CPU, as make run's nice 19 does.
+    # Background work weighs less than requests for the CPU, as make run's lowest priority (nice and autogroup) does.
     assert services["worker"]["cpu_shares"] == services["formation-worker"]["cpu_shares"] == 256
-    assert "cpu_shares" not in services["web"] and local[:3] == ["nice", "-n", "19"]
+    assert "cpu_shares" not in services["web"] and local[1:3] == ["-m", "devstack.background"]
     assert services["beat"]["command"][:4] == ["celery", "-A", "memory_project", "beat"]
     assert services["migrate"]["command"][-2:] == ["migrate", "--noinput"]
 
@@ -63,3 +68,21 @@ def test_every_setting_read_from_the_environment_is_documented_in_env_example():
         read |= set(re.findall(r"os\.environ\.get\(\"([A-Z][A-Z0-9_]+)\"", path.read_text()))
 
     assert read - documented == set()
+
+
+def test_make_run_workers_start_below_the_web_for_the_cpu_even_in_a_session_of_their_own():
+    """A nice value ranks a process only inside its autogroup; make run starts each process in a session (a group) of
+    its own, so the launcher lowers the group's nice too when WORKER_AUTOGROUP_NICE asks it to."""
+    if not Path("/proc/self/autogroup").exists():
+        pytest.skip("no autogroups on this kernel")
+    done = subprocess.run(
+        [sys.executable, "-m", "devstack.background", "sh", "-c", "cat /proc/self/autogroup; nice"],
+        cwd=REPO_DIR,
+        capture_output=True,
+        text=True,
+        start_new_session=True,
+        check=True,
+        env=os.environ | {"WORKER_AUTOGROUP_NICE": "6"},
+    )
+    group, nice = done.stdout.strip().splitlines()
+    assert group.endswith("nice 6") and nice == "19"
