@@ -66,6 +66,7 @@ HISTORY = {
     "i38_dev_session_diversity_on.json": "list questions: the session-diversity cut on (not adopted: multi-hop fell)",
     "listturns_locomo_dev_before.json": "list questions narrowed by their words: LoCoMo dev over HTTP, before",
     "listturns_locomo_dev_after.json": "list questions narrowed by their words: LoCoMo dev, after (weight 1)",
+    "listturns_locomo_eval_after.json": "list questions narrowed by their words: LoCoMo eval, after (before: i38's)",
     "listturns_dev_study.json": "list questions: the designs tried on LoCoMo dev (narrowing, weights, turns filed)",
     "i34_extract_locomo_dev_before.json": "world time set by formation (issue 34): LoCoMo dev recall before",
     "i34_extract_locomo_dev_after.json": "world time set by formation (issue 34): LoCoMo dev recall after",
