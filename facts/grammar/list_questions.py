@@ -7,14 +7,21 @@ A list question names what it lists (a plural noun after what/which/how many, or
 someone has travelled or camped, what they have painted or bought, what they do for fun) and the person it is about:
 a name ("Melanie", "Jon's"), several ("Jon and Gina"), or the user ("I", "my"). The kind maps to one or more
 categories: activities are also events ("What activities has Melanie done with her family?" is answered by days out as
-much as by hobbies), places visited are places and events. A question that asks when, why or how is not a list."""
+much as by hobbies), places visited are places and events. A question that asks when, why or how is not a list.
+
+A list question often narrows its kind ("What LGBTQ+ events ...", "activities ... with her family", "What has Melanie
+painted?"): its narrowing words are its words besides the asking ones, the generic kind and the person, and a statement
+matches one when it shares its stem or the lexicon entry the word belongs to ("family" reaches "kids" and "husband"
+through the relationships lexicon's family entry, "painted" reaches "a painting"; facts.grammar.categories)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from agents.categories import DEFAULT_CATEGORY_SLUGS
+from facts.grammar.categories import LEXICONS
 
 ACTIVITIES, EVENTS, PLACES, LIKES, DISLIKES, RELATIONSHIPS, POSSESSIONS, HEALTH, PLANS, BELIEFS, WORK, IDENTITY = (
     "activities",
@@ -148,14 +155,35 @@ _NOT_NAMES = frozenset(
 )
 
 
+# Words of a list question that do not narrow what it lists: asking words, auxiliaries, pronouns, the generic kinds
+# (a category's whole content) and the verbs of taking part.
+_NOT_NARROWING = frozenset(
+    re.findall(
+        r"\S+",
+        """what which who whom where when how many much kind kinds type types sort sorts of does do did has have had
+    is are was were the a an in on to for with and or her his their its my i me he she they them both some all any
+    name names activities activity events event things thing hobbies hobby experiences places items partake participated
+    participate done make made like likes enjoy enjoys attended been gone visited""",
+    )
+)
+_WORD = re.compile(r"[a-z][a-z0-9]*")
+
+
+def _stem(word: str) -> str:
+    """A word up to its ending: its first five letters ("painted", "painting": "paint"), a short plural without its
+    s ("kids": "kid")."""
+    return word[:5] if len(word) > 5 else word.removesuffix("s")
+
+
 @dataclass(frozen=True)
 class ListQuestion:
-    """What a list question asks for: the categories, in the order to read them, and the people it is about (names as
-    written; `about_the_user` when it says I or my)."""
+    """What a list question asks for: the categories, in the order to read them, the people it is about (names as
+    written; `about_the_user` when it says I or my), and the words that narrow it (module docstring)."""
 
     categories: tuple[str, ...]
     people: tuple[str, ...] = ()
     about_the_user: bool = False
+    narrowing: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -196,6 +224,37 @@ def _categories_asked(query: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def _narrowing(query: str, people: tuple[str, ...]) -> tuple[str, ...]:
+    names = {name.lower() for name in people}
+    words = _WORD.findall(query.lower().replace("'s", " ").replace("’s", " "))
+    return tuple(dict.fromkeys(word for word in words if word not in _NOT_NARROWING and word not in names))
+
+
+@lru_cache(maxsize=1024)
+def _entry_of(word: str) -> re.Pattern[str] | None:
+    """The lexicon entry a narrowing word belongs to (its pattern), if any: "family" is the relationships lexicon's
+    family entry, "painted" the activities lexicon's painting."""
+    for terms in LEXICONS.values():
+        for _, pattern in terms:
+            if pattern.search(word):
+                return pattern
+    return None
+
+
+def narrowing_matched(text: str, narrowing: tuple[str, ...]) -> bool:
+    """Whether a statement says something a narrowing word asks for: a word of the same stem, or a term of the lexicon
+    entry the word belongs to."""
+    if not narrowing:
+        return False
+    lowered = text.lower()
+    stems = {_stem(word) for word in _WORD.findall(lowered)}
+    for word in narrowing:
+        entry = _entry_of(word)
+        if _stem(word) in stems or (entry is not None and entry.search(lowered)):
+            return True
+    return False
+
+
 def list_question_read(query: str) -> ListQuestion | None:
     """What the question lists and about whom, or None when it is not a list question."""
     if len(query) > 300 or _NOT_A_LIST.match(query):
@@ -203,4 +262,10 @@ def list_question_read(query: str) -> ListQuestion | None:
     categories = tuple(slug for slug in _categories_asked(query) if slug in DEFAULT_CATEGORY_SLUGS)
     if not categories:
         return None
-    return ListQuestion(categories=categories, people=_people(query), about_the_user=bool(_FIRST_PERSON.search(query)))
+    people = _people(query)
+    return ListQuestion(
+        categories=categories,
+        people=people,
+        about_the_user=bool(_FIRST_PERSON.search(query)),
+        narrowing=_narrowing(query, people),
+    )

@@ -6,7 +6,11 @@ conversations.selectors.message_search is given, as it is given the graph's rank
 
 The person: a name the question gives must be the statement's subject (it opens the statement: "Melanie went camping",
 "Melanie's kids love dinosaurs"), not any mention ("Jon plans to work with Gina" is not one of Gina's plans); a
-question about the user, or naming no one, reads every statement of the categories."""
+question about the user, or naming no one, reads every statement of the categories.
+
+A question that narrows what it lists ("What LGBTQ+ events ...", "activities ... with her family") keeps the entries
+that say something its narrowing words ask for (facts.grammar.list_questions.narrowing_matched), when any does: the
+person's whole category would otherwise push the answer out (docs/decisions/0067-list-narrowing-words.md)."""
 
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core.search.listing import entries_interleaved
-from facts.grammar.list_questions import ListQuestion, list_question_read
+from facts.grammar.list_questions import ListQuestion, list_question_read, narrowing_matched
 from facts.models import Fact, FactScope
 
 # The newest facts of the categories read for one question: a list question's answer is a person's few dozen
@@ -34,9 +38,9 @@ class ListEntry:
     ids: list[int]  # its facts (or their turns), newest first
 
 
-def _facts_listed(*, agent_id: int, user_id: int | None, question: ListQuestion) -> list[tuple[int, str, str]]:
-    """(fact id, category, entry key) of the current facts of the question's categories about its people, newest
-    first: the user's own and the agent-wide ones."""
+def _facts_listed(*, agent_id: int, user_id: int | None, question: ListQuestion) -> list[tuple[int, str, str, str]]:
+    """(fact id, category, entry key, content) of the current facts of the question's categories about its people,
+    newest first: the user's own and the agent-wide ones."""
     visible = Q(user__isnull=True, scopes__contains=[FactScope.AGENT])
     if user_id is not None:
         visible |= Q(user_id=user_id)
@@ -50,20 +54,26 @@ def _facts_listed(*, agent_id: int, user_id: int | None, question: ListQuestion)
     if question.people and not question.about_the_user:
         named = "|".join(re.escape(name) for name in question.people)
         facts = facts.filter(content__iregex=rf"^({named})(\M|'s)")
-    rows = facts.order_by("-valid_from", "-id").values_list("pk", "category", "category_value", "lineage")
+    rows = facts.order_by("-valid_from", "-id").values_list("pk", "category", "category_value", "lineage", "content")
     return [
-        (pk, category, f"value:{value.strip().casefold()}" if value.strip() else f"fact:{lineage}")
-        for pk, category, value, lineage in rows[:LIST_MAX_FACTS]
+        (pk, category, f"value:{value.strip().casefold()}" if value.strip() else f"fact:{lineage}", content)
+        for pk, category, value, lineage, content in rows[:LIST_MAX_FACTS]
     ]
 
 
-def _grouped(rows: list[tuple[int, str, str]], question: ListQuestion) -> list[ListEntry]:
-    """One entry per (category, key), in the order of the question's categories, newest first within each."""
+def _grouped(rows: list[tuple[int, str, str, str]], question: ListQuestion) -> list[ListEntry]:
+    """One entry per (category, key), in the order of the question's categories, newest first within each; only the
+    entries a member of which matches the question's narrowing words, when any does."""
     members: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for pk, category, key in rows:
+    narrowed: set[tuple[str, str]] = set()
+    for pk, category, key, content in rows:
         members[(category, key)].append(pk)
+        if narrowing_matched(content, question.narrowing):
+            narrowed.add((category, key))
     rank = {category: place for place, category in enumerate(question.categories)}
     ordered = sorted(members.items(), key=lambda item: rank[item[0][0]])
+    if narrowed:
+        ordered = [(key, ids) for key, ids in ordered if key in narrowed]
     return [ListEntry(category=category, ids=ids) for (category, _), ids in ordered]
 
 

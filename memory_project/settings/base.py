@@ -321,8 +321,8 @@ MEMORY_GRAPH_HOPS = env.int("MEMORY_GRAPH_HOPS", default=2)
 MEMORY_TOPIC_FIRST = env.bool("MEMORY_TOPIC_FIRST", default=True)
 # A question asking for a list within a category ("What activities does Melanie do?", facts/grammar/list_questions.py):
 # that category's entries about the person it names are one more signal of fact and turn search (hybrid mode), fused
-# with this weight; 0 switches it off. Chosen on the LoCoMo dev split (docs/benchmarks/history.md, section 14).
-MEMORY_LIST_WEIGHT = env.float("MEMORY_LIST_WEIGHT", default=0.5)
+# with this weight; 0 switches it off. Chosen on the LoCoMo dev split (docs/benchmarks/history.md, sections 14 and 20).
+MEMORY_LIST_WEIGHT = env.float("MEMORY_LIST_WEIGHT", default=1.0)
 # Agent-wide vector search scans an agent's current agent-wide facts exactly below this many, and uses the agent's own
 # HNSW index (built by the facts.vector_indexes_maintain job) from this many on (docs/benchmarks/history.md: where each
 # wins).

@@ -12,10 +12,10 @@ from agents.models import Agent, EndUser
 from conversations.models import Message
 from conversations.selectors.message_search import messages_search
 from conversations.services.message_embeddings import messages_embed_missing
-from facts.grammar.list_questions import list_question_read
+from facts.grammar.list_questions import list_question_read, narrowing_matched
 from facts.models import Fact
 from facts.selectors import facts_search
-from facts.selectors.list_questions import messages_list_ranking
+from facts.selectors.list_questions import facts_list_entries, messages_list_ranking
 from facts.services.facts import fact_create
 from tests.category_support import fact_filed
 from tests.factories import MessageFactory, SessionFactory
@@ -60,6 +60,38 @@ def test_a_list_question_is_read_with_its_categories_and_people(question, catego
 )
 def test_a_question_for_one_thing_is_not_a_list(question):
     assert list_question_read(question) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "narrowing"),
+    [
+        (QUESTION, ()),  # the whole category: nothing narrows it
+        ("What LGBTQ+ events has Caroline participated in?", ("lgbtq",)),
+        ("What activities has Melanie done with her family?", ("family",)),
+        ("What has Melanie painted?", ("painted",)),
+        ("What do Melanie's kids like?", ("kids",)),
+        ("What events has Caroline participated in to help children?", ("help", "children")),
+    ],
+)
+def test_a_list_question_keeps_the_words_that_narrow_it(question, narrowing):
+    read = list_question_read(question)
+
+    assert read is not None
+    assert read.narrowing == narrowing
+
+
+@pytest.mark.parametrize(
+    ("statement", "narrowing", "matched"),
+    [
+        ("Melanie went to an LGBTQ+ pride parade", ("lgbtq",), True),  # the word itself
+        ("Melanie paints sunsets", ("painted",), True),  # the same stem
+        ("Melanie went camping with her parents", ("family",), True),  # the lexicon entry the word belongs to
+        ("Melanie swims on Saturdays", ("family",), False),
+        ("Melanie swims on Saturdays", (), False),
+    ],
+)
+def test_a_statement_matches_a_narrowing_word_by_its_stem_or_its_lexicon_entry(statement, narrowing, matched):
+    assert narrowing_matched(statement, narrowing) is matched
 
 
 @pytest.fixture
@@ -150,3 +182,23 @@ def test_turn_search_without_the_ranking_or_for_another_question_is_unchanged(ag
 
     assert not any(hit.listed for hit in messages_search(agent=agent, user=end_user, query=QUESTION, top_k=6))
     assert messages_list_ranking(agent_id=agent.pk, user_id=end_user.pk, query="When did Melanie swim?") == []
+
+
+@pytest.mark.django_db
+def test_a_narrowed_question_keeps_the_entries_that_match_its_words(agent, end_user, melanie):
+    entries = facts_list_entries(
+        agent_id=agent.pk, user_id=end_user.pk, query="What activities has Melanie done with her family?"
+    )
+
+    assert {pk for entry in entries for pk in entry.ids} == {melanie["camping"].pk}, "camping with her family"
+
+
+@pytest.mark.django_db
+def test_a_question_whose_words_no_entry_matches_keeps_them_all(agent, end_user, melanie):
+    query = "What activities has Melanie done on ice?"
+
+    entries = facts_list_entries(agent_id=agent.pk, user_id=end_user.pk, query=query)
+
+    assert {melanie["pottery"].pk, melanie["camping"].pk, melanie["painting"].pk, melanie["swimming"].pk} <= {
+        pk for entry in entries for pk in entry.ids
+    }
