@@ -55,6 +55,10 @@ CURRENT = {
 }
 # The files behind the dated tables of docs/benchmarks/history.md, by the section that has them.
 HISTORY = {
+    "time_topics_scripted_before.json": "what stopped, what holds again, the topic a question asks (section 18): the "
+    "development set for time, scripted LLM, before (main c04463a)",
+    "time_topics_offline_before.json": "the same, offline extractor, before",
+    "time_topics_locomo_dev.json": "the same: LoCoMo dev through the HTTP API after (every cell as before)",
     "isolation_formation_scale_before.json": "formation gives way to requests: formation at scale and the mixed load, "
     "before (main c04463a, the lead's run on the quiet machine)",
     "isolation_formation_scale_gate1.json": "formation gives way to requests: the same, after, the gate at one slot "
