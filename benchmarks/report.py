@@ -55,6 +55,10 @@ CURRENT = {
 }
 # The files behind the dated tables of docs/benchmarks/history.md, by the section that has them.
 HISTORY = {
+    "isolation_formation_scale_quiet_gate1.json": "formation gives way to requests (section 19): the gate at one slot, "
+    "quiet machine",
+    "isolation_formation_scale_quiet_nice19.json": "the same: the workers' autogroup at nice 19, no gate, quiet machine",
+    "isolation_formation_scale_quiet_nice6.json": "the same: the workers' autogroup at nice 6, no gate, quiet machine",
     "time_topics_scripted_before.json": "what stopped, what holds again, the topic a question asks (section 18): the "
     "development set for time, scripted LLM, before (main c04463a)",
     "time_topics_offline_before.json": "the same, offline extractor, before",

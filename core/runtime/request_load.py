@@ -113,7 +113,8 @@ class RequestLoadMiddleware:
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
-        self.enabled = settings.REQUEST_LOAD_LINGER_SECONDS > 0
+        # Marks are written only for a gate that reads them (FORMATION_GATE_SLOTS_BUSY, off by default).
+        self.enabled = settings.REQUEST_LOAD_LINGER_SECONDS > 0 and settings.FORMATION_GATE_SLOTS_BUSY > 0
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if not self.enabled:

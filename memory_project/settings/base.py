@@ -238,7 +238,7 @@ WORKER_HEARTBEAT_MAX_AGE_SECONDS = env.int("WORKER_HEARTBEAT_MAX_AGE_SECONDS", d
 # while any web process is busy, a worker process runs at most FORMATION_GATE_SLOTS_BUSY formation or consolidation
 # runs' CPU work at once (0: no limit), each waiting at most FORMATION_GATE_MAX_WAIT_SECONDS for a slot.
 REQUEST_LOAD_LINGER_SECONDS = env.float("REQUEST_LOAD_LINGER_SECONDS", default=0.3)
-FORMATION_GATE_SLOTS_BUSY = env.int("FORMATION_GATE_SLOTS_BUSY", default=1)
+FORMATION_GATE_SLOTS_BUSY = env.int("FORMATION_GATE_SLOTS_BUSY", default=0)
 FORMATION_GATE_MAX_WAIT_SECONDS = env.float("FORMATION_GATE_MAX_WAIT_SECONDS", default=2.0)
 
 # --- Embeddings -------------------------------------------------------------------------------------------------
