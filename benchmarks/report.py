@@ -57,7 +57,7 @@ CURRENT = {
 HISTORY = {
     "isolation_formation_scale_quiet_gate1.json": "formation gives way to requests (section 19): the gate at one slot, "
     "quiet machine",
-    "isolation_formation_scale_quiet_nice19.json": "the same: the workers' autogroup at nice 19, no gate, quiet machine",
+    "isolation_formation_scale_quiet_nice19.json": "the same: the autogroup at nice 19, no gate, quiet machine",
     "isolation_formation_scale_quiet_nice6.json": "the same: the workers' autogroup at nice 6, no gate, quiet machine",
     "time_topics_scripted_before.json": "what stopped, what holds again, the topic a question asks (section 18): the "
     "development set for time, scripted LLM, before (main c04463a)",
