@@ -2,18 +2,16 @@
 person that say what stopped, whatever their slot, at reconciliation (facts.services.world_changes.cessation_ends);
 with the scripted LLM at the provider interface, on real PostgreSQL (its full-text search finds what stopped)."""
 
-from datetime import UTC, date, datetime
+from datetime import date
 
 import pytest
 
-from conversations.services.ingestion import MessageInput, session_append_messages
 from facts.grammar.cessation import Cessation, cessation_read
 from facts.models import Fact, FactWriter
 from facts.services.facts import fact_create
 from facts.world_time import TimePrecision, event_on
+from tests.facts.world_changes_support import SAID, add_every_new_fact, said_by_the_user
 from tests.formation_support import formation_run
-
-SAID = datetime(2026, 11, 23, 10, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(
@@ -52,15 +50,6 @@ def test_a_statement_that_nothing_stopped_is_no_cessation(content):
     assert cessation_read(content) is None
 
 
-def _said(agent, text: str):
-    return session_append_messages(
-        agent=agent,
-        user_external_id="u1",
-        session_external_id="s1",
-        messages=[MessageInput(role="user", content=text, created_at=SAID)],
-    ).session
-
-
 def _stored(agent, user, content: str, **fields) -> Fact:
     return fact_create(agent=agent, user=user, scopes=["user"], content=content, **fields)
 
@@ -69,28 +58,17 @@ def _extracted(*contents: str, **world) -> dict:
     return {"facts": [{"content": content, "scope": ["user"], "source": [1], **world} for content in contents]}
 
 
-def _add_everything(request) -> dict:
-    """The reconciliation model adds every new fact: what ends an old one is the rule, not its answer."""
-    count = len(request.inputs["new_facts"])
-    return {
-        "decisions": [
-            {"new": number, "action": "ADD", "target": None, "content": None, "reason": "new"}
-            for number in range(1, count + 1)
-        ]
-    }
-
-
 def _current(agent, content: str) -> Fact:
     return Fact.objects.get(agent=agent, content=content, valid_to__isnull=True)
 
 
 @pytest.mark.django_db
 def test_giving_up_a_hobby_ends_it_when_it_stopped_and_leaves_the_others(agent, scripted_llm):
-    session = _said(agent, "I gave up flamenco in 2020, I do yoga now.")
+    session = said_by_the_user(agent, "I gave up flamenco in 2020, I do yoga now.")
     _stored(agent, session.user, "The user dances flamenco on Tuesdays and Fridays.")
     _stored(agent, session.user, "The user does yoga.")
     scripted_llm.script("extract_facts", _extracted("The user gave up flamenco in 2020.", held_from="2020"))
-    scripted_llm.script("reconcile_facts", _add_everything)
+    scripted_llm.script("reconcile_facts", add_every_new_fact)
 
     formation_run(session)
 
@@ -104,11 +82,11 @@ def test_giving_up_a_hobby_ends_it_when_it_stopped_and_leaves_the_others(agent, 
 
 @pytest.mark.django_db
 def test_what_the_user_cannot_do_anymore_ends_what_said_they_did_and_only_that(agent, scripted_llm):
-    session = _said(agent, "I can't watch horror films anymore since the baby came.")
+    session = said_by_the_user(agent, "I can't watch horror films anymore since the baby came.")
     _stored(agent, session.user, "The user loves horror films.")
     _stored(agent, session.user, "The user reads horror novels.")
     scripted_llm.script("extract_facts", _extracted("The user can't watch horror films anymore."))
-    scripted_llm.script("reconcile_facts", _add_everything)
+    scripted_llm.script("reconcile_facts", add_every_new_fact)
 
     formation_run(session)
 
@@ -120,11 +98,11 @@ def test_what_the_user_cannot_do_anymore_ends_what_said_they_did_and_only_that(a
 
 @pytest.mark.django_db
 def test_a_couples_ending_ends_their_relationship_not_everything_naming_the_partner(agent, scripted_llm):
-    session = _said(agent, "Elena and I broke up at New Year.")
+    session = said_by_the_user(agent, "Elena and I broke up at New Year.")
     _stored(agent, session.user, "The user is dating Elena, a dance teacher.")
     _stored(agent, session.user, "The user takes salsa lessons from Elena.")
     scripted_llm.script("extract_facts", _extracted("The user and Elena ended their relationship."))
-    scripted_llm.script("reconcile_facts", _add_everything)
+    scripted_llm.script("reconcile_facts", add_every_new_fact)
 
     formation_run(session)
 
@@ -134,14 +112,14 @@ def test_a_couples_ending_ends_their_relationship_not_everything_naming_the_part
 
 @pytest.mark.django_db
 def test_curated_statements_events_and_other_peoples_are_never_ended(agent, scripted_llm):
-    session = _said(agent, "I quit smoking last month.")
+    session = said_by_the_user(agent, "I quit smoking last month.")
     curated = _stored(agent, session.user, "The user smokes a pack a day.", written_by=FactWriter.OPERATOR)
     cigar = _stored(
         agent, session.user, "The user smoked a cigar at the wedding.", world_time=event_on(date(2024, 6, 1))
     )
     kasia = _stored(agent, session.user, "Kasia smokes menthols.")
     scripted_llm.script("extract_facts", _extracted("The user quit smoking."))
-    scripted_llm.script("reconcile_facts", _add_everything)
+    scripted_llm.script("reconcile_facts", add_every_new_fact)
 
     formation_run(session)
 

@@ -3,30 +3,20 @@ single-valued slot ends the old statement where the new one begins (both stay cu
 never ends by a new value, a curated fact is never ended, the LLM's ENDED ends its target, and the world time the
 extraction reply gives (or a malformed one it drops) is what is stored."""
 
-from datetime import UTC, date, datetime
+from datetime import date
 
 import pytest
 
-from conversations.services.ingestion import MessageInput, session_append_messages
 from core.models import LLMCall
 from facts.grammar.slots import Slot, key_slot, relation_slot
 from facts.models import EntityType, Fact, FactWriter
 from facts.services.facts import fact_create, fact_profile_set
 from facts.services.graph import EntityMention, RelationStatement, fact_relations_write
 from facts.world_time import TimePrecision, WorldTime
+from tests.facts.world_changes_support import SAID, add_every_new_fact, said_by_the_user
 from tests.formation_support import formation_run
 
-SAID = datetime(2026, 11, 23, 10, tzinfo=UTC)
 USER = EntityMention(name="user")
-
-
-def _said(agent, text: str):
-    return session_append_messages(
-        agent=agent,
-        user_external_id="u1",
-        session_external_id="s1",
-        messages=[MessageInput(role="user", content=text, created_at=SAID)],
-    ).session
 
 
 def _stored(agent, user, content: str, predicate: str, target: EntityMention | str, **fields) -> Fact:
@@ -49,17 +39,6 @@ def _reply(content: str, predicate: str, target: str, *, entity_type: str = "org
         "facts": [{"content": content, "scope": ["user"], "source": [1], **world}],
         "entities": [{"name": target, "type": entity_type}],
         "relations": [{"fact": 1, "subject": "user", "predicate": predicate, "object": target}],
-    }
-
-
-def _add_everything(request) -> dict:
-    """The reconciliation model adds every new fact: what ends an old one is the slot rule, not its answer."""
-    count = len(request.inputs["new_facts"])
-    return {
-        "decisions": [
-            {"new": number, "action": "ADD", "target": None, "content": None, "reason": "new"}
-            for number in range(1, count + 1)
-        ]
     }
 
 
@@ -102,7 +81,7 @@ def test_slot_rules_read_roles_beginnings_and_profile_keys():
 
 @pytest.mark.django_db
 def test_the_llms_world_time_is_stored_with_the_fact(agent, scripted_llm):
-    session = _said(agent, "I've lived in Lisbon since May 2019 and I used to smoke.")
+    session = said_by_the_user(agent, "I've lived in Lisbon since May 2019 and I used to smoke.")
     scripted_llm.script(
         "extract_facts",
         {
@@ -130,7 +109,7 @@ def test_the_llms_world_time_is_stored_with_the_fact(agent, scripted_llm):
 
 @pytest.mark.django_db
 def test_a_malformed_held_from_leaves_world_time_unknown_and_is_counted(agent, scripted_llm):
-    session = _said(agent, "I work at a bakery in Porto these days.")
+    session = said_by_the_user(agent, "I work at a bakery in Porto these days.")
     scripted_llm.script(
         "extract_facts",
         {
@@ -164,12 +143,12 @@ def test_a_malformed_held_from_leaves_world_time_unknown_and_is_counted(agent, s
 
 @pytest.mark.django_db
 def test_a_new_employer_ends_the_old_one_where_it_begins_and_both_stay_current(agent, scripted_llm):
-    session = _said(agent, "I started at Initech this month.")
+    session = said_by_the_user(agent, "I started at Initech this month.")
     globex = _stored(agent, session.user, "The user works at Globex.", "works_at", _org("Globex"))
     scripted_llm.script(
         "extract_facts", _reply("The user works at Initech.", "works_at", "Initech", held_from="2026-11")
     )
-    scripted_llm.script("reconcile_facts", _add_everything)
+    scripted_llm.script("reconcile_facts", add_every_new_fact)
 
     job = formation_run(session)
 
@@ -186,13 +165,13 @@ def test_a_new_employer_ends_the_old_one_where_it_begins_and_both_stay_current(a
 
 
 @pytest.mark.django_db
-def test_a_new_home_said_without_a_time_ends_the_old_one_roughly_the_day_it_was_said(agent, scripted_llm):
-    session = _said(agent, "I live in Denver.")
+def test_a_new_home_said_without_a_time_ends_the_old_one_roughly_the_day_it_wassaid_by_the_user(agent, scripted_llm):
+    session = said_by_the_user(agent, "I live in Denver.")
     _stored(
         agent, session.user, "The user lives in Boston.", "lives_in", EntityMention(name="Boston", entity_type="place")
     )
     scripted_llm.script("extract_facts", _reply("The user lives in Denver.", "lives_in", "Denver", entity_type="place"))
-    scripted_llm.script("reconcile_facts", _add_everything)
+    scripted_llm.script("reconcile_facts", add_every_new_fact)
 
     formation_run(session)
 
@@ -203,10 +182,10 @@ def test_a_new_home_said_without_a_time_ends_the_old_one_roughly_the_day_it_was_
 
 @pytest.mark.django_db
 def test_a_new_hobby_does_not_end_an_old_one(agent, scripted_llm):
-    session = _said(agent, "I like chess too.")
+    session = said_by_the_user(agent, "I like chess too.")
     hiking = _stored(agent, session.user, "The user likes hiking.", "likes", "hiking")
     scripted_llm.script("extract_facts", _reply("The user likes playing chess.", "likes", "chess", entity_type="thing"))
-    scripted_llm.script("reconcile_facts", _add_everything)
+    scripted_llm.script("reconcile_facts", add_every_new_fact)
 
     formation_run(session)
 
@@ -217,7 +196,7 @@ def test_a_new_hobby_does_not_end_an_old_one(agent, scripted_llm):
 
 @pytest.mark.django_db
 def test_a_curated_fact_is_never_ended_by_formation(agent, scripted_llm):
-    session = _said(agent, "I work at Initech now.")
+    session = said_by_the_user(agent, "I work at Initech now.")
     curated = _stored(
         agent, session.user, "The user works at Globex.", "works_at", _org("Globex"), written_by=FactWriter.OPERATOR
     )
@@ -236,7 +215,7 @@ def test_a_curated_fact_is_never_ended_by_formation(agent, scripted_llm):
 
 @pytest.mark.django_db
 def test_the_llms_ended_decision_ends_its_target_when_it_says(agent, scripted_llm):
-    session = _said(agent, "I moved to Porto in October.")
+    session = said_by_the_user(agent, "I moved to Porto in October.")
     lisbon = fact_create(agent=agent, user=session.user, scopes=["user"], content="The user lives in Lisbon.")
     scripted_llm.script(
         "extract_facts",
@@ -263,13 +242,13 @@ def test_the_llms_ended_decision_ends_its_target_when_it_says(agent, scripted_ll
 
 @pytest.mark.django_db
 def test_a_past_statement_ends_the_current_one_of_the_same_value(agent, scripted_llm):
-    session = _said(agent, "I don't work at Globex any more.")
+    session = said_by_the_user(agent, "I don't work at Globex any more.")
     _stored(agent, session.user, "The user works at Globex.", "works_at", _org("Globex"))
     scripted_llm.script(
         "extract_facts",
         _reply("The user used to work at Globex.", "used_to_work_at", "Globex", held_until="ended"),
     )
-    scripted_llm.script("reconcile_facts", _add_everything)
+    scripted_llm.script("reconcile_facts", add_every_new_fact)
 
     formation_run(session)
 
@@ -278,7 +257,7 @@ def test_a_past_statement_ends_the_current_one_of_the_same_value(agent, scripted
 
 @pytest.mark.django_db
 def test_a_statement_older_than_the_one_in_its_slot_ends_itself_where_that_one_began(agent, scripted_llm):
-    session = _said(agent, "Back in 2019 I started at Globex.")
+    session = said_by_the_user(agent, "Back in 2019 I started at Globex.")
     initech = _stored(
         agent,
         session.user,
@@ -288,7 +267,7 @@ def test_a_statement_older_than_the_one_in_its_slot_ends_itself_where_that_one_b
         world_time=WorldTime(start=date(2024, 3, 1), start_precision=TimePrecision.MONTH),
     )
     scripted_llm.script("extract_facts", _reply("The user works at Globex.", "works_at", "Globex", held_from="2019"))
-    scripted_llm.script("reconcile_facts", _add_everything)
+    scripted_llm.script("reconcile_facts", add_every_new_fact)
 
     formation_run(session)
 
@@ -299,7 +278,7 @@ def test_a_statement_older_than_the_one_in_its_slot_ends_itself_where_that_one_b
 
 @pytest.mark.django_db
 def test_a_statement_said_again_after_it_ended_holds_again_and_takes_its_key_back(agent, scripted_llm):
-    session = _said(agent, "We moved back to Madrid in December.")
+    session = said_by_the_user(agent, "We moved back to Madrid in December.")
     madrid, _ = fact_profile_set(
         agent=agent, user=session.user, key="home_city", content="The user lives in Madrid.", world_time=_since(2018, 1)
     )
@@ -325,7 +304,7 @@ def test_a_statement_said_again_after_it_ended_holds_again_and_takes_its_key_bac
             ]
         },
     )
-    scripted_llm.script("reconcile_facts", _add_everything)
+    scripted_llm.script("reconcile_facts", add_every_new_fact)
 
     formation_run(session)
 
@@ -345,7 +324,7 @@ def test_a_statement_said_again_after_it_ended_holds_again_and_takes_its_key_bac
 
 @pytest.mark.django_db
 def test_a_statement_said_again_that_had_not_ended_is_a_duplicate(agent, scripted_llm):
-    session = _said(agent, "I still live in Madrid.")
+    session = said_by_the_user(agent, "I still live in Madrid.")
     madrid = fact_create(agent=agent, user=session.user, scopes=["user"], content="The user lives in Madrid.")
     scripted_llm.script("extract_facts", {"facts": [{"content": "The user lives in Madrid.", "scope": ["user"]}]})
 
@@ -356,7 +335,7 @@ def test_a_statement_said_again_that_had_not_ended_is_a_duplicate(agent, scripte
 
 @pytest.mark.django_db
 def test_a_new_manager_ends_the_old_one_where_the_new_one_begins(agent, scripted_llm):
-    session = _said(agent, "Rohan is my manager since February.")
+    session = said_by_the_user(agent, "Rohan is my manager since February.")
     anjali = fact_create(agent=agent, user=session.user, scopes=["user"], content="Anjali is the user's manager.")
     fact_relations_write(
         fact=anjali,
@@ -373,7 +352,7 @@ def test_a_new_manager_ends_the_old_one_where_the_new_one_begins(agent, scripted
             "relations": [{"fact": 1, "subject": "Rohan", "predicate": "manager_of", "object": "user"}],
         },
     )
-    scripted_llm.script("reconcile_facts", _add_everything)
+    scripted_llm.script("reconcile_facts", add_every_new_fact)
 
     formation_run(session)
 
