@@ -159,8 +159,9 @@ _FORMER = re.compile(r"\b(?:ex-\w+|former|late)\b", re.IGNORECASE)
 _QUESTION_TOPICS: list[tuple[re.Pattern[str], QuestionTopic]] = [
     (
         re.compile(
-            r"\b(work|works|working|worked|job|jobs|employer|employed|employs|company|firm|role|profession|"
-            r"occupation|position|title|career|for a living|fly for|flies for)\b",
+            # Not when work is only the time of something else: "Where did the user go after work?"
+            r"\b(?<!after )(?<!before )(?<!from )(?<!to )(work|works|working|worked|job|jobs|employer|employed|employs|"
+            r"company|firm|role|profession|occupation|position|title|career|for a living|fly for|flies for)\b(?! out)",
             re.IGNORECASE,
         ),
         # Work is also what someone studies (a class, a course): no answer to what they do for a living.
@@ -168,8 +169,9 @@ _QUESTION_TOPICS: list[tuple[re.Pattern[str], QuestionTopic]] = [
     ),
     (
         re.compile(
-            r"\b(live|lives|(?<!for a )living|lived|home|city|town|neighbou?rhood|country|reside|resides|based|"
-            r"stationed|moved)\b",
+            # Not coming home: "When did the user get home?"
+            r"\b(live|lives|(?<!for a )living|lived|(?<!get )(?<!got )(?<!go )(?<!went )(?<!come )(?<!came )(?<!back )"
+            r"(?<!drove )(?<!walked )home|city|town|neighbou?rhood|country|reside|resides|based|stationed|moved)\b",
             re.IGNORECASE,
         ),
         # Places are also where someone travelled: a home question is answered by statements of living somewhere.
@@ -204,11 +206,14 @@ _QUESTION_TOPICS: list[tuple[re.Pattern[str], QuestionTopic]] = [
         QuestionTopic(frozenset([MANAGER]), ()),
     ),
     (
-        re.compile(r"\b(pets?|dogs?|cats?|pupp(?:y|ies)|kittens?|parrots?|horses?|car|cars|drive|drives)\b", re.I),
+        re.compile(r"\b(pets?|dogs?|cats?|pupp(?:y|ies)|kittens?|parrots?|horses?|car|cars)\b", re.I),
         QuestionTopic(frozenset(), ("possessions",)),
     ),
     (
-        re.compile(r"\b(diet|eat|eats|eating|drink|drinks|drinking|food|foods|vegan|vegetarian)\b", re.IGNORECASE),
+        # What someone eats or drinks as a habit, not at one meal: "What did the user eat at the wedding?" is no diet.
+        re.compile(
+            r"\b(diet|vegan|vegetarian|eats|drinks|(?:does|do)\s+(?:\w+\s+){1,3}?(?:eat|drink))\b", re.IGNORECASE
+        ),
         QuestionTopic(frozenset(), ("likes", "dislikes", "health")),
     ),
     (

@@ -32,7 +32,12 @@ USER = EntityMention(name="user")
         ("What diet was the user following in 2020?", QuestionTopic(frozenset(), ("likes", "dislikes", "health"))),
         ("What sport did the user do in 2019?", QuestionTopic(frozenset(), ("activities",))),
         ("Who is the user's manager now?", QuestionTopic(frozenset({MANAGER}), ())),
+        ("What does the user drink these days?", QuestionTopic(frozenset(), ("likes", "dislikes", "health"))),
         ("Where does Dana work?", None),  # not about the user (a name is read as the user's before this)
+        ("Where did the user go after work?", None),  # work is only when
+        ("When did the user get home?", None),
+        ("What did the user eat at the wedding?", None),  # one meal, no diet
+        ("Does the user work out?", None),
         ("Does the user like horror films?", None),
         ("Did the user's partner move to another city?", None),  # two topics: none
     ],
