@@ -63,6 +63,7 @@ HISTORY = {
     "development set for time, scripted LLM, before (main c04463a)",
     "time_topics_offline_before.json": "the same, offline extractor, before",
     "time_topics_locomo_dev.json": "the same: LoCoMo dev through the HTTP API after (every cell as before)",
+    "time_topics_locomo_eval.json": "LoCoMo eval through the HTTP API, main after the merges of sections 18-20",
     "isolation_formation_scale_before.json": "formation gives way to requests: formation at scale and the mixed load, "
     "before (main c04463a, the lead's run on the quiet machine)",
     "isolation_formation_scale_gate1.json": "formation gives way to requests: the same, after, the gate at one slot "
