@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-USER = "user"
+from facts.grammar.slots import USER
+
 # A subject: the user or a name, and for a couple's ending the other one ("The user and Elena ...").
 _SUBJECT = r"(?P<subject>(?i:the user)|[A-Z][\w'’-]+)(?: and (?P<other>[A-Z][\w'’-]+|(?i:the user)))?"
 # Verbs of stopping whose object is what stopped. "left" only for a group or an organisation ("left the band",
@@ -146,11 +147,3 @@ def cessation_read(content: str) -> Cessation | None:
         words = _words(what[1] if len(what) > 1 else what[0])
         return Cessation(subject=_subject(negated), words=words) if words else None
     return None
-
-
-def said_of(*, content: str, subject: str) -> bool:
-    """Whether a statement is said of `subject` ("user", or a lower-cased name): it begins with them."""
-    text = content.strip().lower()
-    if subject == USER:
-        return text.startswith(("the user ", "the user's "))
-    return bool(subject) and text.startswith((f"{subject} ", f"{subject}'s ", f"{subject}’s "))

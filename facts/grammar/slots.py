@@ -89,6 +89,14 @@ class Slot:
         return self.same_slot(other) and bool(self.value) and bool(other.value) and self.value != other.value
 
 
+def said_of(*, content: str, subject: str) -> bool:
+    """Whether a statement is said of `subject` (USER, or a lower-cased name): it begins with them."""
+    text = content.strip().lower()
+    if subject == USER:
+        return text.startswith(("the user ", "the user's "))
+    return bool(subject) and text.startswith((f"{subject} ", f"{subject}'s ", f"{subject}’s "))
+
+
 def slot_value(text: str) -> str:
     value = " ".join(text.lower().split())
     while _ARTICLES.match(value):

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from django.db.models import Q
 
-from facts.grammar.cessation import said_of
-from facts.grammar.slots import USER, QuestionTopic, about_someone_who_was, key_slot, relation_slot
+from facts.grammar.slots import USER, QuestionTopic, about_someone_who_was, key_slot, relation_slot, said_of
 from facts.models import EntityType, Fact, Relation
 
 

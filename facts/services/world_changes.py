@@ -19,8 +19,8 @@ from django.utils import timezone
 from agents.models import Agent, EndUser
 from conversations.models import Message
 from core.models import TEXT_SEARCH_CONFIG
-from facts.grammar.cessation import cessation_read, said_of
-from facts.grammar.slots import SLOT_PREDICATES, USER, Slot, key_slot, relation_slot
+from facts.grammar.cessation import cessation_read
+from facts.grammar.slots import SLOT_PREDICATES, USER, Slot, key_slot, relation_slot, said_of
 from facts.models import EntityType, Fact, FactWriter, Relation
 from facts.services.extraction import ExtractedFact
 from facts.services.facts import fact_content_hash, fact_said_at, fact_world_end
