@@ -253,7 +253,8 @@ class FactHitOutputSerializer(serializers.Serializer):
     reasons = serializers.ListField(
         child=serializers.CharField(),
         help_text='Why it was returned: "list:<category>" when it is an entry of the list the question asks for '
-        '(ranked by the list signal, hybrid mode), then each signal that ranked it: "vector", "text", "graph", '
+        '(ranked by the list signal, hybrid mode), "topic:<name>" when it answers the topic a question about the '
+        'user asks for (ranked first), then each signal that ranked it: "vector", "text", "graph", '
         '"time", "rerank"; "recent" when none did (a small store, or the fallback to recent facts).',
     )
 

@@ -1245,7 +1245,7 @@ export interface components {
              * @description The rerank server's relevance score (null from the LLM, which orders, not scores).
              */
             rerank_score: number | null;
-            /** @description Why it was returned: "list:<category>" when it is an entry of the list the question asks for (ranked by the list signal, hybrid mode), then each signal that ranked it: "vector", "text", "graph", "time", "rerank"; "recent" when none did (a small store, or the fallback to recent facts). */
+            /** @description Why it was returned: "list:<category>" when it is an entry of the list the question asks for (ranked by the list signal, hybrid mode), "topic:<name>" when it answers the topic a question about the user asks for (ranked first), then each signal that ranked it: "vector", "text", "graph", "time", "rerank"; "recent" when none did (a small store, or the fallback to recent facts). */
             reasons: string[];
         };
         FactOutput: {
